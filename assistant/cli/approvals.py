@@ -1,0 +1,3 @@
+"""`assistant approvals`: (being built)."""
+
+COMMANDS: list = []

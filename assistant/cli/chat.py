@@ -1,0 +1,3 @@
+"""`assistant chat`: (being built)."""
+
+COMMANDS: list = []

@@ -1,0 +1,64 @@
+"""Shared CLI plumbing: workspace selection on every command, uniform refusals and exit codes.
+
+Guards the user-facing contract that every refusal is a specific message on stderr and a
+non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ..workspace import ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace
+
+# Exit codes shared by all commands.
+EXIT_OK = 0
+EXIT_ERROR = 1          # a refusal or failure, with a message
+EXIT_USAGE = 2          # click's own usage errors
+EXIT_DENIED = 3         # an approval was denied or expired (assistant run)
+
+_META_KEY = "assistant.workspace"
+
+
+def _remember_workspace(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.meta[_META_KEY] = value
+
+
+def workspace_option(f: Any) -> Any:
+    """`--workspace/-w DIR` on a command; the innermost one given wins."""
+    return click.option(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        expose_value=False,
+        is_eager=True,
+        callback=_remember_workspace,
+        help=f"Workspace folder (default: ${ENV_WORKSPACE}, else ~/.local/share/assistant/workspace).",
+    )(f)
+
+
+def workspace_path(ctx: click.Context | None = None):
+    ctx = ctx or click.get_current_context()
+    return select_workspace(ctx.meta.get(_META_KEY))
+
+
+def get_workspace(ctx: click.Context | None = None) -> Workspace:
+    """Open the selected workspace or exit with a clear message."""
+    try:
+        return open_workspace(workspace_path(ctx))
+    except WorkspaceError as exc:
+        fail(str(exc))
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    """Print `error: message` to stderr and exit non-zero."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, sort_keys=True, default=str))

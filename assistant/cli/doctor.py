@@ -1,0 +1,3 @@
+"""`assistant doctor`: (being built)."""
+
+COMMANDS: list = []

@@ -1,0 +1,3 @@
+"""`assistant grants`: (being built)."""
+
+COMMANDS: list = []

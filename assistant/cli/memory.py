@@ -1,0 +1,3 @@
+"""`assistant memory`: (being built)."""
+
+COMMANDS: list = []

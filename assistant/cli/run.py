@@ -1,0 +1,3 @@
+"""`assistant run`: (being built)."""
+
+COMMANDS: list = []

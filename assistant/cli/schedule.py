@@ -1,0 +1,3 @@
+"""`assistant schedule`: (being built)."""
+
+COMMANDS: list = []

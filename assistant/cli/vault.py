@@ -1,0 +1,3 @@
+"""`assistant vault`: (being built)."""
+
+COMMANDS: list = []

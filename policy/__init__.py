@@ -1,0 +1,1 @@
+"""The capability model: kinds, glob grants, rulings, approvals. Never imports `assistant`."""
