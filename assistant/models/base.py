@@ -1,0 +1,35 @@
+"""The one small protocol every model backend implements.
+
+A backend turns a list of chat messages into exactly one *action* text: a JSON object that
+matches the schema it is given (see assistant/actions.py). It never runs tools itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+
+class ModelError(Exception):
+    """A model that cannot load or cannot produce a step. The message says what to fix."""
+
+
+@dataclass
+class StepResult:
+    text: str                  # the action JSON, exactly as produced
+    prompt_tokens: int = 0     # tokens in the rendered prompt
+    evaluated_tokens: int = 0  # prompt tokens actually evaluated (the rest came from the KV cache)
+    completion_tokens: int = 0
+
+
+class Model(Protocol):
+    name: str
+
+    def step(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict,
+        *,
+        max_tokens: int,
+        on_token: Callable[[str], None] | None = None,
+    ) -> StepResult: ...
