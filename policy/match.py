@@ -1,0 +1,134 @@
+"""Glob matching for grant targets, with Go `path.Match` semantics.
+
+Guards the reach of a grant: `*` is any run of non-`/` characters (empty included) and `?` is
+one non-`/` character, so `people/*` covers that folder and nothing below it. `[...]` is a
+class with ranges, `^` negation and `\\` escapes; `\\c` outside a class is the literal `c`.
+A malformed pattern is a `PatternError` whatever the name is (Go checks the whole pattern
+before saying "no"), so a bad grant is reported when grants load, not silently never matched.
+
+Differences from Python's `fnmatch` (where `*` crosses `/`, `[!a]` negates, `\\` is literal
+and `[` unclosed is a literal) and `PurePath.match` (matches from the right, so `b/*.md`
+matches `a/b/c.md`) are pinned by tests/test_policy_match.py.
+
+Patterns compile once (cached) to an anchored regular expression.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["PatternError", "match", "compile_pattern", "literal_prefix", "escape", "is_literal"]
+
+_META = frozenset("*?[\\")
+
+
+class PatternError(ValueError):
+    """A malformed glob pattern (Go's ErrBadPattern). The message says where and why."""
+
+
+def _class_char(pattern: str, i: int, where: int) -> tuple[str, int]:
+    """One possibly-escaped character inside a class; returns (char, next index)."""
+    n = len(pattern)
+    if i >= n:
+        raise PatternError(f"unclosed character class starting at offset {where} in {pattern!r}")
+    c = pattern[i]
+    if c in "-]":
+        raise PatternError(f"{c!r} must be escaped as a range end at offset {i} in {pattern!r}")
+    if c == "\\":
+        i += 1
+        if i >= n:
+            raise PatternError(f"trailing backslash inside a class in {pattern!r}")
+        c = pattern[i]
+    if i + 1 >= n:
+        raise PatternError(f"unclosed character class starting at offset {where} in {pattern!r}")
+    return c, i + 1
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            while i < n and pattern[i] == "*":
+                i += 1
+            out.append("[^/]*")
+            continue
+        if c == "?":
+            out.append("[^/]")
+        elif c == "\\":
+            i += 1
+            if i >= n:
+                raise PatternError(f"trailing backslash in {pattern!r}")
+            out.append(re.escape(pattern[i]))
+        elif c == "[":
+            start = i
+            i += 1
+            negated = i < n and pattern[i] == "^"
+            if negated:
+                i += 1
+            ranges: list[tuple[str, str]] = []
+            while True:
+                if i < n and pattern[i] == "]" and ranges:
+                    break
+                lo, i = _class_char(pattern, i, start)
+                hi = lo
+                if pattern[i] == "-":
+                    hi, i = _class_char(pattern, i + 1, start)
+                ranges.append((lo, hi))
+            # Go accepts lo > hi and simply never matches that range.
+            body = "".join(
+                re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}"
+                for lo, hi in ranges
+                if lo <= hi
+            )
+            if body:
+                out.append(f"[{'^' if negated else ''}{body}]")
+            else:
+                out.append("(?s:.)" if negated else "(?!)")
+            # (a negated class, as in Go, may match '/': only * and ? stop at it)
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=65536)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """The compiled, anchored form of a valid pattern, or PatternError."""
+    if not isinstance(pattern, str):
+        raise PatternError(f"a pattern must be a string, got {type(pattern).__name__}")
+    return re.compile(_translate(pattern), re.DOTALL)
+
+
+def match(pattern: str, name: str) -> bool:
+    """Whether name matches all of pattern (Go path.Match). Malformed pattern -> PatternError."""
+    return compile_pattern(pattern).fullmatch(name) is not None
+
+
+def is_literal(pattern: str) -> bool:
+    """True if pattern has no metacharacter (matches exactly one name: itself)."""
+    return not any(c in _META for c in pattern)
+
+
+def literal_prefix(pattern: str) -> str:
+    """The unescaped literal text every match must start with (for indexing grants)."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if c in _META:
+            break
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def escape(literal: str) -> str:
+    """A pattern matching exactly `literal` (metacharacters escaped)."""
+    return "".join("\\" + c if c in _META else c for c in literal)

@@ -1,0 +1,118 @@
+"""policy.match: Go path.Match semantics, as a table.
+
+Rows marked GO are Go's own published cases (src/path/match_test.go): facts about the
+semantics. Rows marked FN / PP are where Python's fnmatch / PurePath.match say otherwise;
+the third column of those rows is checked against Python too, so the table proves the
+difference rather than asserting it.
+"""
+
+import fnmatch
+from pathlib import PurePosixPath
+
+import pytest
+
+from policy.match import PatternError, escape, is_literal, literal_prefix, match
+
+E = PatternError  # expected: malformed pattern
+
+GO = [
+    ("abc", "abc", True), ("*", "abc", True), ("*c", "abc", True), ("a*", "a", True),
+    ("a*", "abc", True), ("a*", "ab/c", False), ("a*/b", "abc/b", True), ("a*/b", "a/c/b", False),
+    ("a*b*c*d*e*/f", "axbxcxdxe/f", True), ("a*b*c*d*e*/f", "axbxcxdxexxx/f", True),
+    ("a*b*c*d*e*/f", "axbxcxdxe/xxx/f", False), ("a*b*c*d*e*/f", "axbxcxdxexxx/fff", False),
+    ("a*b?c*x", "abxbbxdbxebxczzx", True), ("a*b?c*x", "abxbbxdbxebxczzy", False),
+    ("ab[c]", "abc", True), ("ab[b-d]", "abc", True), ("ab[e-g]", "abc", False),
+    ("ab[^c]", "abc", False), ("ab[^b-d]", "abc", False), ("ab[^e-g]", "abc", True),
+    ("a\\*b", "a*b", True), ("a\\*b", "ab", False), ("a?b", "a☺b", True),
+    ("a[^a]b", "a☺b", True), ("a???b", "a☺b", False), ("a[^a][^a][^a]b", "a☺b", False),
+    ("[a-ζ]*", "α", True), ("*[a-ζ]", "A", False), ("a?b", "a/b", False), ("a*b", "a/b", False),
+    ("[\\]a]", "]", True), ("[\\-]", "-", True), ("[x\\-]", "x", True), ("[x\\-]", "-", True),
+    ("[x\\-]", "z", False), ("[\\-x]", "x", True), ("[\\-x]", "-", True), ("[\\-x]", "a", False),
+    ("[]a]", "]", E), ("[-]", "-", E), ("[x-]", "x", E), ("[x-]", "-", E), ("[x-]", "z", E),
+    ("[-x]", "x", E), ("[-x]", "-", E), ("[-x]", "a", E), ("\\", "a", E), ("[a-b-c]", "a", E),
+    ("[", "a", E), ("[^", "a", E), ("[^bc", "a", E), ("a[", "a", E), ("a[", "ab", E),
+    ("a[", "x", E), ("a/b[", "x", E), ("*x", "xxx", True),
+]
+
+# (pattern, name, Go answer); each row differs from fnmatch.fnmatchcase
+FN = [
+    ("people/*", "people/sub/x.md", False),   # fnmatch's * crosses /
+    ("*.md", "people/lina.md", False),
+    ("a/*/c", "a/b/x/c", False),
+    ("?", "/", False),                        # fnmatch's ? matches /
+    ("[!a]", "b", False),                     # Go: ! is a literal class member, not negation
+    ("[^a]", "a", False),                     # fnmatch: ^ is a literal class member
+    ("a\\*b", "a\\xb", False),                # fnmatch: backslash is literal
+    ("[", "[", E),                            # fnmatch: unclosed [ is literal
+    ("[a-b-c]", "-", E),
+    ("a[", "a[", E),
+]
+
+# (pattern, name, Go answer); each row differs from PurePosixPath(name).match(pattern)
+PP = [
+    ("b/*.md", "a/b/c.md", False),            # PurePath.match anchors on the right
+    ("*.md", "people/lina.md", False),
+    ("*", "people/lina.md", False),
+    ("lina.md", "people/lina.md", False),
+    ("people/[^x]*.md", "people/lina.md", True),  # PurePath (3.11): [^x] is a literal ^ or x
+]
+
+# more facts the grant store relies on
+MORE = [
+    ("people/*", "people/x.md", True),
+    ("people/*", "people/", True),            # * may be empty
+    ("*", "", True), ("", "", True), ("", "a", False),
+    ("a[^b]c", "a/c", True),                  # Go: a negated class may match /, only * and ? stop
+    ("[z-a]", "m", False),                    # reversed range: valid, matches nothing
+    ("[^z-a]", "m", True),
+    ("*.example.com", "api.example.com", True),
+    ("*.example.com", "example.com", False),
+    ("\\[draft\\].md", "[draft].md", True),
+    ("[draft].md", "[draft].md", False),
+]
+
+
+@pytest.mark.parametrize("pattern,name,want", GO + FN + PP + MORE)
+def test_table(pattern, name, want):
+    if want is E:
+        with pytest.raises(PatternError):
+            match(pattern, name)
+    else:
+        assert match(pattern, name) is want
+
+
+def test_table_is_large_enough():
+    assert len(GO + FN + PP + MORE) >= 40
+
+
+@pytest.mark.parametrize("pattern,name,want", FN)
+def test_fnmatch_really_differs(pattern, name, want):
+    assert fnmatch.fnmatchcase(name, pattern) is not (want is True)
+
+
+@pytest.mark.parametrize("pattern,name,want", PP)
+def test_purepath_really_differs(pattern, name, want):
+    assert PurePosixPath(name).match(pattern) is not want
+
+
+@pytest.mark.parametrize("literal", ["people/lina.md", "a*b", "[x]", "q?", "back\\slash", "*", ""])
+def test_escape_matches_exactly_itself(literal):
+    pat = escape(literal)
+    assert match(pat, literal)
+    assert literal_prefix(pat) == literal
+    assert is_literal(pat) == is_literal(literal)
+    assert not match(pat, literal + "x")
+
+
+def test_literal_prefix():
+    assert literal_prefix("people/*") == "people/"
+    assert literal_prefix("a\\*b*") == "a*b"
+    assert literal_prefix("*.example.com") == ""
+    assert literal_prefix("proj/x?") == "proj/x"
+
+
+def test_error_message_is_specific():
+    with pytest.raises(PatternError, match="unclosed"):
+        match("people/[ab", "people/a")
+    with pytest.raises(PatternError, match="backslash"):
+        match("people\\", "people")
