@@ -1,0 +1,96 @@
+"""Scripted model: replays a JSON array of actions, one per step (tests, demos, bug reports).
+
+Guards the contract that a script is either played exactly as written or refused with a
+clear ModelError: a malformed file, a malformed item or running past the end never
+turns into a guessed action.
+
+`--model script:FILE.json` selects it. Each item is `{"reply": "text"}` or
+`{"tool": "NAME", "args": {...}}`; `step()` returns that item's JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+from .base import ModelError, StepResult
+
+MAX_SCRIPT_BYTES = 8 * 1024 * 1024
+
+
+def _check_item(index: int, item: object) -> dict:
+    where = f"script item {index + 1}"
+    if not isinstance(item, dict):
+        raise ModelError(f"{where}: expected an object like {{\"reply\": ...}} or {{\"tool\": ..., \"args\": {{...}}}}, got {type(item).__name__}")
+    keys = set(item)
+    if keys == {"reply"}:
+        if not isinstance(item["reply"], str):
+            raise ModelError(f"{where}: \"reply\" must be a string")
+        return item
+    if keys in ({"tool"}, {"tool", "args"}):
+        if not isinstance(item["tool"], str) or not item["tool"]:
+            raise ModelError(f"{where}: \"tool\" must be a non-empty string")
+        args = item.get("args", {})
+        if not isinstance(args, dict):
+            raise ModelError(f"{where}: \"args\" must be an object")
+        return {"tool": item["tool"], "args": args}
+    raise ModelError(
+        f"{where}: expected exactly {{\"reply\"}} or {{\"tool\", \"args\"}} keys, got {sorted(keys)}"
+    )
+
+
+def load_script(path: str | os.PathLike[str]) -> list[dict]:
+    """Read and validate a whole script up front, so a bad item fails before any step runs."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(MAX_SCRIPT_BYTES + 1)
+    except OSError as exc:
+        raise ModelError(f"cannot read model script {p}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SCRIPT_BYTES:
+        raise ModelError(f"model script {p} is larger than {MAX_SCRIPT_BYTES} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"model script {p} is not valid JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise ModelError(f"model script {p} must be a JSON array of actions, got {type(data).__name__}")
+    return [_check_item(i, item) for i, item in enumerate(data)]
+
+
+class ScriptedModel:
+    """A Model whose every step is the next item of a script file."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.items = load_script(self.path)
+        self.position = 0
+        self.name = f"script:{self.path}"
+        self.calls: list[list[dict]] = []   # the messages each step saw (for tests and replay)
+
+    def step(
+        self,
+        messages: list[dict],
+        schema: dict,
+        *,
+        max_tokens: int = 0,
+        on_token: Callable[[str], None] | None = None,
+    ) -> StepResult:
+        if self.position >= len(self.items):
+            raise ModelError(
+                f"model script {self.path} is exhausted after {len(self.items)} step(s): "
+                "add a {\"reply\": ...} item to end the turn"
+            )
+        item = self.items[self.position]
+        self.position += 1
+        self.calls.append([dict(m) for m in messages])
+        text = json.dumps(item, ensure_ascii=False)
+        if on_token is not None:
+            # Stream in small pieces, as a real backend would, so display code is exercised.
+            for i in range(0, len(text), 16):
+                on_token(text[i:i + 16])
+        prompt_tokens = sum(len(m.get("content", "")) for m in messages) // 4
+        return StepResult(text=text, prompt_tokens=prompt_tokens, evaluated_tokens=prompt_tokens,
+                          completion_tokens=max(1, len(text) // 4))

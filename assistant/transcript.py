@@ -1,0 +1,87 @@
+"""Session transcripts: `state/transcripts/<session>.jsonl`, append-only, every event redacted.
+
+Guards two things: a transcript never holds a secret value (every string in every event goes
+through the leak scanner's redaction before it reaches disk), and it is only ever appended to
+(O_APPEND, one whole JSON line per write, never rewritten).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+
+
+def new_session_id(kind: str) -> str:
+    """e.g. 20261130T030500Z-chat-3f9a1c: sortable by time, unique, safe as a file name."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{kind}-{secrets.token_hex(3)}"
+
+
+def _redact(value: Any, scanner: Any) -> Any:
+    if isinstance(value, str):
+        return scanner.redact(value) if scanner is not None else value
+    if isinstance(value, dict):
+        return {str(k): _redact(v, scanner) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact(v, scanner) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return _redact(str(value), scanner)
+
+
+class Transcript:
+    """Append-only JSONL log of one session. Thread-safe; each event is one line."""
+
+    def __init__(self, transcripts_dir: str | os.PathLike[str], session: str, scanner: Any):
+        if not _SESSION_RE.match(session):
+            raise ValueError(f"bad session id {session!r}: letters, digits, '.', '_' and '-' only")
+        self.session = session
+        self.scanner = scanner
+        self.dir = Path(transcripts_dir)
+        self.path = self.dir / f"{session}.jsonl"
+        self._lock = threading.Lock()
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        self._fd = os.open(self.path, flags, 0o600)
+
+    def append(self, event: str, **data: Any) -> None:
+        record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": self.session,
+                  "event": event}
+        record.update(data)
+        line = json.dumps(_redact(record, self.scanner), ensure_ascii=False, sort_keys=True) + "\n"
+        payload = line.encode("utf-8")
+        with self._lock:
+            if self._fd < 0:
+                raise ValueError(f"transcript {self.path.name} is closed")
+            # O_APPEND: one write per line, so concurrent writers never interleave inside a line.
+            written = os.write(self._fd, payload)
+            while written < len(payload):
+                written += os.write(self._fd, payload[written:])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.fsync(self._fd)
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> "Transcript":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_transcript(path: str | os.PathLike[str]) -> list[dict]:
+    """All events of a transcript file, in order."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
