@@ -1,3 +1,177 @@
-"""`assistant schedule`: (being built)."""
+"""`assistant schedule list|run|install`: scheduled unattended runs, handed to cron or systemd.
 
-COMMANDS: list = []
+Guards that only validated `[[schedule]]` entries reach the OS scheduler, that `--write`
+never clobbers another workspace's entries, and that printing is the default (nothing is
+installed unless asked).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from ..schedule import (
+    ScheduleError,
+    crontab_lines,
+    find_schedule,
+    load_schedules,
+    merge_crontab,
+    systemd_units,
+    systemd_user_dir,
+)
+from .common import echo_json, fail, get_workspace, workspace_option
+
+ENV_CRONTAB = "ASSISTANT_CRONTAB"   # argv of the crontab program (default: "crontab")
+
+
+def _schedules(ws):
+    try:
+        return load_schedules(ws.config)
+    except ScheduleError as exc:
+        fail(str(exc))
+
+
+@click.group("schedule")
+@workspace_option
+def schedule_group() -> None:
+    """Scheduled unattended runs ([[schedule]] in config.toml); cron or systemd does the timing."""
+
+
+@schedule_group.command("list")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def schedule_list(as_json: bool) -> None:
+    """List the configured schedules with their next run time (local time)."""
+    ws = get_workspace()
+    schedules = _schedules(ws)
+    now = datetime.now()
+    rows = []
+    for s in schedules:
+        nxt = s.cron.next_after(now)
+        rows.append({"name": s.name, "cron": s.cron.expression, "task": s.task,
+                     "next": nxt.strftime("%Y-%m-%d %H:%M") if nxt else None})
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("no schedules: add [[schedule]] entries (name, cron, task) to config.toml")
+        return
+    for r in rows:
+        click.echo(f"{r['name']}  {r['cron']}  next {r['next'] or 'never'}")
+        click.echo(f"    {r['task']}")
+
+
+@schedule_group.command("run")
+@workspace_option
+@click.argument("name")
+@click.option("--model", "model_spec", default=None, metavar="SPEC",
+              help="Model to use instead of config (e.g. script:FILE.json).")
+@click.option("--approval-timeout", default=None, metavar="DURATION",
+              help="Wait this long for an approval instead of approvals.timeout.")
+def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None) -> None:
+    """Run schedule NAME now, exactly as the OS scheduler would (`assistant run TASK`)."""
+    from .run import execute_run
+
+    ws = get_workspace()
+    try:
+        sched = find_schedule(ws.config, name)
+    except ScheduleError as exc:
+        fail(str(exc))
+    sys.exit(execute_run(ws, sched.task, model_spec=model_spec, approval_timeout=approval_timeout,
+                         label=f"schedule {name}"))
+
+
+def _crontab_argv() -> list[str]:
+    return shlex.split(os.environ.get(ENV_CRONTAB, "crontab"))
+
+
+def _write_crontab(ws_root: Path, block: list[str]) -> None:
+    argv = _crontab_argv()
+    try:
+        current = subprocess.run([*argv, "-l"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        fail(f"cannot run {argv[0]!r} to read your crontab ({exc}); use --print and install the lines yourself")
+    # `crontab -l` exits non-zero with "no crontab for USER" when there is none yet.
+    existing = current.stdout if current.returncode == 0 else ""
+    if current.returncode != 0 and "no crontab" not in (current.stderr or "").lower():
+        fail(f"`{shlex.join([*argv, '-l'])}` failed: {(current.stderr or '').strip() or current.returncode}")
+    merged = merge_crontab(existing, ws_root, block)
+    try:
+        done = subprocess.run([*argv, "-"], input=merged, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        fail(f"cannot run {argv[0]!r} to install your crontab ({exc})")
+    if done.returncode != 0:
+        fail(f"`{shlex.join([*argv, '-'])}` refused the new crontab: {(done.stderr or '').strip()}")
+
+
+def _write_units(units: dict[str, str], ws_root: Path) -> Path:
+    target = systemd_user_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    marker = f"# X-Assistant-Workspace={ws_root} "
+    for fname in units:
+        path = target / fname
+        if path.exists() or path.is_symlink():
+            try:
+                old = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                old = ""
+            if marker not in old:
+                fail(f"{path} exists and was not written for this workspace; not overwriting it "
+                     "(rename the schedule or remove that unit)")
+    for fname, text in units.items():
+        path = target / fname
+        tmp = target / f".{fname}.tmp-{os.getpid()}"
+        try:
+            with open(tmp, "x", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            fail(f"cannot write {path}: {exc.strerror or exc}")
+    return target
+
+
+@schedule_group.command("install")
+@workspace_option
+@click.option("--cron", "flavour", flag_value="cron", default=True, help="Crontab lines (default).")
+@click.option("--systemd", "flavour", flag_value="systemd", help="systemd user timer + service units.")
+@click.option("--print", "action", flag_value="print", default=True, help="Print them (default).")
+@click.option("--write", "action", flag_value="write", help="Install them (your crontab / ~/.config/systemd/user).")
+def schedule_install(flavour: str, action: str) -> None:
+    """Turn the schedules into crontab lines or systemd user timers running `assistant run TASK`."""
+    ws = get_workspace()
+    schedules = _schedules(ws)
+    if not schedules:
+        fail("no schedules to install: add [[schedule]] entries (name, cron, task) to config.toml")
+    if flavour == "cron":
+        block = crontab_lines(ws.root, schedules)
+        if action == "print":
+            click.echo("\n".join(block))
+            return
+        _write_crontab(ws.root, block)
+        click.echo(f"installed {len(schedules)} schedule(s) into your crontab (block for {ws.root})")
+        return
+    units = systemd_units(ws.root, schedules)
+    if action == "print":
+        for fname, text in units.items():
+            click.echo(f"# ---- {fname}")
+            click.echo(text)
+        return
+    target = _write_units(units, ws.root)
+    timers = " ".join(f for f in units if f.endswith(".timer"))
+    click.echo(f"wrote {len(units)} unit file(s) to {target}")
+    click.echo(f"next: systemctl --user daemon-reload && systemctl --user enable --now {timers}")
+
+
+COMMANDS = [schedule_group]
