@@ -1,0 +1,354 @@
+"""The leak scanner: finds vault values (raw and encoded) and credential shapes in text.
+
+Guards the boundary in both directions: memory writes carrying a secret are refused before
+anyone is asked, and everything read back out (notes, tool output, transcripts, approval
+requests, logs) is redacted. Findings carry the secret's *name* and a span, never the value,
+and nothing here ever puts a value in a repr, a log line or an exception.
+
+How the vault values are matched, in one pass whatever their number:
+- every value is expanded into its encoded variants (raw, base64 standard and URL-safe at all
+  three byte alignments, hex, percent-encoding, JSON / backslash escapes, reversed); for
+  base64 only the characters fully determined by the value are kept, so the value is found
+  inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
+- the text is normalised once: whitespace removed (so wrapped base64 and values split by
+  spaces or line breaks line up) and case-folded (so hex of any case matches);
+- one Aho-Corasick automaton (pyahocorasick, C) holds every variant of every value, so the
+  cost is one pass over the text, not one search per value or per variant;
+- each candidate is then verified case-sensitively where the encoding is case-sensitive, and
+  its span is mapped back from the normalised view to the original text.
+The shape rules (assistant/leak_rules.py) run on the original text, each only when one of
+its literal needles occurs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import urllib.parse
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import ahocorasick
+
+from .leak_rules import RULES, Rule
+
+VAULT_RULE = "vault"
+
+# Variants shorter than this (after whitespace removal) are not indexed: too short to scan
+# for without false alarms. The vault refuses values under 8 characters anyway.
+MIN_VARIANT = 6
+
+_B64_STD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_CHARS = frozenset(_B64_STD + "-_")
+
+# How the case-insensitive parts of an encoding are canonicalised before comparing a
+# candidate with the variant ("cs": compare exactly).
+_CS, _HEX, _PCT = "cs", "hex", "pct"
+_PCT_ESC = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One hit: which secret (vault name) or shape rule, and where. Never the value."""
+
+    name: str
+    rule: str
+    start: int
+    end: int
+
+    def __repr__(self) -> str:
+        return f"Finding(name={self.name!r}, rule={self.rule!r}, start={self.start}, end={self.end})"
+
+
+@dataclass(frozen=True)
+class _Variant:
+    name: str
+    encoding: str           # e.g. "base64-std/1": for debugging, never the value
+    exact: str              # the variant, whitespace removed, case preserved
+    fold: str               # how to compare: _CS, _HEX, _PCT
+    ext_left: bool = False  # base64 with a partial first character: extend the span by one
+    ext_right: bool = False
+
+    def __repr__(self) -> str:  # never the value
+        return f"_Variant(name={self.name!r}, encoding={self.encoding!r})"
+
+
+# ASCII characters str.split() treats as whitespace; for ASCII text str.translate with this
+# table is a fast C path (several times faster than split/join).
+_ASCII_WS = {c: None for c in range(128) if chr(c).isspace()}
+
+
+def _strip_ws(s: str) -> str:
+    """`s` without the characters str.split() treats as whitespace."""
+    if s.isascii():
+        return s.translate(_ASCII_WS)
+    return "".join(s.split())
+
+
+def _casefold_same_length(s: str) -> str:
+    low = s.lower()
+    if len(low) == len(s):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in s)
+
+
+def _canon(fold: str, s: str) -> str:
+    if fold == _HEX:
+        return s.lower()
+    if fold == _PCT:
+        return _PCT_ESC.sub(lambda m: m.group().upper(), s)
+    return s
+
+
+def _base64_variants(data: bytes) -> Iterable[tuple[str, str, bool, bool]]:
+    """(encoding, stable substring, partial-left, partial-right) for each alignment.
+
+    The value sits at byte offset a (mod 3) inside some larger data; base64 character k
+    covers bits [6k, 6k+6), and is determined by the value alone iff those bits lie in
+    [8a, 8(a+n)). Those characters form one contiguous run, the same whatever surrounds it.
+    """
+    n = len(data)
+    for a in (0, 1, 2):
+        enc = base64.b64encode(b"\0" * a + data).decode("ascii")
+        first = -(-8 * a // 6)
+        last = (8 * (a + n)) // 6          # exclusive
+        stable = enc[first:last]
+        partial_left = (8 * a) % 6 != 0
+        partial_right = (8 * (a + n)) % 6 != 0
+        yield f"base64/{a}", stable, partial_left, partial_right
+        if a == 0:
+            yield "base64-padded", base64.b64encode(data).decode("ascii"), False, False
+
+
+def variants(name: str, value: str) -> list[_Variant]:
+    """Every encoded form of one value that the scanner looks for."""
+    raw = value.encode("utf-8")
+    out: list[_Variant] = []
+
+    def add(encoding: str, text: str, fold: str = _CS, left: bool = False, right: bool = False):
+        exact = _strip_ws(text)
+        if len(exact) >= MIN_VARIANT:
+            out.append(_Variant(name, encoding, exact, fold, left, right))
+
+    add("raw", value)
+    add("reversed", value[::-1])
+    for enc, stable, left, right in _base64_variants(raw):
+        add(enc, stable, _CS, left, right)
+        url = stable.replace("+", "-").replace("/", "_")
+        if url != stable:
+            add(enc + "-url", url, _CS, left, right)
+    add("hex", raw.hex(), _HEX)
+    add("hex-escaped", "".join(f"\\x{b:02x}" for b in raw), _HEX)
+    add("percent", urllib.parse.quote(value, safe=""), _PCT)
+    add("percent-path", urllib.parse.quote(value, safe="/:@!$&'()*+,;="), _PCT)
+    add("percent-form", urllib.parse.quote_plus(value, safe=""), _PCT)
+    add("percent-all", "".join(f"%{b:02X}" for b in raw), _PCT)
+    add("json", json.dumps(value)[1:-1])
+    add("json-unicode", json.dumps(value, ensure_ascii=False)[1:-1])
+    add("json-u-all", "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else c for c in value), _HEX)
+    add("backslash", re.sub(r"([\\\"'`$ ])", r"\\\1", value))
+    add("unicode-escape", value.encode("unicode_escape").decode("ascii"))
+    # Drop duplicates (a value with nothing to escape looks the same in several encodings).
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for v in out:
+        key = (v.exact, v.fold)
+        if key not in seen:
+            seen.add(key)
+            unique.append(v)
+    return unique
+
+
+class _OffsetMap:
+    """Maps positions in the whitespace-free view back to the original text, lazily.
+
+    Queries must come in increasing order; each step counts non-whitespace characters of a
+    slice with C-level string operations, so the whole map costs O(len(text)) without a
+    Python loop per character, and nothing at all when there is no hit.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.orig = 0     # position in text
+        self.norm = 0     # number of non-whitespace characters before self.orig
+
+    def index_of(self, p: int) -> int:
+        """Original index of the p-th (0-based) non-whitespace character."""
+        text = self.text
+        if p < self.norm:  # out of order: restart (rare; only for overlapping spans)
+            self.orig = self.norm = 0
+        need = p - self.norm + 1
+        a = self.orig
+        while True:
+            b = a + need
+            if a >= len(text):
+                raise IndexError("position beyond the text")
+            chunk = text[a:b]
+            c = len("".join(chunk.split()))
+            if c == need:
+                i = a + len(chunk.rstrip()) - 1
+                self.orig, self.norm = i + 1, p + 1
+                return i
+            need -= c
+            a = b
+
+
+class Scanner:
+    """Vault values (plus encodings) and credential shapes -> findings / redaction."""
+
+    def __init__(self, secrets: Mapping[str, str] | None = None, *, rules: Iterable[Rule] = RULES):
+        secrets = dict(secrets or {})
+        for name, value in secrets.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError("secret names must be non-empty strings")
+            if not isinstance(value, str):
+                raise TypeError(f"secret {name!r}: value must be a string")
+        self._names = tuple(sorted(secrets))
+        self._rules = tuple(rules)
+        self._variants: list[_Variant] = []
+        self._auto = None
+        self._min_len = 0
+        by_key: dict[str, list[int]] = {}
+        for name in self._names:
+            for v in variants(name, secrets[name]):
+                idx = len(self._variants)
+                self._variants.append(v)
+                by_key.setdefault(_casefold_same_length(v.exact), []).append(idx)
+        if by_key:
+            auto = ahocorasick.Automaton()
+            for key, idxs in by_key.items():
+                auto.add_word(key, (len(key), tuple(idxs)))
+            auto.make_automaton()
+            self._auto = auto
+
+    def __repr__(self) -> str:
+        return f"Scanner(secrets={len(self._names)}, variants={len(self._variants)}, rules={len(self._rules)})"
+
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        return self._names
+
+    # -- matching ---------------------------------------------------------------------
+
+    def _vault_findings(self, text: str) -> list[Finding]:
+        if self._auto is None:
+            return []
+        norm = _strip_ws(text)
+        folded = _casefold_same_length(norm)
+        raw_hits: list[tuple[int, int, _Variant]] = []
+        variants_ = self._variants
+        for end_idx, (length, idxs) in self._auto.iter(folded):
+            start = end_idx - length + 1
+            seg = norm[start:end_idx + 1]
+            for i in idxs:
+                v = variants_[i]
+                if v.fold == _CS:
+                    ok = seg == v.exact
+                else:
+                    ok = _canon(v.fold, seg) == _canon(v.fold, v.exact)
+                if ok:
+                    raw_hits.append((start, end_idx + 1, v))
+        if not raw_hits:
+            return []
+        raw_hits.sort(key=lambda h: (h[0], h[1]))
+        # Map each span back to the original text. Starts come sorted; ends are mapped in a
+        # second ordered pass so both walks stay monotonic.
+        starts = _map_positions(text, [h[0] for h in raw_hits])
+        ends = _map_positions(text, [h[1] - 1 for h in raw_hits])
+        found: list[Finding] = []
+        for (_, _, v), s, e in zip(raw_hits, starts, ends):
+            e += 1
+            if v.ext_left and s > 0 and text[s - 1] in _B64_CHARS:
+                s -= 1
+            if v.ext_right:
+                if e < len(text) and text[e] in _B64_CHARS:
+                    e += 1
+            if v.encoding.startswith("base64"):
+                while e < len(text) and text[e] == "=":
+                    e += 1
+            found.append(Finding(v.name, VAULT_RULE, s, e))
+        return found
+
+    def _shape_findings(self, text: str) -> list[Finding]:
+        lowered = _casefold_same_length(text)
+        found: list[Finding] = []
+        for rule in self._rules:
+            if not any(n in lowered for n in rule.needles):
+                continue
+            for s, e in rule.spans(text, lowered):
+                found.append(Finding(rule.id, rule.id, s, e))
+        return found
+
+    def find(self, text: str) -> list[Finding]:
+        """All hits, sorted by position; overlapping hits of the same secret/rule are merged."""
+        if not isinstance(text, str):
+            raise TypeError("Scanner.find expects str")
+        hits = self._vault_findings(text) + self._shape_findings(text)
+        hits.sort(key=lambda f: (f.start, -f.end, f.rule != VAULT_RULE, f.name))
+        merged: dict[tuple[str, str], Finding] = {}
+        out: list[Finding] = []
+        for f in hits:
+            key = (f.name, f.rule)
+            prev = merged.get(key)
+            if prev is not None and f.start < prev.end:
+                if f.end > prev.end:
+                    grown = Finding(prev.name, prev.rule, prev.start, f.end)
+                    out[out.index(prev)] = grown
+                    merged[key] = grown
+                continue
+            merged[key] = f
+            out.append(f)
+        out.sort(key=lambda f: (f.start, -f.end, f.rule != VAULT_RULE, f.name))
+        return out
+
+    def redact(self, text: str) -> str:
+        """`text` with each hit replaced by "[redacted:NAME]"; overlapping hits replaced once.
+
+        A run of overlapping hits becomes one label: the vault name if a vault value is in
+        it (the most specific), else the first rule.
+        """
+        hits = self.find(text)
+        if not hits:
+            return text
+        parts: list[str] = []
+        pos = 0
+        i = 0
+        while i < len(hits):
+            start, end = hits[i].start, hits[i].end
+            label = hits[i].name if hits[i].rule == VAULT_RULE else None
+            first_rule = hits[i].name
+            j = i + 1
+            while j < len(hits) and hits[j].start < end:
+                end = max(end, hits[j].end)
+                if label is None and hits[j].rule == VAULT_RULE:
+                    label = hits[j].name
+                j += 1
+            parts.append(text[pos:start])
+            parts.append(f"[redacted:{label or first_rule}]")
+            pos = end
+            i = j
+        parts.append(text[pos:])
+        return "".join(parts)
+
+    def names_found(self, text: str) -> list[str]:
+        """Distinct secret names / rule ids present in `text`, in order of first appearance."""
+        return list(dict.fromkeys(f.name for f in self.find(text)))
+
+
+def _map_positions(text: str, positions: list[int]) -> list[int]:
+    """Original indices of the given whitespace-free positions (any order)."""
+    order = sorted(range(len(positions)), key=positions.__getitem__)
+    m = _OffsetMap(text)
+    out = [0] * len(positions)
+    for k in order:
+        out[k] = m.index_of(positions[k])
+    return out
+
+
+def shapes_only() -> Scanner:
+    """A scanner with no vault values: the built-in credential shapes only."""
+    return Scanner({})
+
+
+__all__ = ["Finding", "Scanner", "VAULT_RULE", "variants", "shapes_only"]
