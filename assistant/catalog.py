@@ -1,0 +1,289 @@
+"""The memory catalog: one line per note, derived from disk every time, never stored.
+
+Guards the prompt against two failures: a catalog that drifts from hand-edited notes (it is
+rebuilt from the files on each call, nothing is cached) and a catalog whose cost grows with
+note size or count (only a bounded head of each *shown* note is read, through the confined
+`Root`; notes beyond the byte budget are left out and the block says how many and how to page
+through them with `memory_list`). Summaries and paths are redacted by the leak scanner before
+they are shown. Temp files and dot-leading names never appear; entries that cannot be read
+(symlinks, FIFOs, bad names, not UTF-8, too large) are listed as such, never followed.
+
+Order, stated in the block: pinned notes first (config `memory.pinned`, in that order), then
+the most recently changed, then by path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as _stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .notes import clean_line, cut, decode_head, summary_from_head
+
+MAX_DEPTH = 32
+LIST_LIMIT_MAX = 200
+ORDER_TEXT = "pinned first, then most recently changed"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One note in catalog order. `problem` is set when the note cannot be read."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    pinned: bool = False
+    summary: str = ""
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "summary": self.summary,
+            "size": self.size,
+            "mtime": self.mtime_ns / 1e9,
+            "pinned": self.pinned,
+            "unreadable": self.problem,
+        }
+
+
+@dataclass(frozen=True)
+class CatalogSettings:
+    head_bytes: int = 2048
+    budget_bytes: int = 6144
+    width: int = 100
+    pinned: tuple[str, ...] = ("index.md",)
+    max_note_bytes: int = 256 * 1024
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "CatalogSettings":
+        m = (config or {}).get("memory", {})
+        d = cls()
+
+        def num(key: str, default: int, low: int) -> int:
+            v = m.get(key, default)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"config.toml: memory.{key} must be an integer >= {low}, got {v!r}")
+            return v
+
+        pinned = m.get("pinned", list(d.pinned))
+        if not (isinstance(pinned, list) and all(isinstance(p, str) for p in pinned)):
+            raise ValueError("config.toml: memory.pinned must be a list of note paths")
+        return cls(
+            head_bytes=num("catalog_head_bytes", d.head_bytes, 64),
+            budget_bytes=num("catalog_budget_bytes", d.budget_bytes, 256),
+            width=num("summary_width", d.width, 10),
+            pinned=tuple(pinned),
+            max_note_bytes=num("max_note_bytes", d.max_note_bytes, 1),
+        )
+
+
+# --- enumeration -----------------------------------------------------------------------------
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _display(rel: str) -> str:
+    """A path safe to print on one line even if its name is not one we accept."""
+    return rel.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def scan(memory_dir: Path | str) -> list[Entry]:
+    """Every note-like entry under memory_dir (metadata only; no note is opened).
+
+    The walk holds directory descriptors and opens each subdirectory relative to its parent
+    with O_NOFOLLOW|O_DIRECTORY, so no symlink is ever traversed; entries are lstat-ed
+    through the parent descriptor. Names ending `.md` are reported; dot-leading names
+    (temp files) are skipped entirely; non-regular files and symlinks are reported with
+    a problem so the catalog can list them as unreadable.
+    """
+    out: list[Entry] = []
+    root = os.open(os.fspath(memory_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        dev = os.fstat(root).st_dev
+        _scan_dir(root, "", 0, dev, out)
+    finally:
+        os.close(root)
+    return out
+
+
+def _name_problem(name: str) -> str | None:
+    """Why the Root would refuse this single component, or None. Plain ASCII names take a fast path."""
+    if name.isascii() and name.isprintable() and "\\" not in name and len(name) <= 255:
+        return None  # printable ASCII, no backslash, not dot-leading (skipped by the caller)
+    try:
+        validate_relpath(name)
+    except ConfinementError as exc:
+        return re.sub(r"^path component \d+ '.*?' ", "", str(exc).replace("\n", " "))
+    return None
+
+
+def _scan_dir(fd: int, prefix: str, depth: int, dev: int, out: list[Entry], bad_dir: str | None = None) -> None:
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+    except OSError:
+        return
+    for e in entries:
+        name = e.name
+        if name.startswith("."):
+            continue
+        rel = f"{prefix}/{name}" if prefix else name
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue  # vanished since the listing
+        mode = st.st_mode
+        if _stat.S_ISDIR(mode):
+            if depth + 1 >= MAX_DEPTH:
+                continue
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue  # swapped for a link or removed since the listing: skip it
+            try:
+                if os.fstat(sub).st_dev == dev:
+                    _scan_dir(sub, rel, depth + 1, dev, out, bad_dir or _name_problem(name))
+            finally:
+                os.close(sub)
+            continue
+        if not name.endswith(".md"):
+            continue
+        problem = None
+        shown = rel
+        why = bad_dir or _name_problem(name)
+        if why is not None:
+            problem, shown = f"name not allowed, {why}", _display(rel)
+        elif _stat.S_ISLNK(mode):
+            problem = "a symlink; links are never followed"
+        elif not _stat.S_ISREG(mode):
+            problem = "not a regular file"
+            for test, what in ((_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
+                               (_stat.S_ISCHR, "a device"), (_stat.S_ISBLK, "a device")):
+                if test(mode):
+                    problem = f"{what}, not a regular file"
+        out.append(Entry(path=shown, mtime_ns=st.st_mtime_ns, size=st.st_size, problem=problem))
+
+
+def order(entries: Iterable[Entry], pinned: Iterable[str]) -> list[Entry]:
+    """Pinned notes first (in the configured order), then most recently changed, then path."""
+    rank = {p: i for i, p in enumerate(pinned)}
+    marked = [replace(e, pinned=True) if e.path in rank else e for e in entries]
+    return sorted(
+        marked,
+        key=lambda e: (0, rank[e.path], 0, "") if e.pinned else (1, 0, -e.mtime_ns, e.path),
+    )
+
+
+# --- summaries -------------------------------------------------------------------------------
+
+def _human(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any) -> Entry:
+    """Fill in the summary of one entry from the head of its note (or say why it is unreadable)."""
+    path = _redact(scanner, entry.path)
+    if entry.problem is not None:
+        return replace(entry, path=path)
+    try:
+        head = root.read_head(entry.path, settings.head_bytes)
+    except FileNotFoundError:
+        return replace(entry, path=path, problem="removed while the catalog was read")
+    except ConfinementError as exc:
+        return replace(entry, path=path, problem=_redact(scanner, str(exc)))
+    except OSError as exc:
+        return replace(entry, path=path, problem=os.strerror(exc.errno) if exc.errno else "cannot be read")
+    complete = len(head) < settings.head_bytes
+    try:
+        text = decode_head(head, complete)
+    except UnicodeDecodeError:
+        return replace(entry, path=path, problem="not UTF-8 text")
+    if "\x00" in text:
+        text = text.split("\x00", 1)[0]  # sparse or binary tail: the text part is what we show
+    text = _redact(scanner, text)
+    summary = cut(clean_line(summary_from_head(text, complete)), settings.width)
+    problem = None
+    if entry.size > settings.max_note_bytes:
+        problem = f"too large to read, {_human(entry.size)}"
+    return replace(entry, path=path, summary=summary, problem=problem)
+
+
+def _redact(scanner: Any, text: str) -> str:
+    return scanner.redact(text) if scanner is not None else text
+
+
+def line(entry: Entry) -> str:
+    if entry.problem and not entry.summary:
+        return f"- {entry.path}: (unreadable: {entry.problem})"
+    summary = entry.summary or "(no summary)"
+    if entry.problem:
+        return f"- {entry.path}: {summary} (unreadable: {entry.problem})"
+    return f"- {entry.path}: {summary}"
+
+
+# --- the block -------------------------------------------------------------------------------
+
+HEADER = "## Memory catalog"
+
+
+def _intro(total: int) -> str:
+    noun = "note" if total == 1 else "notes"
+    return (f"{total} {noun} in memory ({ORDER_TEXT}). "
+            "Read one with memory_read before relying on it or overwriting it.")
+
+
+def _footer(left: int, offset: int, budget: int) -> str:
+    noun = "note is" if left == 1 else "notes are"
+    return (f"{left} more {noun} not shown (catalog budget {budget} bytes); "
+            f"list them with memory_list(offset={offset}, limit=50).")
+
+
+def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> str:
+    """The catalog block exactly as the model sees it."""
+    entries = order(scan(memory_dir), settings.pinned)
+    total = len(entries)
+    if total == 0:
+        return f"{HEADER}\nNo notes yet. Save lasting facts with memory_write."
+    lines = [HEADER, _intro(total)]
+    used = sum(len(s.encode()) + 1 for s in lines)
+    reserve = len(_footer(total, total, settings.budget_bytes).encode()) + 1
+    shown = 0
+    with Root(memory_dir) as root:
+        for i, entry in enumerate(entries):
+            text = line(summarize(root, entry, settings, scanner))
+            cost = len(text.encode()) + 1
+            need = reserve if i + 1 < total else 0
+            if used + cost + need > settings.budget_bytes:
+                break
+            lines.append(text)
+            used += cost
+            shown += 1
+    if shown < total:
+        lines.append(_footer(total - shown, shown, settings.budget_bytes))
+    return "\n".join(lines)
+
+
+def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
+         offset: int = 0, limit: int = 50) -> tuple[int, list[Entry]]:
+    """(total, entries[offset:offset+limit] with summaries), in catalog order."""
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be a non-negative integer, got {offset!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIST_LIMIT_MAX:
+        raise ValueError(f"limit must be an integer from 1 to {LIST_LIMIT_MAX}, got {limit!r}")
+    entries = order(scan(memory_dir), settings.pinned)
+    chosen = entries[offset : offset + limit]
+    with Root(memory_dir) as root:
+        return len(entries), [summarize(root, e, settings, scanner) for e in chosen]
+
+
+def render_catalog(ws: Any, scanner: Any) -> str:
+    """The catalog block of a workspace (what `assistant memory catalog` prints)."""
+    return render(ws.memory_dir, CatalogSettings.from_config(ws.config), scanner)

@@ -1,0 +1,168 @@
+"""The note format: markdown with optional `---`-fenced frontmatter of simple `key: value` pairs.
+
+Guards two small facts everything else relies on: what a note's *revision* is (12 hex chars
+of the sha256 of its exact bytes, so "read before overwrite" compares bytes, not mtimes), and
+how a summary is taken from a note's head (frontmatter `description:`, else the first
+non-empty body line, cleaned of control characters and cut to a bounded width). A bare
+`description:` line outside the fences is body text. Unknown frontmatter lines are kept as
+they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+
+FENCE = "---"
+REVISION_CHARS = 12
+ELLIPSIS = "\u2026"
+
+
+def revision(data: bytes) -> str:
+    """The revision of a note: the first 12 hex characters of sha256 of its exact bytes."""
+    return hashlib.sha256(data).hexdigest()[:REVISION_CHARS]
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class ParsedNote:
+    """A note split into frontmatter and body.
+
+    `meta` holds the simple `key: value` pairs (first occurrence wins); `front_lines` holds
+    every line between the fences exactly as written, so unknown lines survive a rewrite.
+    `has_frontmatter` is False when there is no complete opening + closing fence pair.
+    """
+
+    meta: dict[str, str] = field(default_factory=dict)
+    front_lines: list[str] = field(default_factory=list)
+    body: str = ""
+    has_frontmatter: bool = False
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def _is_fence(line: str) -> bool:
+    return line.rstrip("\r").rstrip() == FENCE
+
+
+def _pair(line: str) -> tuple[str, str] | None:
+    """`key: value` -> (key, value); keys are simple identifiers; anything else -> None."""
+    line = line.rstrip("\r")
+    key, sep, value = line.partition(":")
+    if not sep:
+        return None
+    key = key.strip()
+    if not key or not all(c.isalnum() or c in "_-" for c in key) or line[:1].isspace():
+        return None
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    return key, value
+
+
+def parse(text: str) -> ParsedNote:
+    """Split a whole note. Without a closing fence there is no frontmatter: it is all body."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = _lines(text)
+    if not lines or not _is_fence(lines[0]):
+        return ParsedNote(body=text)
+    for i in range(1, len(lines)):
+        if _is_fence(lines[i]):
+            front = lines[1:i]
+            meta: dict[str, str] = {}
+            for line in front:
+                kv = _pair(line)
+                if kv and kv[0] not in meta:
+                    meta[kv[0]] = kv[1]
+            return ParsedNote(meta=meta, front_lines=front, body="\n".join(lines[i + 1 :]), has_frontmatter=True)
+    return ParsedNote(body=text)
+
+
+def with_meta(text: str, key: str, value: str) -> str:
+    """Return the note with frontmatter `key` set to `value`; every other line kept as written."""
+    if "\n" in value or "\r" in value:
+        raise ValueError("a frontmatter value must be one line")
+    if _pair(f"{key}: x") is None:
+        raise ValueError(f"not a simple frontmatter key: {key!r}")
+    note = parse(text)
+    new_line = f"{key}: {value}"
+    if not note.has_frontmatter:
+        return f"{FENCE}\n{new_line}\n{FENCE}\n{text}"
+    front = list(note.front_lines)
+    for i, line in enumerate(front):
+        kv = _pair(line)
+        if kv and kv[0] == key:
+            front[i] = new_line
+            break
+    else:
+        front.append(new_line)
+    return "\n".join([FENCE, *front, FENCE]) + "\n" + note.body
+
+
+# --- summaries -------------------------------------------------------------------------------
+
+def clean_line(s: str) -> str:
+    """One display line: control, format (bidi) and separator characters become spaces, runs collapse."""
+    out = []
+    for ch in s:
+        cat = unicodedata.category(ch)
+        if cat[0] in "CZ" and ch != " ":
+            out.append(" ")
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split())
+
+
+def cut(s: str, width: int) -> str:
+    """Cut to at most `width` characters, marking a cut with an ellipsis."""
+    if width <= 0:
+        return ""
+    if len(s) <= width:
+        return s
+    return s[: width - 1].rstrip() + ELLIPSIS
+
+
+def decode_head(head: bytes, complete: bool) -> str:
+    """Decode a note's head as UTF-8. A multi-byte character cut by the head boundary is dropped;
+    any other invalid byte raises UnicodeDecodeError."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    try:
+        return head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if complete or exc.end < len(head) - 3 or exc.reason != "unexpected end of data":
+            raise
+        return head[: exc.start].decode("utf-8")
+
+
+def summary_from_head(text: str, complete: bool) -> str:
+    """The raw (uncut) summary of a note from its head text.
+
+    Frontmatter `description:` wins; else the first non-empty body line. When the head ends
+    inside the frontmatter (`complete` False and no closing fence yet), a `description:`
+    already seen in it is still used; otherwise there is no summary ("").
+    """
+    lines = _lines(text)
+    if lines and _is_fence(lines[0]):
+        closing = next((i for i in range(1, len(lines)) if _is_fence(lines[i])), None)
+        if closing is not None or not complete:
+            front = lines[1:closing] if closing is not None else lines[1:]
+            for line in front:
+                kv = _pair(line)
+                if kv and kv[0] == "description" and kv[1].strip():
+                    return kv[1]
+            if closing is None:
+                return ""
+            lines = lines[closing + 1 :]
+    # Only whole lines count: a head cut mid-line still gives that line's beginning.
+    for line in lines:
+        if line.strip():
+            return line.strip()
+    return ""

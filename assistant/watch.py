@@ -1,0 +1,201 @@
+"""Watching `memory/` for notes that change on disk (written, hand-edited, removed).
+
+Guards the chat against a stale picture of memory: the catalog taken at session start sits in
+the stable prompt prefix, and this watcher tells the chat which notes changed since, so it can
+say so in the volatile tail. Only note paths are reported (memory-relative, forward-slashed,
+ending `.md`); dot-leading names anywhere in the path (our temp files, editor swap files) never
+appear. Uses watchfiles (inotify / FSEvents), so a change is seen at once, without polling.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import watchfiles
+
+DEFAULT_DEBOUNCE_MS = 50
+_STEP_MS = 20
+_KINDS = {1: "added", 2: "modified", 3: "deleted"}
+
+
+@dataclass(frozen=True, order=True)
+class NoteChange:
+    path: str   # memory-relative, forward-slashed, e.g. "people/lina.md"
+    kind: str   # "added" | "modified" | "deleted"
+
+
+def note_relpath(memory_dir: Path | str, abspath: str) -> str | None:
+    """The memory-relative path of a changed file if it is a note we report, else None."""
+    try:
+        rel = os.path.relpath(abspath, os.fspath(memory_dir))
+    except ValueError:
+        return None
+    parts = rel.split(os.sep)
+    if rel.startswith("..") or not parts or any(not p or p.startswith(".") for p in parts):
+        return None
+    if not parts[-1].endswith(".md"):
+        return None
+    return "/".join(parts)
+
+
+def _convert(memory_dir: Path, raw: set[tuple[int, str]]) -> list[NoteChange]:
+    latest: dict[str, str] = {}
+    for code, abspath in sorted(raw, key=lambda c: c[1]):
+        rel = note_relpath(memory_dir, abspath)
+        if rel is None:
+            continue
+        kind = _KINDS.get(int(code), "modified")
+        prev = latest.get(rel)
+        # Within one batch: a delete + add (an atomic rename onto the note) is a change.
+        if prev and prev != kind:
+            kind = "modified"
+        latest[rel] = kind
+    return sorted(NoteChange(p, k) for p, k in latest.items())
+
+
+def _rust_notify(memory_dir: Path):
+    """A RustNotify whose watches are installed when this returns (no missed early events)."""
+    from watchfiles._rust_notify import RustNotify  # type: ignore[import-not-found]
+
+    return RustNotify([str(memory_dir)], False, False, 300, True, False)
+
+
+def watch_notes(
+    memory_dir: Path | str,
+    *,
+    stop_event: threading.Event | None = None,
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+) -> Iterator[list[NoteChange]]:
+    """Yield batches of note changes until `stop_event` is set (or forever)."""
+    memory_dir = Path(memory_dir)
+    if not memory_dir.is_dir():
+        raise FileNotFoundError(f"no memory folder at {memory_dir}")
+    try:
+        notify = _rust_notify(memory_dir)
+    except (ImportError, TypeError):
+        notify = None
+    if notify is None:  # pragma: no cover - other watchfiles layouts
+        for changes in watchfiles.watch(
+            memory_dir, watch_filter=None, debounce=debounce_ms, step=_STEP_MS,
+            stop_event=stop_event, raise_interrupt=False, yield_on_timeout=False,
+        ):
+            batch = _convert(memory_dir, {(int(c), p) for c, p in changes})
+            if batch:
+                yield batch
+        return
+    with notify:
+        while True:
+            raw = notify.watch(debounce_ms, _STEP_MS, 1000, stop_event)
+            if raw == "stop":
+                return
+            if raw == "signal":
+                raise KeyboardInterrupt
+            if raw == "timeout":
+                if stop_event is not None and stop_event.is_set():
+                    return
+                continue
+            batch = _convert(memory_dir, raw)
+            if batch:
+                yield batch
+
+
+class MemoryWatcher:
+    """A background watcher the chat polls between turns.
+
+    ```python
+    with MemoryWatcher(ws.memory_dir) as w:
+        ...
+        for change in w.drain():   # changes since the last drain, oldest batch first
+            ...
+    ```
+    `start()` returns once the watches are in place, so nothing written afterwards is missed.
+    """
+
+    def __init__(self, memory_dir: Path | str, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS) -> None:
+        self.memory_dir = Path(memory_dir)
+        self.debounce_ms = debounce_ms
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._pending: list[NoteChange] = []
+        self._arrived = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self.error: BaseException | None = None
+
+    def start(self) -> "MemoryWatcher":
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._run, name="memory-watcher", daemon=True)
+        self._thread.start()
+        self._ready.wait(5.0)
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def _run(self) -> None:
+        try:
+            notify = _rust_notify(self.memory_dir)
+        except (ImportError, TypeError):  # pragma: no cover - other watchfiles layouts
+            notify = None
+        except BaseException as exc:  # reported to the owner by start(), never silently lost
+            self.error = exc
+            self._ready.set()
+            return
+        try:
+            if notify is None:  # pragma: no cover
+                self._ready.set()
+                for batch in watch_notes(self.memory_dir, stop_event=self._stop, debounce_ms=self.debounce_ms):
+                    self._push(batch)
+                return
+            with notify:
+                self._ready.set()  # watches are installed: nothing written from now on is missed
+                while not self._stop.is_set():
+                    raw = notify.watch(self.debounce_ms, _STEP_MS, 500, self._stop)
+                    if raw in ("stop", "signal"):
+                        return
+                    if raw == "timeout":
+                        continue
+                    batch = _convert(self.memory_dir, raw)
+                    if batch:
+                        self._push(batch)
+        except BaseException as exc:
+            self.error = exc
+            self._ready.set()
+
+    def _push(self, batch: list[NoteChange]) -> None:
+        with self._arrived:
+            self._pending.extend(batch)
+            self._arrived.notify_all()
+
+    def drain(self) -> list[NoteChange]:
+        """Changes seen since the last drain (one entry per path, latest kind wins)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        latest: dict[str, str] = {}
+        for ch in pending:
+            latest[ch.path] = ch.kind
+        return sorted(NoteChange(p, k) for p, k in latest.items())
+
+    def wait(self, timeout: float) -> bool:
+        """Block until at least one change is pending (True) or `timeout` passes (False)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: bool(self._pending), timeout)
+
+    def changed_paths(self) -> set[str]:
+        return {c.path for c in self.drain()}
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+            self._thread = None
+
+    def __enter__(self) -> "MemoryWatcher":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
