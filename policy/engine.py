@@ -1,0 +1,131 @@
+"""Rulings: allow, ask or deny one {kind, target} in one run mode, with the reason.
+
+Guards the order of the decision, which is the whole policy:
+  1. an unknown kind or mode, or a target that is not valid for its kind -> deny;
+  2. the cell of the ruling table (kinds.ROOT_POLICY, tightened by config) says deny -> deny,
+     allow -> allow;
+  3. ask: a grant made earlier in this run, or a grant in grants.json -> allow. An unreadable
+     grants.json counts as no grants (and the reason says so), never as allow;
+  4. still ask: if nobody can be asked (no inline asker in a watched chat, approvals.channel =
+     "none" in an unattended run) -> deny with that reason; else ask, with the offers.
+
+Pure: no I/O except reading grants.json through the GrantStore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .grants import Grant, GrantIndex, GrantsError, GrantStore, now_iso
+from .kinds import (
+    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODES, Offer, TargetError, policy_table,
+)
+from .match import escape
+
+
+@dataclass(frozen=True)
+class Ruling:
+    verdict: str                  # allow | ask | deny
+    reason: str
+    offers: tuple[Offer, ...] = ()
+    kind: str = ""
+    target: str = ""              # normalised target ("" if it was invalid)
+    channel: str | None = None    # for ask: "inline" (watched chat) or "out_of_band"
+    grant: Grant | None = None    # the grant that allowed it, if any
+
+
+@dataclass
+class Session:
+    """One run: its id, grants made for the rest of it, and where grants/config come from.
+
+    `channel` is approvals.channel ("inbox" | "none"); `inline` says whether a watched chat has
+    someone to ask inline. Both decide whether an `ask` has a reachable approver.
+    """
+
+    run_id: str
+    grants: GrantStore | None = None
+    policy: Mapping[str, object] | None = None
+    channel: str = "inbox"
+    inline: bool = False
+    _run_grants: GrantIndex = field(default_factory=GrantIndex, repr=False)
+    _table: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._table = policy_table(self.policy)   # PolicyConfigError on a bad [policy]
+
+    def cell(self, kind: str, mode: str):
+        return self._table[(kind, mode)]
+
+    def grant_for_run(self, kind: str, target: str) -> Grant:
+        """Allow this exact (normalised) target for the rest of this run."""
+        grant = Grant(kind, escape(target), now_iso(), f"run {self.run_id}")
+        self._run_grants.add(grant)
+        return grant
+
+    def run_grant(self, kind: str, target: str) -> Grant | None:
+        return self._run_grants.find(kind, target)
+
+
+def _reachable(session: Session, channel: str) -> str | None:
+    """None if someone can be asked on this channel, else why not."""
+    if channel == "inline":
+        return None if session.inline else "nobody to ask inline in this chat"
+    if session.channel != "inbox":
+        return f"approvals.channel is {session.channel!r}, so nobody can be asked"
+    return None
+
+
+def decide(kind: str, target: str, mode: str, session: Session) -> Ruling:
+    """The ruling for one call. Never raises for bad input: that is a deny with the reason."""
+    spec = KINDS.get(kind)
+    if spec is None:
+        return Ruling(DENY, f"unknown kind {kind!r} (known: {', '.join(KINDS)})", kind=str(kind))
+    if mode not in MODES:
+        return Ruling(DENY, f"unknown run mode {mode!r} (known: {', '.join(MODES)})", kind=kind)
+    try:
+        norm = spec.normalise(target)
+    except TargetError as exc:
+        return Ruling(DENY, f"invalid target: {exc}", kind=kind)
+
+    cell = session.cell(kind, mode)
+    if cell.verdict == DENY:
+        return Ruling(DENY, cell.why, kind=kind, target=norm)
+    if cell.verdict == ALLOW:
+        return Ruling(ALLOW, cell.why, kind=kind, target=norm)
+
+    granted = session.run_grant(kind, norm)
+    if granted is not None:
+        return Ruling(ALLOW, f"granted earlier in run {session.run_id} ({kind} {granted.target})",
+                      kind=kind, target=norm, grant=granted)
+    note = ""
+    if session.grants is not None:
+        try:
+            granted = session.grants.matches(kind, norm)
+        except GrantsError as exc:
+            note = f"; grants.json unreadable, treated as no grants: {exc}"
+        else:
+            if granted is not None:
+                return Ruling(ALLOW, f"grants.json grants {kind} {granted.target}",
+                              kind=kind, target=norm, grant=granted)
+
+    channel = ASK_CHANNEL[mode]
+    unreachable = _reachable(session, channel)
+    if unreachable:
+        return Ruling(DENY, f"{cell.why}, but no approver is reachable: {unreachable}{note}",
+                      kind=kind, target=norm)
+    return Ruling(ASK, f"{cell.why}{note}", offers=spec.offers(norm),
+                  kind=kind, target=norm, channel=channel)
+
+
+class Engine:
+    """decide() bound to one session, for callers that prefer an object."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def decide(self, kind: str, target: str, mode: str) -> Ruling:
+        return decide(kind, target, mode, self.session)
+
+
+__all__ = ["Ruling", "Session", "Engine", "decide", "ALLOW", "ASK", "DENY"]

@@ -1,0 +1,275 @@
+"""grants.json: the durable {kind, target} grants a person approved.
+
+Guards two things. (1) A file it cannot read never means "allow": a corrupt file, an unknown
+version, an unknown kind or a malformed pattern is a `GrantsError` naming the problem, and
+callers treat it as "no grants". (2) No grant is lost when two approvers answer at once: every
+change is read-modify-write under an exclusive `flock` on `.grants.json.lock` beside the file,
+written to a temp file in the same folder, fsynced and renamed over grants.json (a reader sees
+the old file or the new one, never half of one). A corrupt file is never overwritten by an add.
+
+Lookups are indexed by kind and literal prefix (the text before a pattern's first
+metacharacter), so a decision costs the same with 10 grants as with 10,000: only grants whose
+literal prefix is a prefix of the target are tried. The parsed index is cached and reloaded
+when the file changes (inode, size, mtime).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .kinds import KINDS
+from .match import PatternError, compile_pattern, is_literal, literal_prefix
+
+VERSION = 1
+_MAX_BYTES = 32 * 1024 * 1024
+
+
+class GrantsError(Exception):
+    """grants.json is unreadable, corrupt, of an unknown version, or could not be written."""
+
+
+@dataclass(frozen=True)
+class Grant:
+    kind: str
+    target: str        # a policy.match pattern
+    granted_at: str = ""
+    note: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "target": self.target, "granted_at": self.granted_at, "note": self.note}
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class GrantIndex:
+    """Grants of all kinds, looked up by literal prefix. Used for grants.json and run grants."""
+
+    def __init__(self, grants: Iterable[Grant] = ()) -> None:
+        # kind -> literal prefix -> [(compiled or None for a literal, grant)]
+        self._by_prefix: dict[str, dict[str, list[tuple[object, Grant]]]] = {}
+        self._lengths: dict[str, list[int]] = {}
+        for g in grants:
+            self.add(g)
+
+    def add(self, grant: Grant) -> None:
+        compiled = compile_pattern(grant.target)   # PatternError if malformed
+        literal = is_literal(grant.target)
+        prefix = grant.target if literal else literal_prefix(grant.target)
+        buckets = self._by_prefix.setdefault(grant.kind, {})
+        if prefix not in buckets:
+            buckets[prefix] = []
+            self._lengths[grant.kind] = sorted({*self._lengths.get(grant.kind, ()), len(prefix)})
+        buckets[prefix].append((None if literal else compiled, grant))
+
+    def find(self, kind: str, target: str) -> Grant | None:
+        buckets = self._by_prefix.get(kind)
+        if not buckets:
+            return None
+        n = len(target)
+        for length in self._lengths[kind]:
+            if length > n:
+                break
+            bucket = buckets.get(target[:length])
+            if not bucket:
+                continue
+            for compiled, grant in bucket:
+                if compiled is None:
+                    if length == n:          # a literal grant names exactly this target
+                        return grant
+                elif compiled.fullmatch(target):  # type: ignore[attr-defined]
+                    return grant
+        return None
+
+
+def _parse(raw: bytes, where: str) -> list[Grant]:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GrantsError(f"{where} is not valid JSON ({exc}); fix or remove it") from None
+    if not isinstance(data, dict):
+        raise GrantsError(f"{where}: expected an object with \"version\" and \"grants\"")
+    if data.get("version") != VERSION:
+        raise GrantsError(f"{where}: unknown version {data.get('version')!r} (this program reads version {VERSION})")
+    items = data.get("grants")
+    if not isinstance(items, list):
+        raise GrantsError(f"{where}: \"grants\" must be a list")
+    out: list[Grant] = []
+    for i, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise GrantsError(f"{where}: grant #{i} is not an object")
+        kind, target = item.get("kind"), item.get("target")
+        if kind not in KINDS:
+            raise GrantsError(f"{where}: grant #{i} has unknown kind {kind!r} (known: {', '.join(KINDS)})")
+        if not isinstance(target, str) or not target:
+            raise GrantsError(f"{where}: grant #{i} ({kind}) has no target")
+        try:
+            compile_pattern(target)
+        except PatternError as exc:
+            raise GrantsError(f"{where}: grant #{i} ({kind} {target!r}) is a malformed pattern: {exc}") from None
+        granted_at, note = item.get("granted_at", ""), item.get("note", "")
+        if not isinstance(granted_at, str) or not isinstance(note, str):
+            raise GrantsError(f"{where}: grant #{i} ({kind} {target!r}): granted_at and note must be strings")
+        out.append(Grant(kind, target, granted_at, note))
+    return out
+
+
+class GrantStore:
+    """grants.json at `path`. A missing file means no grants."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(f".{self.path.name}.lock")
+        self._cache_key: tuple[int, ...] | None = None
+        self._grants: list[Grant] = []
+        self._index = GrantIndex()
+        self._held = None
+
+    # ------------------------------------------------------------ reading
+    def _read(self, fresh: bool) -> tuple[tuple[int, ...] | None, bytes | None]:
+        """(stat key, bytes), or (key, None) when the cached parse is still this file."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None, None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise GrantsError(f"{self.path} is a symbolic link; refusing to read it") from None
+            raise GrantsError(f"cannot read {self.path}: {exc.strerror}") from None
+        f = os.fdopen(fd, "rb")
+        try:
+            st = os.fstat(f.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if key == self._cache_key and not fresh:
+                f.close()
+                return key, None
+            if not (st.st_mode & 0o170000 == 0o100000):
+                raise GrantsError(f"{self.path} is not a regular file")
+            if st.st_size > _MAX_BYTES:
+                raise GrantsError(f"{self.path} is larger than {_MAX_BYTES} bytes")
+            raw = f.read(_MAX_BYTES + 1)
+        except BaseException:
+            f.close()
+            raise
+        # Keep the cached version's file open: its inode cannot be reused by a later
+        # grants.json while we hold it, so (dev, inode, size, mtime) really names one version.
+        if self._held is not None:
+            self._held.close()
+        self._held = f
+        return key, raw
+
+    def load(self, *, fresh: bool = False) -> list[Grant]:
+        """All grants, in file order. GrantsError if the file cannot be trusted."""
+        try:
+            key, raw = self._read(fresh)
+            if key is None:
+                self._cache_key, self._grants, self._index = None, [], GrantIndex()
+            elif raw is not None:
+                grants = _parse(raw, str(self.path))
+                self._grants, self._index, self._cache_key = grants, GrantIndex(grants), key
+        except GrantsError:
+            self._cache_key, self._grants, self._index = None, [], GrantIndex()
+            raise
+        return list(self._grants)
+
+    def list(self) -> list[Grant]:
+        return self.load()
+
+    def matches(self, kind: str, target: str) -> Grant | None:
+        """The first grant covering (kind, normalised target), or None. GrantsError if unreadable."""
+        self.load()
+        return self._index.find(kind, target)
+
+    # ------------------------------------------------------------ writing
+    def _locked(self) -> "_Lock":
+        return _Lock(self.lock_path)
+
+    def _write(self, grants: list[Grant]) -> None:
+        body = json.dumps({"version": VERSION, "grants": [g.as_dict() for g in grants]}, indent=2) + "\n"
+        folder = self.path.parent
+        tmp = folder / f".{self.path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(body.encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    def add(self, kind: str, target: str, note: str = "") -> Grant:
+        """Record a grant (idempotent: an identical kind+target is returned as it stands)."""
+        if kind not in KINDS:
+            raise GrantsError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
+        try:
+            compile_pattern(target)
+        except PatternError as exc:
+            raise GrantsError(f"not adding {kind} {target!r}: {exc}") from None
+        with self._locked():
+            current = self.load(fresh=True)
+            for g in current:
+                if g.kind == kind and g.target == target:
+                    return g
+            grant = Grant(kind, target, now_iso(), note)
+            try:
+                self._write([*current, grant])
+            except OSError as exc:
+                raise GrantsError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            return grant
+
+    def revoke(self, kind: str, target: str) -> bool:
+        """Remove the grant with exactly this kind and target. False if there was none."""
+        with self._locked():
+            current = self.load(fresh=True)
+            kept = [g for g in current if not (g.kind == kind and g.target == target)]
+            if len(kept) == len(current):
+                return False
+            try:
+                self._write(kept)
+            except OSError as exc:
+                raise GrantsError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            return True
+
+    def __iter__(self) -> Iterator[Grant]:
+        return iter(self.load())
+
+
+class _Lock:
+    """An exclusive flock on a lock file beside grants.json, held for one read-modify-write."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> "_Lock":
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if self.fd >= 0:
+                os.close(self.fd)
+            raise GrantsError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)

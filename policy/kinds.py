@@ -1,0 +1,273 @@
+"""The capability kinds: what a target looks like, who decides, and how far an approval may widen.
+
+Guards the ruling table. A reviewer should be able to check this file against DESIGN.md line
+by line:
+
+    | kind           | watched chat | unattended run      |
+    |----------------|--------------|---------------------|
+    | memory (write) | allow        | ask (out of band)   |
+    | file (write)   | allow        | allow (configurable)|
+    | net            | ask (inline) | ask (out of band)   |
+
+A person may tighten any cell in config.toml `[policy]` (allow -> ask -> deny), never loosen
+one: a loosening cell is a `PolicyConfigError`, not a silent default. Only a grant turns an
+`ask` into `allow`.
+
+Approval offers (`offers()`): once; the rest of this run; always this exact target; and
+always its containing directory -- exactly one widening step, never `*`, never `**`, never a
+grandparent, and none for a target at the root (that would be the whole store / mount).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .match import escape
+
+ALLOW, ASK, DENY = "allow", "ask", "deny"
+VERDICTS = (ALLOW, ASK, DENY)
+WATCHED, UNATTENDED = "watched", "unattended"
+MODES = (WATCHED, UNATTENDED)
+Mode = str  # "watched" | "unattended"
+
+# ---------------------------------------------------------------- the ruling table
+ROOT_POLICY: dict[str, dict[str, str]] = {
+    #            watched chat   unattended run
+    "memory": {WATCHED: ALLOW, UNATTENDED: ASK},
+    "file":   {WATCHED: ALLOW, UNATTENDED: ALLOW},
+    "net":    {WATCHED: ASK,   UNATTENDED: ASK},
+}
+# Who is asked when the ruling is `ask`: the person in the chat, or the inbox.
+ASK_CHANNEL = {WATCHED: "inline", UNATTENDED: "out_of_band"}
+
+# Strictness order for tightening: a config cell may only move right.
+_STRICTNESS = {ALLOW: 0, ASK: 1, DENY: 2}
+
+# ---------------------------------------------------------------- approval offers
+ONCE, RUN, EXACT, DIR = "once", "run", "exact", "dir"
+SCOPES = (ONCE, RUN, EXACT, DIR)
+DURABLE = (EXACT, DIR)           # these are written to grants.json
+
+
+class TargetError(ValueError):
+    """A target that is not valid for its kind. The message says which part and why."""
+
+
+class PolicyConfigError(ValueError):
+    """A [policy] cell in config.toml that is unknown, malformed, or would loosen the root policy."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One way to approve: scope (once|run|exact|dir) and the grant pattern it would record."""
+
+    scope: str
+    pattern: str
+    label: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"scope": self.scope, "pattern": self.pattern, "label": self.label}
+
+
+# ---------------------------------------------------------------- target forms
+_MAX_PATH = 1024
+_MAX_COMPONENT = 255
+_MAX_DEPTH = 16
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _check_relpath(target: object, what: str) -> str:
+    """A forward-slashed relative path: every component named, no dots, no hidden characters."""
+    if not isinstance(target, str):
+        raise TargetError(f"{what} must be a string, got {type(target).__name__}")
+    if not target:
+        raise TargetError(f"{what} is empty")
+    if len(target.encode("utf-8", "surrogatepass")) > _MAX_PATH:
+        raise TargetError(f"{what} is longer than {_MAX_PATH} bytes")
+    for ch in target:
+        if ch == "\0":
+            raise TargetError(f"{what} {target!r} contains a NUL byte")
+        if ch == "\\":
+            raise TargetError(f"{what} {target!r} contains a backslash (use forward slashes)")
+        if ch in _BIDI:
+            raise TargetError(f"{what} {target!r} contains a bidirectional control character U+{ord(ch):04X}")
+        if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+            raise TargetError(f"{what} {target!r} contains a control character U+{ord(ch):04X}")
+    if target.startswith("/"):
+        raise TargetError(f"{what} {target!r} is absolute; give a path relative to the folder")
+    parts = target.split("/")
+    if len(parts) > _MAX_DEPTH:
+        raise TargetError(f"{what} {target!r} is nested deeper than {_MAX_DEPTH} levels")
+    for i, part in enumerate(parts, 1):
+        if part == "":
+            raise TargetError(f"{what} {target!r} has an empty component (// or a trailing /)")
+        if part in (".", ".."):
+            raise TargetError(f"{what} {target!r} has a {part!r} component")
+        if part.startswith("."):
+            raise TargetError(f"{what} {target!r}: component {i} {part!r} is dot-leading (hidden)")
+        if len(part.encode("utf-8", "surrogatepass")) > _MAX_COMPONENT:
+            raise TargetError(f"{what} {target!r}: component {i} is longer than {_MAX_COMPONENT} bytes")
+    return target
+
+
+def memory_target(target: object) -> str:
+    path = _check_relpath(target, "memory path")
+    if not path.endswith(".md"):
+        raise TargetError(f"memory path {path!r} must end in .md (notes are markdown)")
+    return path
+
+
+def file_target(target: object) -> str:
+    return _check_relpath(target, "file path")
+
+
+_LABEL = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
+_PORT = re.compile(r"^[0-9]{1,5}$")
+
+
+def _split_hostport(target: str) -> tuple[str, str | None]:
+    if target.startswith("["):
+        end = target.find("]")
+        if end < 0:
+            raise TargetError(f"net target {target!r}: unclosed [ in an IPv6 address")
+        host, rest = target[1:end], target[end + 1:]
+        if rest and not rest.startswith(":"):
+            raise TargetError(f"net target {target!r}: expected :port after ]")
+        try:
+            host = ipaddress.IPv6Address(host).compressed
+        except ValueError:
+            raise TargetError(f"net target {target!r}: {host!r} is not an IPv6 address") from None
+        return f"[{host}]", rest[1:] if rest else None
+    if target.count(":") > 1:
+        raise TargetError(f"net target {target!r}: write an IPv6 address in brackets, e.g. [::1]:8080")
+    host, sep, port = target.partition(":")
+    return host, port if sep else None
+
+
+def net_target(target: object) -> str:
+    """`host` or `host:port`: lower-cased, IDNA-encoded, trailing dot dropped, port canonical."""
+    if not isinstance(target, str):
+        raise TargetError(f"net target must be a string, got {type(target).__name__}")
+    if not target or target != target.strip() or any(c.isspace() for c in target):
+        raise TargetError(f"net target {target!r} is empty or contains whitespace")
+    if "/" in target or "@" in target or "\\" in target:
+        raise TargetError(f"net target {target!r} must be host or host:port, not a URL")
+    host, port = _split_hostport(target)
+    if port is not None:
+        if not _PORT.match(port) or not 1 <= int(port) <= 65535:
+            raise TargetError(f"net target {target!r}: port must be a number from 1 to 65535")
+        port = str(int(port))
+    if not host.startswith("["):
+        if host.endswith("."):
+            host = host[:-1]   # the root label: example.com. is example.com
+        try:
+            host = host.encode("idna").decode("ascii").lower() if not host.isascii() else host.lower()
+        except UnicodeError:
+            raise TargetError(f"net target {target!r}: host is not a valid international name") from None
+        if len(host) > 253 or not host:
+            raise TargetError(f"net target {target!r}: host name is empty or longer than 253 characters")
+        labels = host.split(".")
+        if not all(_LABEL.match(label) for label in labels):
+            raise TargetError(f"net target {target!r}: {host!r} is not a valid host name")
+    return f"{host}:{port}" if port else host
+
+
+# ---------------------------------------------------------------- widening rules
+def path_parent(target: str) -> str | None:
+    """`people/lina.md` -> `people/*`; a target at the root has no wider offer."""
+    head, sep, _leaf = target.rpartition("/")
+    return escape(head) + "/*" if sep else None
+
+
+# Second-level labels that are registries, not owners (example.co.uk): never offered.
+_REGISTRY_LABELS = {"ac", "co", "com", "edu", "go", "gov", "ne", "net", "or", "org"}
+
+
+def net_parent(target: str) -> str | None:
+    """`api.example.com[:port]` -> `*.example.com[:port]`. None for IPs and registrable names."""
+    if target.startswith("["):
+        return None   # an IPv6 address has no parent
+    host, _, port = target.partition(":")
+    labels = host.split(".")
+    if all(label.isdigit() for label in labels):
+        return None   # an IPv4 address has no parent
+    parent = labels[1:]
+    if len(parent) < 2:
+        return None   # *.com would be a whole top-level domain
+    if len(parent) == 2 and len(parent[1]) == 2 and parent[0] in _REGISTRY_LABELS:
+        return None   # *.co.uk
+    pattern = "*." + escape(".".join(parent))
+    return f"{pattern}:{port}" if port else pattern
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    target_form: str
+    normalise: Callable[[object], str]
+    parent: Callable[[str], str | None]
+    parent_label: str
+
+    def offers(self, target: str) -> tuple[Offer, ...]:
+        """The approval offers for a normalised target, narrowest first."""
+        exact = escape(target)
+        out = [
+            Offer(ONCE, exact, "this call only"),
+            Offer(RUN, exact, "the rest of this run"),
+            Offer(EXACT, exact, f"always {target}"),
+        ]
+        wider = self.parent(target)
+        if wider is not None:
+            out.append(Offer(DIR, wider, f"always {wider} ({self.parent_label})"))
+        return tuple(out)
+
+
+KINDS: dict[str, Kind] = {
+    "memory": Kind("memory", "memory-relative note path, e.g. people/lina.md",
+                   memory_target, path_parent, "its folder, not below it"),
+    "file": Kind("file", "path under the file mount, e.g. reports/week.txt",
+                 file_target, path_parent, "its folder, not below it"),
+    "net": Kind("net", "host or host:port, e.g. example.com:443",
+                net_target, net_parent, "every subdomain"),
+}
+
+
+# ---------------------------------------------------------------- config tightening
+@dataclass(frozen=True)
+class Cell:
+    verdict: str
+    why: str      # "root policy" or "config.toml [policy] memory_unattended = \"deny\""
+
+
+def policy_table(config_policy: Mapping[str, object] | None) -> dict[tuple[str, str], Cell]:
+    """The effective ruling table: ROOT_POLICY with the person's tightenings applied."""
+    table = {
+        (kind, mode): Cell(verdict, f"root policy for {kind} in a {mode} run is {verdict}")
+        for kind, row in ROOT_POLICY.items()
+        for mode, verdict in row.items()
+    }
+    if config_policy is None:
+        return table
+    if not isinstance(config_policy, Mapping):
+        raise PolicyConfigError("config.toml: [policy] must be a table")
+    for key, value in config_policy.items():
+        kind, _, mode = str(key).partition("_")
+        if (kind, mode) not in table:
+            known = ", ".join(f"{k}_{m}" for k, m in table)
+            raise PolicyConfigError(f"config.toml: unknown setting policy.{key} (known: {known})")
+        if value not in VERDICTS:
+            raise PolicyConfigError(
+                f"config.toml: policy.{key} must be \"allow\", \"ask\" or \"deny\", got {value!r}"
+            )
+        root = table[(kind, mode)].verdict
+        if _STRICTNESS[str(value)] < _STRICTNESS[root]:
+            raise PolicyConfigError(
+                f"config.toml: policy.{key} = {value!r} would loosen the root policy ({root!r}); "
+                f"a cell may only be tightened (allow -> ask -> deny); approve with a grant instead"
+            )
+        table[(kind, mode)] = Cell(str(value), f"config.toml sets policy.{key} = {value!r}")
+    return table

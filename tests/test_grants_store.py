@@ -1,0 +1,132 @@
+"""policy.grants: the grants.json store (real files, real locks, real processes)."""
+
+import json
+import multiprocessing
+import os
+
+import pytest
+
+from policy.grants import GrantIndex, Grant, GrantsError, GrantStore
+
+
+def test_missing_file_is_no_grants(tmp_path):
+    store = GrantStore(tmp_path / "grants.json")
+    assert store.load() == []
+    assert store.matches("memory", "people/lina.md") is None
+
+
+def test_add_list_match_revoke(tmp_path):
+    path = tmp_path / "grants.json"
+    store = GrantStore(path)
+    g = store.add("memory", "people/*", note="from approval abc")
+    assert g.granted_at and g.note == "from approval abc"
+    assert store.add("memory", "people/*").granted_at == g.granted_at   # idempotent
+    store.add("net", "example.com")
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and [x["target"] for x in data["grants"]] == ["people/*", "example.com"]
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    assert store.matches("memory", "people/x.md").target == "people/*"
+    assert store.matches("memory", "people/sub/x.md") is None
+    assert store.matches("net", "people/x.md") is None
+    assert store.revoke("memory", "people/*") is True
+    assert store.revoke("memory", "people/*") is False
+    assert store.matches("memory", "people/x.md") is None
+    # a second store on the same file sees the change (cache follows the file)
+    assert [g.target for g in GrantStore(path).load()] == ["example.com"]
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".grants.json.tmp")]
+
+
+@pytest.mark.parametrize("body,why", [
+    (b"{not json", "not valid JSON"),
+    (b'{"version": 2, "grants": []}', "unknown version 2"),
+    (b'{"grants": []}', "unknown version None"),
+    (b'[]', "expected an object"),
+    (b'{"version": 1, "grants": {}}', "must be a list"),
+    (b'{"version": 1, "grants": [{"kind": "shell", "target": "x"}]}', "unknown kind 'shell'"),
+    (b'{"version": 1, "grants": [{"kind": "memory", "target": "people/[x"}]}', "malformed pattern"),
+    (b'{"version": 1, "grants": [{"kind": "memory"}]}', "no target"),
+    (b"\xff\xfe", "not valid JSON"),
+])
+def test_corrupt_file_is_a_clear_error_and_never_overwritten(tmp_path, body, why):
+    path = tmp_path / "grants.json"
+    path.write_bytes(body)
+    store = GrantStore(path)
+    with pytest.raises(GrantsError, match=why):
+        store.load()
+    with pytest.raises(GrantsError):
+        store.matches("memory", "people/x.md")
+    with pytest.raises(GrantsError):
+        store.add("memory", "people/*")
+    assert path.read_bytes() == body
+
+
+def test_corruption_after_a_good_load_is_noticed(tmp_path):
+    path = tmp_path / "grants.json"
+    store = GrantStore(path)
+    store.add("memory", "people/*")
+    assert store.matches("memory", "people/x.md")
+    path.write_text("garbage")
+    with pytest.raises(GrantsError):
+        store.matches("memory", "people/x.md")
+
+
+def test_symlinked_grants_file_refused(tmp_path):
+    real = tmp_path / "elsewhere.json"
+    real.write_text('{"version": 1, "grants": [{"kind": "memory", "target": "*"}]}')
+    (tmp_path / "grants.json").symlink_to(real)
+    with pytest.raises(GrantsError, match="symbolic link"):
+        GrantStore(tmp_path / "grants.json").load()
+
+
+def test_add_refuses_bad_input(tmp_path):
+    store = GrantStore(tmp_path / "grants.json")
+    with pytest.raises(GrantsError, match="unknown kind"):
+        store.add("shell", "x")
+    with pytest.raises(GrantsError, match="unclosed"):
+        store.add("memory", "people/[x")
+    assert not (tmp_path / "grants.json").exists()
+
+
+def _adder(path, who, n):
+    store = GrantStore(path)
+    for i in range(n):
+        store.add("memory", f"{who}/note{i}.md")
+
+
+def test_two_approvers_at_once_lose_nothing(tmp_path):
+    path = tmp_path / "grants.json"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_adder, args=(path, who, 40)) for who in ("alice", "bob")]
+    for p in procs:
+        p.start()
+    _adder(path, "carol", 40)   # and a third, in this process
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    targets = {g.target for g in GrantStore(path).load()}
+    assert len(targets) == 120
+    assert {f"bob/note{i}.md" for i in range(40)} <= targets
+
+
+def test_index_finds_only_real_matches():
+    idx = GrantIndex([Grant("memory", "people/*"), Grant("memory", "a/b.md"), Grant("memory", "p\\*q.md"),
+                      Grant("net", "*.example.com"), Grant("memory", "x?.md")])
+    assert idx.find("memory", "people/a.md").target == "people/*"
+    assert idx.find("memory", "a/b.md").target == "a/b.md"
+    assert idx.find("memory", "a/b.mdx") is None
+    assert idx.find("memory", "p*q.md").target == "p\\*q.md"
+    assert idx.find("memory", "pxq.md") is None
+    assert idx.find("memory", "xy.md").target == "x?.md"
+    assert idx.find("net", "api.example.com").target == "*.example.com"
+    assert idx.find("memory", "api.example.com") is None
+
+
+def test_index_agrees_with_a_linear_scan():
+    from policy.match import match
+    pats = ["people/*", "people/l*.md", "*", "a/*/c.md", "a/b/[cd].md", "a/b/c.md", "q?/x.md", "[^z]*"]
+    names = ["people/lina.md", "people/sub/x.md", "top.md", "a/b/c.md", "a/x/c.md", "a/b/d.md", "q1/x.md",
+             "zz", "people/", ""]
+    for p in pats:
+        idx = GrantIndex([Grant("memory", p)])
+        for n in names:
+            assert (idx.find("memory", n) is not None) == match(p, n), (p, n)
