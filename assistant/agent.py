@@ -1,0 +1,399 @@
+"""The turn loop: prompt -> model step -> action -> tool (gated inside) -> redacted result -> ...
+
+Guards the model/tool boundary at run time:
+- every step is parsed strictly (assistant.actions); a malformed step is refused and the model
+  is told why, never guessed at;
+- a tool runs only when the model names it, under a per-tool wall-clock limit (time spent
+  waiting for a person's approval does not count against it), and a call that ran out of time
+  can no longer pass the gate;
+- every tool output is redacted by the leak scanner and goes back to the model as untrusted
+  data (assistant.prompt), and every event is appended, redacted, to the transcript;
+- a runaway model is stopped at `limits.max_steps` tool calls per turn, *before* the extra
+  call runs, so nothing is left half-done.
+Every ruling the gate makes is reported the moment it happens (`on_event("ruling", ...)`) and
+remembered, so an unattended run can report "denied" with its own exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from .actions import ActionError, Reply, ToolCall, action_schema, parse_action
+from .models.base import ModelError
+from .tools.base import Tool, ToolContext, ToolError
+from .workspace import parse_duration
+
+EventSink = Callable[[str, dict], None]
+MAX_TOOL_OUTPUT_CHARS = 32 * 1024
+
+
+@dataclass
+class Limits:
+    max_steps: int = 8           # tool calls per turn
+    tool_timeout: float = 30.0   # seconds of tool work (approval waits excluded)
+    max_tokens: int = 512        # per model step
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Limits":
+        lim = config.get("limits", {})
+        steps = lim.get("max_steps", 8)
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+            raise ValueError(f"limits.max_steps must be a whole number >= 0, got {steps!r}")
+        tokens = config.get("model", {}).get("max_tokens", 512)
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
+            raise ValueError(f"model.max_tokens must be a whole number >= 1, got {tokens!r}")
+        return cls(max_steps=steps,
+                   tool_timeout=parse_duration(lim.get("tool_timeout", "30s"), setting="limits.tool_timeout"),
+                   max_tokens=tokens)
+
+
+@dataclass
+class Ruling:
+    """One gate decision seen during a session."""
+
+    tool: str
+    kind: str
+    target: str
+    allowed: bool
+    verdict: str
+    reason: str
+
+
+@dataclass
+class TurnResult:
+    outcome: str                      # "reply" | "stopped" | "error"
+    reply: str | None = None
+    message: str = ""                 # why it stopped / what failed
+    steps: int = 0                    # model steps taken
+    tool_calls: int = 0
+    rulings: list[Ruling] = field(default_factory=list)
+
+    @property
+    def denials(self) -> list[Ruling]:
+        return [r for r in self.rulings if not r.allowed]
+
+
+class _CallState:
+    """Per tool call: time spent in the gate (excluded from the timeout) and cancellation."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.lock = threading.Lock()
+        self.gate_seconds = 0.0
+        self.in_gate_since: float | None = None
+        self.cancelled = False
+
+    def work_seconds(self, started: float, now: float) -> float:
+        with self.lock:
+            in_gate = (now - self.in_gate_since) if self.in_gate_since is not None else 0.0
+            return (now - started) - self.gate_seconds - in_gate
+
+
+class _Denied:
+    """A Decision-shaped deny for calls the agent already gave up on."""
+
+    allowed = False
+    verdict = "deny"
+    sha256 = None
+    remember = None
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+class ObservedGate:
+    """Wraps the session's policy Gate: reports each ruling as it happens, remembers it, and
+    refuses (deny) any authorize from a tool call that has already timed out."""
+
+    def __init__(self, gate: Any, emit: EventSink) -> None:
+        self.gate = gate
+        self.emit = emit
+        self.local = threading.local()
+        self.rulings: list[Ruling] = []
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:   # mode, session, ... of the wrapped gate
+        return getattr(self.gate, name)
+
+    def authorize(self, kind: str, target: str, **kw: Any) -> Any:
+        state: _CallState | None = getattr(self.local, "state", None)
+        tool = state.tool if state else "?"
+        if state is not None:
+            with state.lock:
+                if state.cancelled:
+                    decision: Any = _Denied("the tool call ran out of time before this was allowed")
+                    self._record(tool, kind, target, decision)
+                    return decision
+                state.in_gate_since = time.monotonic()
+        try:
+            decision = self.gate.authorize(kind, target, **kw)
+        except Exception as exc:   # the gate fails closed; so do we if it ever raises
+            decision = _Denied(f"the gate failed ({type(exc).__name__}); denied")
+        finally:
+            if state is not None:
+                with state.lock:
+                    if state.in_gate_since is not None:
+                        state.gate_seconds += time.monotonic() - state.in_gate_since
+                    state.in_gate_since = None
+        if state is not None:
+            with state.lock:
+                if state.cancelled and getattr(decision, "allowed", False):
+                    decision = _Denied("the tool call ran out of time while waiting; denied")
+        self._record(tool, kind, target, decision)
+        return decision
+
+    def _record(self, tool: str, kind: str, target: str, decision: Any) -> None:
+        r = Ruling(tool=tool, kind=kind, target=str(target), allowed=bool(getattr(decision, "allowed", False)),
+                   verdict=str(getattr(decision, "verdict", "deny")), reason=str(getattr(decision, "reason", "")))
+        with self._lock:
+            self.rulings.append(r)
+        self.emit("ruling", {"tool": r.tool, "kind": r.kind, "target": r.target, "allowed": r.allowed,
+                             "verdict": r.verdict, "reason": r.reason,
+                             "sha256": getattr(decision, "sha256", None)})
+
+
+_REPLY_START = re.compile(r'\s*\{\s*"reply"\s*:\s*"')
+
+
+class ReplyStream:
+    """Feeds the text of a `{"reply": "..."}` action to `on_text` as the model produces it.
+
+    Only the reply string is shown (decoded from its JSON escapes); a tool-call action shows
+    nothing. Anything it cannot follow is simply not streamed (the final reply is printed by
+    the caller from the parsed action, so display never depends on this)."""
+
+    _PREFIX_CHARS = 64
+
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self.on_text = on_text
+        self.buf = ""
+        self.state = "prefix"      # prefix -> string -> done
+        self.pending = ""          # an escape sequence not yet complete
+        self.shown = ""
+
+    def feed(self, piece: str) -> None:
+        if self.state == "done":
+            return
+        if self.state == "prefix":
+            self.buf += piece
+            m = _REPLY_START.match(self.buf)
+            if not m:
+                if len(self.buf) > self._PREFIX_CHARS or '"tool"' in self.buf:
+                    self.state = "done"
+                return
+            self.state = "string"
+            piece = self.buf[m.end():]
+        out = []
+        text = self.pending + piece
+        self.pending = ""
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\\":
+                if i + 1 >= len(text):
+                    self.pending = text[i:]
+                    break
+                e = text[i + 1]
+                if e == "u":
+                    if i + 6 > len(text):
+                        self.pending = text[i:]
+                        break
+                    code = text[i + 2:i + 6]
+                    try:
+                        cp = int(code, 16)
+                    except ValueError:
+                        self.state = "done"
+                        break
+                    if 0xD800 <= cp < 0xDC00:
+                        if i + 12 > len(text):
+                            self.pending = text[i:]
+                            break
+                        try:
+                            out.append(json.loads('"' + text[i:i + 12] + '"'))
+                        except ValueError:
+                            pass
+                        i += 12
+                        continue
+                    out.append(chr(cp))
+                    i += 6
+                    continue
+                out.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(e, e))
+                i += 2
+                continue
+            if c == '"':
+                self.state = "done"
+                break
+            out.append(c)
+            i += 1
+        if out:
+            chunk = "".join(out)
+            self.shown += chunk
+            self.on_text(chunk)
+
+
+def _short_args(args: dict, limit: int = 160) -> str:
+    text = json.dumps(args, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+class Agent:
+    """Runs turns of one session. `on_event(name, data)` sees everything as it happens:
+    token, tool_call, ruling, tool_result, invalid, reply, stopped, error."""
+
+    def __init__(
+        self,
+        *,
+        model: Any,
+        tools: list[Tool],
+        ctx: ToolContext,
+        conversation: Any,
+        transcript: Any = None,
+        limits: Limits | None = None,
+        on_event: EventSink | None = None,
+        max_reply: int | None = None,
+    ) -> None:
+        self.model = model
+        self.tools = {t.name: t for t in tools}
+        self.tool_list = list(tools)
+        self.conversation = conversation
+        self.transcript = transcript
+        self.limits = limits or Limits()
+        self.on_event = on_event
+        self.max_reply = max_reply or getattr(conversation, "max_reply", None) or 4000
+        self.schema = action_schema(self.tool_list, max_reply=self.max_reply)
+        # Every gate call any tool makes in this session (memory's included) goes through here.
+        if isinstance(ctx.gate, ObservedGate):
+            self.gate = ctx.gate
+            self.gate.emit = self._emit
+        else:
+            self.gate = ObservedGate(ctx.gate, self._emit)
+        self.ctx = replace(ctx, gate=self.gate)
+        self.scanner = ctx.scanner
+
+    # -- plumbing
+    def _emit(self, name: str, data: dict) -> None:
+        if self.transcript is not None and name != "token":
+            try:
+                self.transcript.append(name, **data)
+            except Exception:
+                pass
+        if self.on_event is not None:
+            self.on_event(name, data)
+
+    def _redact(self, text: str) -> str:
+        return self.scanner.redact(text) if self.scanner is not None else text
+
+    # -- one turn
+    def turn(self, text: str, changed_notes: list[str] | tuple[str, ...] = ()) -> TurnResult:
+        first_ruling = len(self.gate.rulings)
+        result = TurnResult(outcome="error")
+        self._emit("user", {"text": text})
+        self.conversation.add_user(text, changed_notes)
+        try:
+            self._loop(result)
+        except ModelError as exc:
+            result.outcome = "error"
+            result.message = f"model error: {self._redact(str(exc))}"
+            self._emit("error", {"message": result.message})
+        result.rulings = list(self.gate.rulings[first_ruling:])
+        return result
+
+    def _loop(self, result: TurnResult) -> None:
+        while True:
+            result.steps += 1
+            streamer = ReplyStream(lambda chunk: self._emit("token", {"text": chunk}))
+            step = self.model.step(self.conversation.messages(), self.schema,
+                                   max_tokens=self.limits.max_tokens, on_token=streamer.feed)
+            raw = step.text
+            try:
+                action = parse_action(raw, self.tool_list, max_reply=self.max_reply)
+                parse_error = None
+            except ActionError as exc:
+                action, parse_error = None, str(exc)
+            self._emit("step", {"n": result.steps, "action": raw, "parsed": parse_error is None,
+                                "error": parse_error, "prompt_tokens": step.prompt_tokens,
+                                "evaluated_tokens": step.evaluated_tokens,
+                                "completion_tokens": getattr(step, "completion_tokens", 0)})
+            self.conversation.add_action(raw)
+            if isinstance(action, Reply):
+                result.outcome, result.reply = "reply", action.text
+                self._emit("reply", {"text": action.text})
+                return
+            if action is None:
+                self._emit("invalid", {"error": parse_error})
+                # A malformed step counts as a step, so a model that never produces a valid
+                # action is stopped by the same limit.
+                if result.steps > self.limits.max_steps:
+                    return self._stop(result, f"the model produced {result.steps} steps without a valid reply "
+                                              f"(limit {self.limits.max_steps} tool steps per turn); stopped")
+                self.conversation.add_error(parse_error or "invalid action")
+                continue
+            assert isinstance(action, ToolCall)
+            if result.tool_calls >= self.limits.max_steps:
+                # Refused before it runs: nothing half-done.
+                return self._stop(result, f"the model asked for more than {self.limits.max_steps} tool calls "
+                                          f"in one turn (limits.max_steps); stopped before {action.name} ran")
+            result.tool_calls += 1
+            output = self._run_tool(action)
+            self.conversation.add_tool_result(action.name, output)
+
+    def _stop(self, result: TurnResult, message: str) -> None:
+        result.outcome = "stopped"
+        result.message = message
+        self._emit("stopped", {"message": message})
+
+    def _run_tool(self, call: ToolCall) -> str:
+        tool = self.tools[call.name]
+        self._emit("tool_call", {"tool": call.name, "args": call.args, "kind": tool.kind})
+        state = _CallState(call.name)
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            self.gate.local.state = state
+            try:
+                box["output"] = tool.run(dict(call.args), self.ctx)
+            except ToolError as exc:
+                box["error"] = str(exc)
+            except Exception as exc:   # a tool bug or an OS error: reported, never a crash
+                box["error"] = f"{type(exc).__name__}: {exc}"
+            finally:
+                self.gate.local.state = None
+                done.set()
+
+        started = time.monotonic()
+        worker = threading.Thread(target=work, name=f"tool-{call.name}", daemon=True)
+        worker.start()
+        timeout = self.limits.tool_timeout
+        try:
+            while not done.wait(0.05):
+                if state.work_seconds(started, time.monotonic()) > timeout:
+                    with state.lock:
+                        state.cancelled = True
+                    break
+        except KeyboardInterrupt:
+            with state.lock:
+                state.cancelled = True
+            self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted"})
+            raise
+        if not done.is_set():
+            msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"
+            self._emit("tool_result", {"tool": call.name, "ok": False, "output": msg, "timeout": True})
+            return msg
+        if "error" in box:
+            output, ok = f"error: {self._redact(box['error'])}", False
+        else:
+            output, ok = box.get("output", ""), True
+            if not isinstance(output, str):
+                output = str(output)
+            if len(output) > MAX_TOOL_OUTPUT_CHARS:
+                output = output[:MAX_TOOL_OUTPUT_CHARS] + f"\n[... output cut at {MAX_TOOL_OUTPUT_CHARS} characters]"
+            output = self._redact(output)
+        self._emit("tool_result", {"tool": call.name, "ok": ok, "output": output,
+                                   "seconds": round(time.monotonic() - started, 3)})
+        return output
