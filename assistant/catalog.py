@@ -271,7 +271,7 @@ def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = Non
     return "\n".join(lines)
 
 
-def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
+def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None, *,
          offset: int = 0, limit: int = 50) -> tuple[int, list[Entry]]:
     """(total, entries[offset:offset+limit] with summaries), in catalog order."""
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:

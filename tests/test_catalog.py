@@ -1,0 +1,210 @@
+"""The derived catalog: summaries, order, budget and its drop line, unreadable entries, paging.
+
+All on the real filesystem (symlinks, FIFOs, sparse files are kernel facts)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assistant.catalog import CatalogSettings, Entry, page, render, render_catalog, scan
+from assistant.leaks import Scanner
+from assistant.workspace import Workspace
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "workspace.example" / "memory"
+SECRET = "hunter2-correct-horse-battery"
+
+
+def note(mem: Path, rel: str, text: str | bytes, mtime: int | None = None) -> Path:
+    p = mem / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(text.encode() if isinstance(text, str) else text)
+    if mtime is not None:
+        os.utime(p, (mtime, mtime))
+    return p
+
+
+@pytest.fixture
+def mem(tmp_path):
+    m = tmp_path / "memory"
+    m.mkdir()
+    return m
+
+
+def lines_of(block: str) -> list[str]:
+    return [ln for ln in block.splitlines() if ln.startswith("- ")]
+
+
+def test_summary_sources_and_order(mem):
+    note(mem, "index.md", "---\ndescription: Start here\n---\nindex body\n", mtime=1000)
+    note(mem, "people/lina.md", "---\ndescription: Lina, Sam's sister\ncategory: person\n---\nx\n", mtime=3000)
+    note(mem, "plain.md", "\n\n   First real line  \nsecond\n", mtime=2000)
+    note(mem, "bare.md", "description: a body line\n", mtime=4000)
+    block = render(mem, CatalogSettings())
+    assert block.splitlines()[0] == "## Memory catalog"
+    assert "pinned first, then most recently changed" in block
+    assert "4 notes" in block
+    assert lines_of(block) == [
+        "- index.md: Start here",              # pinned, though oldest
+        "- bare.md: description: a body line",  # newest
+        "- people/lina.md: Lina, Sam's sister",
+        "- plain.md: First real line",
+    ]
+
+
+def test_pinned_order_follows_config_and_missing_pins_are_ignored(mem):
+    note(mem, "a.md", "A\n", mtime=5000)
+    note(mem, "z.md", "Z\n", mtime=1000)
+    note(mem, "m.md", "M\n", mtime=1000)
+    block = render(mem, CatalogSettings(pinned=("z.md", "gone.md", "m.md")))
+    assert [ln.split(":")[0] for ln in lines_of(block)] == ["- z.md", "- m.md", "- a.md"]
+
+
+def test_derived_from_disk_every_time_and_never_stored(mem, tmp_path):
+    note(mem, "x.md", "first version\n")
+    assert "first version" in render(mem, CatalogSettings())
+    note(mem, "x.md", "hand edited\n")
+    block = render(mem, CatalogSettings())
+    assert "hand edited" in block and "first version" not in block
+    (mem / "x.md").unlink()
+    assert "x.md" not in render(mem, CatalogSettings())
+    assert sorted(os.listdir(mem)) == []  # nothing written beside the notes
+
+
+def test_temp_and_dot_leading_never_appear(mem):
+    note(mem, "real.md", "real\n")
+    note(mem, ".tmp-0123abcd", "half written\n")
+    note(mem, ".hidden.md", "hidden\n")
+    note(mem, ".git/inside.md", "in a dot dir\n")
+    note(mem, "sub/.swap.md", "swap\n")
+    note(mem, "readme.txt", "not a note\n")
+    block = render(mem, CatalogSettings())
+    assert lines_of(block) == ["- real.md: real"]
+    assert "1 note in memory" in block
+
+
+def test_unreadable_entries_are_listed_as_such(mem, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("SENTINEL outside text\n")
+    note(mem, "ok.md", "fine\n")
+    os.symlink(outside, mem / "link.md")
+    os.mkfifo(mem / "pipe.md")
+    note(mem, "latin1.md", "caf\xe9 au lait\n".encode("latin-1"))
+    note(mem, "bidi\u202egnp.md", "name trick\n")
+    block = render(mem, CatalogSettings())  # must not hang on the FIFO
+    assert "SENTINEL" not in block
+    got = {ln.split(": ", 1)[0][2:]: ln for ln in lines_of(block)}
+    assert "symlink" in got["link.md"] and "unreadable" in got["link.md"]
+    assert "FIFO" in got["pipe.md"]
+    assert "not UTF-8" in got["latin1.md"]
+    bad = [k for k in got if k.startswith("bidi")]
+    assert bad == ["bidi\\u202egnp.md"]  # shown escaped, never raw
+    assert "\u202e" not in block
+    assert "name not allowed" in got[bad[0]] and "bidi" in got[bad[0]]
+    assert got["ok.md"] == "- ok.md: fine"
+
+
+def test_symlinked_directory_is_not_followed(mem, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("outside note\n")
+    os.symlink(outside, mem / "people")
+    note(mem, "a.md", "a\n")
+    block = render(mem, CatalogSettings())
+    assert "outside note" not in block and "secret.md" not in block
+
+
+def test_only_a_bounded_head_is_read(mem):
+    # the first body line starts after the head: the catalog must not look that far
+    note(mem, "late.md", "\n" * 3000 + "far away line\n")
+    big = mem / "huge.md"
+    with open(big, "wb") as f:
+        f.write(b"---\ndescription: a 100 MB note\n---\n")
+        f.truncate(100 * 1024 * 1024)
+    settings = CatalogSettings(head_bytes=2048)
+    got = {ln.split(": ", 1)[0][2:]: ln for ln in lines_of(render(mem, settings))}
+    assert got["late.md"] == "- late.md: (no summary)"
+    assert got["huge.md"].startswith("- huge.md: a 100 MB note")
+    assert "too large to read" in got["huge.md"]
+    assert "far away line" in render(mem, CatalogSettings(head_bytes=4096))
+
+
+def test_summary_is_cut_and_cleaned(mem):
+    note(mem, "long.md", "---\ndescription: " + "word " * 100 + "\n---\n")
+    note(mem, "ctl.md", "tab\there \x1b[2J escape\n")
+    got = {ln.split(": ", 1)[0][2:]: ln.split(": ", 1)[1] for ln in lines_of(render(mem, CatalogSettings(width=40)))}
+    assert len(got["long.md"]) <= 40 and got["long.md"].endswith("\u2026")
+    assert "\x1b" not in got["ctl.md"] and "\t" not in got["ctl.md"]
+
+
+def test_budget_drop_line_states_count_and_how_to_page(mem):
+    for i in range(300):
+        note(mem, f"n/{i:03d}.md", f"---\ndescription: note {i:03d} " + "x" * 60 + "\n---\n", mtime=10_000 + i)
+    settings = CatalogSettings(budget_bytes=2000)
+    block = render(mem, settings)
+    assert len(block.encode()) <= 2000
+    shown = lines_of(block)
+    assert 5 < len(shown) < 300
+    # newest first
+    assert shown[0].startswith("- n/299.md")
+    last = block.splitlines()[-1]
+    left = 300 - len(shown)
+    assert last.startswith(f"{left} more notes are not shown")
+    assert f"memory_list(offset={len(shown)}, limit=50)" in last
+    # and following that advice reaches exactly the rest, in the same order
+    total, rest = page(mem, settings, offset=len(shown), limit=200)
+    assert total == 300 and len(rest) == min(200, left)
+    assert rest[0].path == f"n/{299 - len(shown):03d}.md"
+    everything = [e.path for e in page(mem, settings, offset=0, limit=200)[1] + page(mem, settings, offset=200, limit=200)[1]]
+    assert len(everything) == len(set(everything)) == 300
+
+
+def test_everything_fits_means_no_drop_line(mem):
+    note(mem, "a.md", "a\n")
+    block = render(mem, CatalogSettings())
+    assert "not shown" not in block and "memory_list(offset" not in block
+
+
+def test_empty_memory(mem):
+    block = render(mem, CatalogSettings())
+    assert "No notes yet" in block
+
+
+def test_page_validates_arguments(mem):
+    note(mem, "a.md", "a\n")
+    for bad in (-1, "3", True, 1.5):
+        with pytest.raises(ValueError, match="offset"):
+            page(mem, CatalogSettings(), offset=bad)
+    for bad in (0, 201, None):
+        with pytest.raises(ValueError, match="limit"):
+            page(mem, CatalogSettings(), limit=bad)
+    total, entries = page(mem, CatalogSettings(), offset=5)
+    assert total == 1 and entries == []
+
+
+def test_summaries_and_paths_are_redacted(mem):
+    note(mem, "creds.md", f"---\ndescription: the wifi password is {SECRET}\n---\n")
+    note(mem, f"k-{SECRET}.md", "named after it\n")
+    note(mem, "gh.md", "token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + "\n")
+    block = render(mem, CatalogSettings(), Scanner({"wifi": SECRET}))
+    assert SECRET not in block
+    assert "[redacted:wifi]" in block
+    assert "ghp_a1B2" not in block
+
+
+def test_render_catalog_uses_workspace_config(tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, root / "memory")
+    cfg = {"memory": {"pinned": ["people/lina.md"], "catalog_budget_bytes": 6144,
+                      "catalog_head_bytes": 2048, "summary_width": 100, "max_note_bytes": 262144}}
+    block = render_catalog(Workspace(root=root, config=cfg), Scanner({}))
+    assert lines_of(block)[0] == "- people/lina.md: Lina Okafor - Sam's sister, lives in Bristol"
+    with pytest.raises(ValueError, match="memory.catalog_budget_bytes"):
+        CatalogSettings.from_config({"memory": {"catalog_budget_bytes": "big"}})
+
+
+def test_scan_reports_metadata_without_opening(mem):
+    note(mem, "a.md", "a" * 10, mtime=1234)
+    [e] = scan(mem)
+    assert isinstance(e, Entry) and e.path == "a.md" and e.size == 10 and e.mtime_ns == 1234 * 10**9

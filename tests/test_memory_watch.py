@@ -1,0 +1,72 @@
+"""The memory watcher: notes written, hand-edited or removed show up; temp files never do."""
+
+import os
+import threading
+
+from assistant.watch import MemoryWatcher, NoteChange, note_relpath, watch_notes
+
+
+def wait_for(w, paths, timeout=5.0):
+    seen = {}
+    deadline = __import__("time").monotonic() + timeout
+    while not set(paths) <= set(seen):
+        left = deadline - __import__("time").monotonic()
+        if left <= 0:
+            break
+        w.wait(left)
+        for c in w.drain():
+            seen[c.path] = c.kind
+    return seen
+
+
+def test_reports_note_changes_and_ignores_temp_files(tmp_path):
+    mem = tmp_path / "memory"
+    (mem / "people").mkdir(parents=True)
+    (mem / "old.md").write_text("old\n")
+    with MemoryWatcher(mem) as w:
+        (mem / ".tmp-abc123").write_text("temp")
+        (mem / "people" / ".lina.md.swp").write_text("swap")
+        (mem / "not-a-note.txt").write_text("x")
+        # an atomic write the way Root does it: dot-leading temp, then rename
+        (mem / "people" / ".tmp-1").write_text("new\n")
+        os.rename(mem / "people" / ".tmp-1", mem / "people" / "lina.md")
+        (mem / "old.md").write_text("hand edited\n")
+        seen = wait_for(w, {"people/lina.md", "old.md"})
+        assert set(seen) == {"people/lina.md", "old.md"}
+        (mem / "old.md").unlink()
+        seen = wait_for(w, {"old.md"})
+        assert seen == {"old.md": "deleted"}
+        assert w.drain() == []
+
+
+def test_note_relpath_filter(tmp_path):
+    mem = tmp_path / "m"
+    assert note_relpath(mem, str(mem / "a" / "b.md")) == "a/b.md"
+    assert note_relpath(mem, str(mem / ".git" / "b.md")) is None
+    assert note_relpath(mem, str(mem / "a" / ".b.md")) is None
+    assert note_relpath(mem, str(mem / "a.txt")) is None
+    assert note_relpath(mem, str(tmp_path / "other.md")) is None
+
+
+def test_watch_notes_generator_stops_on_event(tmp_path):
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    stop = threading.Event()
+    got = []
+
+    def run():
+        for batch in watch_notes(mem, stop_event=stop):
+            got.extend(batch)
+            stop.set()
+
+    t = threading.Thread(target=run)
+    t.start()
+    import time
+    deadline = time.monotonic() + 5
+    while not got and time.monotonic() < deadline:
+        (mem / "x.md").write_text(str(time.monotonic()))
+        time.sleep(0.1)
+    stop.set()
+    t.join(5)
+    assert not t.is_alive()
+    assert NoteChange("x.md", "added") in got or NoteChange("x.md", "modified") in got
