@@ -316,7 +316,8 @@ class Root:
                     raise ConfinementError(
                         f"path {_show('/'.join(parts))} crosses a mount point or leaves the root"
                     ) from None
-                elif e.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EAGAIN):
+                elif e.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EAGAIN,
+                                     errno.ENAMETOOLONG):
                     raise
                 # Missing (create), a link, or not a directory: the walk below decides, and
                 # names the component. The walk is itself confined, so this is never a
@@ -611,6 +612,8 @@ class Root:
                 raise ConfinementError(_not_regular(old, st.st_mode))
             pn, own_n, ln = self._parent(new, create=True)
             try:
+                if _stat.S_ISREG(st.st_mode):
+                    _refuse_non_file_leaf(pn, ln, new)
                 try:
                     os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
                 except FileNotFoundError:
