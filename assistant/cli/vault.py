@@ -1,3 +1,205 @@
-"""`assistant vault`: (being built)."""
+"""`assistant vault`: init, set, list, remove, passwd.
 
-COMMANDS: list = []
+Guards the ways a secret value can enter or show: values come from stdin or a hidden
+prompt, never from argv (where `ps` and shell history would keep them); listing shows names
+and dates, never values; every refusal is one line on stderr with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..vault import (
+    ENV_PASSPHRASE,
+    UNLOCK_HELP,
+    Vault,
+    VaultError,
+    kdf_settings,
+    read_key_file,
+    unlock,
+    validate_name,
+    validate_value,
+)
+from .common import echo_json, fail, get_workspace, workspace_option
+
+ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
+
+
+def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
+    """Hidden prompt on a terminal; from a pipe, one line (two when confirming)."""
+    if _stdin_is_tty():
+        try:
+            return click.prompt(label, hide_input=True, confirmation_prompt=confirm, err=True)
+        except click.exceptions.Abort:
+            fail(f"no {label.lower()} given")
+    first = _read_line()
+    if first is None:
+        fail(f"no {label.lower()} given on stdin: {UNLOCK_HELP}")
+    if confirm:
+        second = _read_line()
+        if second != first:
+            fail(f"{label.lower()}: the two entries do not match")
+    return first
+
+
+def _read_line() -> str | None:
+    line = sys.stdin.readline()
+    if not line:
+        return None
+    return line.rstrip("\r\n")
+
+
+def _open(ws) -> Vault:
+    if not ws.vault_path.exists():
+        fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
+    try:
+        return unlock(ws, interactive=True, prompt=_prompt_hidden)
+    except VaultError as exc:
+        fail(str(exc))
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _read_value(name: str) -> str:
+    if _stdin_is_tty():
+        return _prompt_hidden(f"Value for {name}", confirm=True)
+    data = sys.stdin.read()
+    if data.endswith("\r\n"):
+        data = data[:-2]
+    elif data.endswith("\n"):
+        data = data[:-1]
+    if not data:
+        fail(f"no value for {name} on stdin (pipe it in, or run on a terminal to be asked)")
+    return data
+
+
+@click.group("vault")
+@workspace_option
+def vault_group() -> None:
+    """Encrypted secrets (vault.enc): the leak scanner blocks and redacts their values.
+
+    Unlock with $ASSISTANT_VAULT_PASSPHRASE, a key file ([vault] key_file in config.toml,
+    mode 600), or the hidden prompt.
+    """
+
+
+@vault_group.command("init")
+@workspace_option
+def init_cmd() -> None:
+    """Create an empty vault.enc (the KDF cost comes from [vault] in config.toml)."""
+    ws = get_workspace()
+    if ws.vault_path.exists() or ws.vault_path.is_symlink():
+        fail(f"{ws.vault_path} already exists; refusing to overwrite it")
+    try:
+        ops, mem = kdf_settings(ws)
+        passphrase = os.environ.get(ENV_PASSPHRASE) or read_key_file(ws)
+    except VaultError as exc:
+        fail(str(exc))
+    if not passphrase:
+        passphrase = _prompt_hidden("New vault passphrase", confirm=True)
+    if not passphrase:
+        fail("the vault passphrase cannot be empty")
+    try:
+        Vault.create(ws.vault_path, passphrase, opslimit=ops, memlimit=mem)
+    except VaultError as exc:
+        fail(str(exc))
+    click.echo(f"created {ws.vault_path}")
+
+
+@vault_group.command("set")
+@click.argument("name")
+@workspace_option
+def set_cmd(name: str) -> None:
+    """Store a secret under NAME. The value is read from stdin or a hidden prompt, never argv."""
+    ws = get_workspace()
+    try:
+        validate_name(name)
+    except VaultError as exc:
+        fail(str(exc))
+    vault = _open(ws)
+    value = _read_value(name)
+    try:
+        validate_value(value)
+        existed = name in vault
+        vault.set(name, value)
+    except VaultError as exc:
+        fail(str(exc))
+    click.echo(f"{'updated' if existed else 'stored'} {name}")
+
+
+@vault_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable: [{name, set_at}].")
+@workspace_option
+def list_cmd(as_json: bool) -> None:
+    """Names of the stored secrets and when each was set (never the values)."""
+    ws = get_workspace()
+    vault = _open(ws)
+    rows = vault.names()
+    if as_json:
+        echo_json([{"name": n, "set_at": t} for n, t in rows])
+        return
+    if not rows:
+        click.echo("(no secrets)")
+        return
+    width = max(len(n) for n, _ in rows)
+    for n, t in rows:
+        click.echo(f"{n.ljust(width)}  {t}")
+
+
+@vault_group.command("remove")
+@click.argument("name")
+@workspace_option
+def remove_cmd(name: str) -> None:
+    """Delete the secret NAME."""
+    ws = get_workspace()
+    vault = _open(ws)
+    try:
+        vault.remove(name)
+    except VaultError as exc:
+        fail(str(exc))
+    click.echo(f"removed {name}")
+
+
+@vault_group.command("passwd")
+@workspace_option
+def passwd_cmd() -> None:
+    """Change the vault passphrase (new salt; KDF cost from config.toml).
+
+    The new passphrase comes from $ASSISTANT_VAULT_NEW_PASSPHRASE or a hidden prompt.
+    """
+    ws = get_workspace()
+    vault = _open(ws)
+    try:
+        ops, mem = kdf_settings(ws)
+    except VaultError as exc:
+        fail(str(exc))
+    new = os.environ.get(ENV_NEW_PASSPHRASE) or _prompt_hidden("New vault passphrase", confirm=True)
+    if not new:
+        fail("the new passphrase cannot be empty")
+    try:
+        vault.change_passphrase(new, opslimit=ops, memlimit=mem)
+    except VaultError as exc:
+        fail(str(exc))
+    click.echo("passphrase changed")
+    if os.environ.get(ENV_PASSPHRASE) or read_key_file_safely(ws):
+        click.echo(
+            f"note: update {ENV_PASSPHRASE} / your key file to the new passphrase", err=True
+        )
+
+
+def read_key_file_safely(ws) -> bool:
+    try:
+        return read_key_file(ws) is not None
+    except VaultError:
+        return True
+
+
+COMMANDS = [vault_group]

@@ -1,0 +1,460 @@
+"""vault.enc: the encrypted store of secrets the assistant must never show, write or leak.
+
+Guards the values themselves. The file is a versioned header (magic, format version, KDF id
+and parameters, salt), a nonce, and an XChaCha20-Poly1305 ciphertext whose associated data
+is the header, so any edit to the header, the nonce or the ciphertext fails to decrypt. The
+key comes from the passphrase through argon2id; parameters read from a file are capped so a
+crafted header cannot make us allocate gigabytes. Every save uses a fresh nonce and is
+atomic (temp + fsync + rename, mode 0o600), under an fcntl lock with a re-read, so two
+processes setting secrets at once lose nothing. Values never appear in reprs, logs or
+exceptions; errors name the file and the problem, never the content.
+
+Unlock means, in order: $ASSISTANT_VAULT_PASSPHRASE, the key file named by config
+[vault] key_file (refused unless only its owner can read it), a hidden prompt on a TTY.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import getpass
+import json
+import os
+import re
+import struct
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import nacl.exceptions
+import nacl.pwhash.argon2id as argon2id
+import nacl.utils
+from nacl import bindings
+
+from .leaks import Scanner
+
+ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
+
+MAGIC = b"ASTVAULT"
+FORMAT_VERSION = 1
+KDF_ARGON2ID = 1
+_HEADER = struct.Struct(">8sBBIQ16s")      # magic, version, kdf id, opslimit, memlimit, salt
+HEADER_SIZE = _HEADER.size                 # 38
+NONCE_SIZE = bindings.crypto_aead_xchacha20poly1305_ietf_NPUBBYTES   # 24
+TAG_SIZE = bindings.crypto_aead_xchacha20poly1305_ietf_ABYTES        # 16
+KEY_SIZE = bindings.crypto_aead_xchacha20poly1305_ietf_KEYBYTES      # 32
+
+# Defaults: libsodium's "moderate" argon2id cost (3 passes, 256 MiB), overridable in config.
+DEFAULT_OPSLIMIT = argon2id.OPSLIMIT_MODERATE
+DEFAULT_MEMLIMIT = argon2id.MEMLIMIT_MODERATE
+# What we accept from a file (or config) before refusing: 1 GiB and 16 passes.
+MAX_OPSLIMIT = 16
+MAX_MEMLIMIT = 1 << 30
+MIN_OPSLIMIT = argon2id.OPSLIMIT_MIN
+MIN_MEMLIMIT = argon2id.MEMLIMIT_MIN
+
+MIN_VALUE_LEN = 8
+MAX_VALUE_LEN = 64 * 1024
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+UNLOCK_HELP = (
+    f"set {ENV_PASSPHRASE}, or set [vault] key_file in config.toml to a file only you can "
+    "read (chmod 600), or run the command interactively to be asked for the passphrase"
+)
+
+
+class VaultError(Exception):
+    """A vault that cannot be read or written: the message says which file and what is wrong."""
+
+
+class VaultLocked(VaultError):
+    """vault.enc exists but this run has no means to unlock it."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def validate_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise VaultError(
+            "a secret name is 1-64 characters: letters, digits, '_', '.', '-', starting with a "
+            "letter or digit"
+        )
+    return name
+
+
+def validate_value(value: str) -> str:
+    if not isinstance(value, str):
+        raise VaultError("a secret value must be text")
+    if len(value) < MIN_VALUE_LEN:
+        raise VaultError(
+            f"value too short ({len(value)} characters): at least {MIN_VALUE_LEN} are needed, "
+            "a shorter value is too short to scan for without false alarms"
+        )
+    if len(value) > MAX_VALUE_LEN:
+        raise VaultError(f"value too long ({len(value)} characters, at most {MAX_VALUE_LEN})")
+    if not value.strip():
+        raise VaultError("value is only whitespace")
+    return value
+
+
+def check_kdf_params(opslimit: Any, memlimit: Any, *, where: str) -> tuple[int, int]:
+    """Both limits as ints within [min, cap], or a VaultError saying which is out of range."""
+    for label, v, lo, hi in (("opslimit", opslimit, MIN_OPSLIMIT, MAX_OPSLIMIT),
+                             ("memlimit", memlimit, MIN_MEMLIMIT, MAX_MEMLIMIT)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise VaultError(f"{where}: KDF {label} must be an integer, got {type(v).__name__}")
+        if not lo <= v <= hi:
+            raise VaultError(f"{where}: KDF {label} {v} is outside the accepted range {lo}..{hi}")
+    return opslimit, memlimit
+
+
+def _derive(passphrase: str | bytes, salt: bytes, opslimit: int, memlimit: int) -> bytes:
+    pw = passphrase.encode("utf-8") if isinstance(passphrase, str) else bytes(passphrase)
+    if not pw:
+        raise VaultError("the vault passphrase is empty")
+    return argon2id.kdf(KEY_SIZE, pw, salt, opslimit=opslimit, memlimit=memlimit)
+
+
+class _Header:
+    __slots__ = ("opslimit", "memlimit", "salt", "raw")
+
+    def __init__(self, opslimit: int, memlimit: int, salt: bytes):
+        self.opslimit, self.memlimit, self.salt = opslimit, memlimit, salt
+        self.raw = _HEADER.pack(MAGIC, FORMAT_VERSION, KDF_ARGON2ID, opslimit, memlimit, salt)
+
+    @classmethod
+    def parse(cls, data: bytes, where: str) -> "_Header":
+        if len(data) < len(MAGIC) or data[: len(MAGIC)] != MAGIC:
+            raise VaultError(f"{where}: not a vault file (bad magic)")
+        if len(data) < HEADER_SIZE + NONCE_SIZE + TAG_SIZE:
+            raise VaultError(f"{where}: truncated ({len(data)} bytes, shorter than any vault)")
+        magic, version, kdf, ops, mem, salt = _HEADER.unpack_from(data)
+        if version != FORMAT_VERSION:
+            raise VaultError(f"{where}: unsupported vault format version {version} "
+                             f"(this version reads {FORMAT_VERSION})")
+        if kdf != KDF_ARGON2ID:
+            raise VaultError(f"{where}: unknown key-derivation id {kdf}")
+        check_kdf_params(ops, mem, where=where)
+        h = cls(ops, mem, salt)
+        if h.raw != data[:HEADER_SIZE]:  # pragma: no cover - pack/unpack round trip
+            raise VaultError(f"{where}: malformed header")
+        return h
+
+
+class Vault:
+    """An unlocked vault. Holds the derived key, never the passphrase."""
+
+    def __init__(self, path: Path, key: bytes, header: _Header, entries: dict[str, dict]):
+        self.path = Path(path)
+        self._key = key
+        self._header = header
+        self._entries = entries
+
+    def __repr__(self) -> str:
+        return f"Vault({str(self.path)!r}, {len(self._entries)} secrets)"
+
+    # -- creation and opening -------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], passphrase: str | bytes, *,
+               opslimit: int | None = None, memlimit: int | None = None) -> "Vault":
+        """Write a new, empty vault at `path` (refused if one exists)."""
+        path = Path(path)
+        ops = DEFAULT_OPSLIMIT if opslimit is None else opslimit
+        mem = DEFAULT_MEMLIMIT if memlimit is None else memlimit
+        check_kdf_params(ops, mem, where="vault settings")
+        if path.exists() or path.is_symlink():
+            raise VaultError(f"{path}: a vault already exists here; refusing to overwrite it")
+        salt = nacl.utils.random(argon2id.SALTBYTES)
+        header = _Header(ops, mem, salt)
+        key = _derive(passphrase, salt, ops, mem)
+        vault = cls(path, key, header, {})
+        with vault._locked():
+            if path.exists() or path.is_symlink():
+                raise VaultError(f"{path}: a vault already exists here; refusing to overwrite it")
+            vault._save()
+        return vault
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], passphrase: str | bytes) -> "Vault":
+        path = Path(path)
+        data = _read(path)
+        header = _Header.parse(data, str(path))
+        key = _derive(passphrase, header.salt, header.opslimit, header.memlimit)
+        entries = _decrypt(data, header, key, str(path))
+        return cls(path, key, header, entries)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def get(self, name: str) -> str:
+        try:
+            return self._entries[name]["value"]
+        except KeyError:
+            raise VaultError(f"no secret named {name!r} in the vault") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def names(self) -> list[tuple[str, str]]:
+        """[(name, set_at)] sorted by name. No values."""
+        return sorted((n, e.get("set_at", "")) for n, e in self._entries.items())
+
+    def secrets(self) -> dict[str, str]:
+        return {n: e["value"] for n, e in self._entries.items()}
+
+    def scanner(self) -> Scanner:
+        return Scanner(self.secrets())
+
+    # -- writing (each under the lock, on a fresh re-read) -----------------------------
+
+    def set(self, name: str, value: str) -> None:
+        validate_name(name)
+        validate_value(value)
+
+        def change(entries: dict[str, dict]) -> None:
+            entries[name] = {"value": value, "set_at": _now()}
+
+        self._update(change)
+
+    def remove(self, name: str) -> None:
+        validate_name(name)
+
+        def change(entries: dict[str, dict]) -> None:
+            if name not in entries:
+                raise VaultError(f"no secret named {name!r} in the vault")
+            del entries[name]
+
+        self._update(change)
+
+    def change_passphrase(self, new_passphrase: str | bytes, *, opslimit: int | None = None,
+                          memlimit: int | None = None) -> None:
+        """Re-encrypt under a new passphrase (new salt, new key, optionally new KDF cost)."""
+        ops = self._header.opslimit if opslimit is None else opslimit
+        mem = self._header.memlimit if memlimit is None else memlimit
+        check_kdf_params(ops, mem, where="vault settings")
+        salt = nacl.utils.random(argon2id.SALTBYTES)
+        new_header = _Header(ops, mem, salt)
+        new_key = _derive(new_passphrase, salt, ops, mem)
+        with self._locked():
+            self._reload()
+            self._header, self._key = new_header, new_key
+            self._save()
+
+    def _update(self, change: Callable[[dict[str, dict]], None]) -> None:
+        with self._locked():
+            self._reload()
+            entries = {n: dict(e) for n, e in self._entries.items()}
+            change(entries)
+            self._entries = entries
+            self._save()
+
+    def _reload(self) -> None:
+        """Re-read the file (another process may have saved since we opened it)."""
+        where = str(self.path)
+        data = _read(self.path)
+        header = _Header.parse(data, where)
+        if header.raw != self._header.raw:
+            raise VaultError(
+                f"{where}: the vault's passphrase or settings changed since it was unlocked; "
+                "unlock it again"
+            )
+        self._entries = _decrypt(data, header, self._key, where)
+
+    def _save(self) -> None:
+        payload = json.dumps(self._entries, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        nonce = nacl.utils.random(NONCE_SIZE)
+        ct = bindings.crypto_aead_xchacha20poly1305_ietf_encrypt(
+            payload, self._header.raw, nonce, self._key
+        )
+        _atomic_write(self.path, self._header.raw + nonce + ct)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock_path = self.path.with_name("." + self.path.name + ".lock")
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise VaultError(f"{lock_path}: cannot open the vault lock: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)") from None
+    except OSError as exc:
+        raise VaultError(f"{path}: cannot open the vault: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not _is_regular(st.st_mode):
+            raise VaultError(f"{path}: not a regular file")
+        if st.st_size > 16 * 1024 * 1024:
+            raise VaultError(f"{path}: too large to be a vault ({st.st_size} bytes)")
+        return f.read()
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, dict]:
+    nonce = data[HEADER_SIZE:HEADER_SIZE + NONCE_SIZE]
+    ct = data[HEADER_SIZE + NONCE_SIZE:]
+    try:
+        payload = bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(ct, header.raw, nonce, key)
+    except nacl.exceptions.CryptoError:
+        raise VaultError(
+            f"{where}: cannot decrypt: wrong passphrase, or the file was modified or damaged"
+        ) from None
+    try:
+        entries = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise VaultError(f"{where}: decrypted contents are not a valid vault payload") from None
+    if not isinstance(entries, dict) or not all(
+        isinstance(n, str) and isinstance(e, dict) and isinstance(e.get("value"), str)
+        for n, e in entries.items()
+    ):
+        raise VaultError(f"{where}: decrypted contents are not a valid vault payload")
+    return entries
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    directory = path.parent
+    tmp = directory / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            os.fchmod(fd, 0o600)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+# -- unlocking within a workspace ----------------------------------------------------------
+
+def kdf_settings(ws: Any) -> tuple[int, int]:
+    """(opslimit, memlimit bytes) from config [vault], validated against the caps."""
+    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
+    ops = cfg.get("opslimit", DEFAULT_OPSLIMIT)
+    mib = cfg.get("memlimit_mib", DEFAULT_MEMLIMIT >> 20)
+    if isinstance(mib, bool) or not isinstance(mib, int):
+        raise VaultError("config.toml: [vault] memlimit_mib must be an integer (MiB)")
+    return check_kdf_params(ops, mib * 1024 * 1024, where="config.toml [vault]")
+
+
+def read_key_file(ws: Any) -> bytes | None:
+    """The passphrase from config [vault] key_file, or None when none is configured.
+
+    Refused unless the file is a regular file owned by us that nobody else can read or write.
+    """
+    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
+    name = cfg.get("key_file", "") or ""
+    if not name:
+        return None
+    if not isinstance(name, str):
+        raise VaultError("config.toml: [vault] key_file must be a path string")
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = Path(ws.root) / path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise VaultError(f"key file {path} (config [vault] key_file) does not exist") from None
+    except OSError as exc:
+        raise VaultError(f"key file {path}: cannot open: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not _is_regular(st.st_mode):
+            raise VaultError(f"key file {path}: not a regular file")
+        if st.st_mode & 0o077:
+            raise VaultError(
+                f"key file {path} is readable or writable by others (mode "
+                f"{st.st_mode & 0o777:04o}); refusing it: run `chmod 600 {path}`"
+            )
+        if st.st_uid != os.geteuid():
+            raise VaultError(f"key file {path} is not owned by you; refusing it")
+        data = f.read(64 * 1024 + 1)
+    if len(data) > 64 * 1024:
+        raise VaultError(f"key file {path}: too large for a key file")
+    data = data.rstrip(b"\r\n")
+    if not data:
+        raise VaultError(f"key file {path} is empty")
+    return data
+
+
+def passphrase_for(ws: Any, *, interactive: bool,
+                   prompt: Callable[[str], str] | None = None) -> str | bytes:
+    """The passphrase by the first available means, or VaultLocked saying how to provide one."""
+    env = os.environ.get(ENV_PASSPHRASE)
+    if env:
+        return env
+    from_file = read_key_file(ws)
+    if from_file is not None:
+        return from_file
+    if interactive:
+        if prompt is not None:
+            return prompt("Vault passphrase")
+        if sys.stdin is not None and sys.stdin.isatty():
+            return getpass.getpass("Vault passphrase: ")
+    raise VaultLocked(f"the vault at {ws.vault_path} is locked: {UNLOCK_HELP}")
+
+
+def unlock(ws: Any, *, interactive: bool,
+           prompt: Callable[[str], str] | None = None) -> Vault:
+    """Open the workspace's vault.enc by the first available means."""
+    path = Path(ws.vault_path)
+    if not (path.exists() or path.is_symlink()):
+        raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)")
+    return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
+
+
+def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
+    """The scanner for a run: shapes only without a vault, else shapes plus every value.
+
+    A vault that exists but cannot be unlocked in this run (no means, wrong passphrase,
+    damaged file, loose key file) raises VaultLocked, whose message says why and how to
+    unlock: callers fail closed, since scanning without the values would let them through.
+    """
+    path = Path(ws.vault_path)
+    if not (path.exists() or path.is_symlink()):
+        return Scanner({})
+    try:
+        vault = unlock(ws, interactive=interactive)
+    except VaultLocked:
+        raise
+    except VaultError as exc:
+        raise VaultLocked(f"{exc}. To unlock the vault: {UNLOCK_HELP}") from None
+    return Scanner(vault.secrets())
+
+
+__all__ = [
+    "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
+    "VaultError", "VaultLocked", "check_kdf_params", "kdf_settings", "load_scanner",
+    "passphrase_for", "read_key_file", "unlock", "validate_name", "validate_value",
+]
