@@ -76,13 +76,13 @@ def schedule_list(as_json: bool) -> None:
               help="Wait this long for an approval instead of approvals.timeout.")
 def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None) -> None:
     """Run schedule NAME now, exactly as the OS scheduler would (`assistant run TASK`)."""
-    from .run import execute_run
-
     ws = get_workspace()
     try:
         sched = find_schedule(ws.config, name)
     except ScheduleError as exc:
         fail(str(exc))
+    from .run import execute_run
+
     sys.exit(execute_run(ws, sched.task, model_spec=model_spec, approval_timeout=approval_timeout,
                          label=f"schedule {name}"))
 
