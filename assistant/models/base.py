@@ -20,6 +20,7 @@ class StepResult:
     prompt_tokens: int = 0     # tokens in the rendered prompt
     evaluated_tokens: int = 0  # prompt tokens actually evaluated (the rest came from the KV cache)
     completion_tokens: int = 0
+    finish_reason: str = ""    # "stop" (action complete) or "length" (hit max_tokens: likely cut off)
 
 
 class Model(Protocol):

