@@ -1,0 +1,370 @@
+"""Behaviour of assistant.confine.Root's public API (both resolver modes, real filesystem)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+import pytest
+
+from assistant import confine
+from assistant.confine import (
+    ConfinementError,
+    FileTooLarge,
+    FileTooLargeError,
+    Root,
+    TEMP_PREFIX,
+    validate_relpath,
+)
+from confine_fixtures import layout, mode, root  # noqa: F401  (fixtures)
+
+
+def temps(path):
+    return [os.path.join(d, n) for d, _, fs in os.walk(path) for n in fs if n.startswith(TEMP_PREFIX)]
+
+
+def all_entries(path):
+    return sorted(os.path.relpath(os.path.join(d, n), path)
+                  for d, ds, fs in os.walk(path) for n in ds + fs)
+
+
+# ---------------------------------------------------------------- basics
+
+
+def test_confinement_error_is_permission_error():
+    assert issubclass(ConfinementError, PermissionError)
+    assert issubclass(FileTooLargeError, OSError) and FileTooLarge is FileTooLargeError
+
+
+def test_write_read_roundtrip_creates_private_parents(root, layout):
+    old = os.umask(0o022)
+    try:
+        root.write_bytes("people/family/lina.md", b"# Lina\n")
+    finally:
+        os.umask(old)
+    assert root.read_bytes("people/family/lina.md") == b"# Lina\n"
+    assert (layout.root / "people/family/lina.md").read_bytes() == b"# Lina\n"
+    assert stat.S_IMODE(os.stat(layout.root / "people").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(layout.root / "people/family").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(layout.root / "people/family/lina.md").st_mode) == 0o600
+    assert temps(layout.root) == []
+
+
+def test_overwrite_replaces_inode_and_content(root, layout):
+    root.write_bytes("n.md", b"old")
+    ino = os.stat(layout.root / "n.md").st_ino
+    root.write_bytes("n.md", bytearray(b"new content"))
+    assert root.read_bytes("n.md") == b"new content"
+    assert os.stat(layout.root / "n.md").st_ino != ino
+    root.write_bytes("n.md", memoryview(b"xyz"))
+    assert root.read_bytes("n.md") == b"xyz"
+    root.write_bytes("n.md", b"")
+    assert root.read_bytes("n.md") == b""
+
+
+def test_write_rejects_non_bytes_and_leaves_nothing(root, layout):
+    with pytest.raises(TypeError, match="bytes"):
+        root.write_bytes("new/dir/n.md", "text")
+    assert all_entries(layout.root) == []
+
+
+def test_invalid_path_creates_no_parents(root, layout):
+    for bad in ["new/dir/../x.md", "new/dir/.x", "new/dir/", "new\x00/x"]:
+        with pytest.raises(ConfinementError):
+            root.write_bytes(bad, b"x")
+        with pytest.raises(ConfinementError):
+            root.mkdirs(bad)
+        with pytest.raises(ConfinementError):
+            root.rename("whatever.md", bad)
+    assert all_entries(layout.root) == []
+
+
+def test_write_onto_directory_refused_without_leftovers(root, layout):
+    (layout.root / "d.md").mkdir()
+    with pytest.raises(ConfinementError, match="directory"):
+        root.write_bytes("d.md", b"x")
+    assert temps(layout.root) == []
+    assert (layout.root / "d.md").is_dir()
+
+
+def test_parent_is_a_file(root, layout):
+    (layout.root / "f").write_bytes(b"x")
+    with pytest.raises(ConfinementError, match=r"'f' is not a directory \(a regular file\)"):
+        root.write_bytes("f/n.md", b"x")
+    with pytest.raises(ConfinementError, match="not a directory"):
+        root.read_bytes("f/n.md")
+    assert (layout.root / "f").read_bytes() == b"x"
+
+
+def test_missing_file_and_dir(root):
+    with pytest.raises(FileNotFoundError, match="no such file 'nope.md'"):
+        root.read_bytes("nope.md")
+    with pytest.raises(FileNotFoundError, match="no such directory 'a'"):
+        root.read_bytes("a/b/nope.md")
+    with pytest.raises(FileNotFoundError):
+        root.stat("nope")
+    with pytest.raises(FileNotFoundError):
+        root.remove("nope")
+    with pytest.raises(FileNotFoundError):
+        root.listdir("nope")
+    assert root.exists("nope") is False
+
+
+# ---------------------------------------------------------------- bounded reads
+
+
+def test_read_bytes_cap(root, layout):
+    (layout.root / "big.md").write_bytes(b"x" * 5000)
+    assert root.read_bytes("big.md", max_bytes=5000) == b"x" * 5000
+    with pytest.raises(FileTooLargeError, match="5000 bytes; the limit is 4999"):
+        root.read_bytes("big.md", max_bytes=4999)
+    with pytest.raises(ValueError):
+        root.read_bytes("big.md", max_bytes=-1)
+
+
+def test_root_default_cap(layout, mode):
+    (layout.root / "big.md").write_bytes(b"x" * 100)
+    with Root(layout.root, use_openat2=(mode == "openat2"), max_read_bytes=99) as r:
+        with pytest.raises(FileTooLarge):
+            r.read_bytes("big.md")
+        assert r.read_bytes("big.md", max_bytes=100) == b"x" * 100
+
+
+def test_read_head_reads_only_n(root, layout):
+    (layout.root / "big.md").write_bytes(b"0123456789" * 100_000)
+    assert root.read_head("big.md", 10) == b"0123456789"
+    assert root.read_head("big.md", 0) == b""
+    (layout.root / "small.md").write_bytes(b"ab")
+    assert root.read_head("small.md", 1024) == b"ab"
+    with pytest.raises(ValueError):
+        root.read_head("small.md", -1)
+
+
+# ---------------------------------------------------------------- listing, stat, walk
+
+
+def test_listdir_sorted_without_dot_names(root, layout):
+    for n in ["b.md", "a.md", ".hidden", ".tmp-123"]:
+        (layout.root / n).write_bytes(b"")
+    (layout.root / "sub").mkdir()
+    (layout.root / "sub" / "z.md").write_bytes(b"")
+    (layout.root / "bad\nname").write_bytes(b"")  # hand-made, unaddressable: not listed
+    assert root.listdir() == ["a.md", "b.md", "sub"]
+    assert root.listdir("") == ["a.md", "b.md", "sub"]
+    assert root.listdir("sub") == ["z.md"]
+    # listing the root twice (and concurrently) never comes back empty: fresh descriptors
+    assert root.listdir() == root.listdir()
+
+
+def test_listdir_of_file_refused(root, layout):
+    (layout.root / "f.md").write_bytes(b"")
+    with pytest.raises(ConfinementError, match="not a directory"):
+        root.listdir("f.md")
+
+
+def test_stat_is_lstat(root, layout):
+    (layout.root / "f.md").write_bytes(b"12345")
+    os.symlink("f.md", layout.root / "l.md")
+    assert root.stat("f.md").st_size == 5
+    assert stat.S_ISLNK(root.stat("l.md").st_mode)
+
+
+def test_walk_files(root, layout):
+    root.write_bytes("a.md", b"")
+    root.write_bytes("p/q/r.md", b"")
+    root.write_bytes("p/s.md", b"")
+    (layout.root / ".git").mkdir()
+    (layout.root / ".git" / "x").write_bytes(b"")
+    (layout.root / "p" / ".tmp-zz").write_bytes(b"")
+    os.symlink("p", layout.root / "plink")
+    os.symlink("a.md", layout.root / "alink.md")
+    os.mkfifo(layout.root / "fifo")
+    assert root.walk_files() == ["a.md", "p/q/r.md", "p/s.md"]
+    assert root.walk_files("p") == ["p/q/r.md", "p/s.md"]
+
+
+# ---------------------------------------------------------------- remove, rename, mkdirs
+
+
+def test_remove(root, layout):
+    root.write_bytes("d/n.md", b"x")
+    with pytest.raises(OSError, match="not empty"):
+        root.remove("d")
+    root.remove("d/n.md")
+    root.remove("d")
+    assert all_entries(layout.root) == []
+
+
+def test_rename(root, layout):
+    root.write_bytes("a.md", b"A")
+    root.rename("a.md", "x/y/b.md")
+    assert root.read_bytes("x/y/b.md") == b"A" and not root.exists("a.md")
+    root.write_bytes("c.md", b"C")
+    root.rename("c.md", "x/y/b.md")  # replace
+    assert root.read_bytes("x/y/b.md") == b"C"
+    root.rename("x", "z")  # directories move too
+    assert root.walk_files() == ["z/y/b.md"]
+    with pytest.raises(ConfinementError, match="inside itself"):
+        root.rename("z", "z/y/inner")
+    root.write_bytes("file.md", b"F")
+    with pytest.raises(ConfinementError, match="cannot rename"):
+        root.rename("z", "file.md")
+
+
+def test_mkdirs(root, layout):
+    root.mkdirs("a/b/c")
+    root.mkdirs("a/b/c")  # idempotent
+    assert (layout.root / "a/b/c").is_dir()
+    assert stat.S_IMODE(os.stat(layout.root / "a/b/c").st_mode) == 0o700
+    (layout.root / "a/file").write_bytes(b"")
+    with pytest.raises(ConfinementError, match="'a/file' is not a directory"):
+        root.mkdirs("a/file/x")
+
+
+# ---------------------------------------------------------------- temp files
+
+
+def test_sweep_temp(root, layout):
+    root.write_bytes("d/n.md", b"note")
+    old = time.time() - 7200
+    for p in [layout.root / ".tmp-old1", layout.root / "d" / ".tmp-old2"]:
+        p.write_bytes(b"partial")
+        os.utime(p, (old, old))
+    fresh = layout.root / "d" / ".tmp-fresh"
+    fresh.write_bytes(b"in flight")
+    keep = layout.root / ".keepme"
+    keep.write_bytes(b"not ours")
+    os.utime(keep, (old, old))
+    os.symlink(str(layout.sentinel), layout.root / ".tmp-link")
+    os.mkdir(layout.root / ".tmp-dir")
+    os.utime(layout.root / ".tmp-dir", (old, old))
+    before = layout.snapshot()
+    assert root.sweep_temp() == 2
+    assert fresh.exists() and keep.exists()
+    assert (layout.root / ".tmp-link").is_symlink() and (layout.root / ".tmp-dir").is_dir()
+    assert root.sweep_temp(older_than=0) == 1
+    assert not fresh.exists()
+    assert root.read_bytes("d/n.md") == b"note"
+    layout.assert_untouched(before)
+
+
+def test_temp_names_are_unaddressable():
+    with pytest.raises(ConfinementError, match="dot"):
+        validate_relpath(TEMP_PREFIX + "abc")
+
+
+# ---------------------------------------------------------------- validation messages
+
+
+@pytest.mark.parametrize("rel, msg", [
+    ("", "path is empty"),
+    ("/etc/passwd", "is absolute"),
+    ("a/b/", "trailing slash"),
+    ("a//b", r"component 2 '' is empty"),
+    ("a/../b", r"component 2 '\.\.' is '\.\.'"),
+    ("./a", r"component 1 '\.' is '\.'"),
+    ("a/.git/x", r"component 2 '\.git' starts with a dot"),
+    ("a/b\x00c", r"component 2 'b\\x00c' contains NUL"),
+    ("a\\b", "backslash"),
+    ("x/a\x1bb", r"'a\\x1bb' contains control character U\+001B"),
+    ("a\u202eb", r"format/bidi character U\+202E"),
+    ("a\uff0fb", r"fullwidth solidus U\+FF0F"),
+    ("x" * 256, "longer than 255 bytes"),
+    ("/".join("a" * 33), "33 components; at most 32"),
+])
+def test_validation_messages(rel, msg):
+    with pytest.raises(ConfinementError, match=msg):
+        validate_relpath(rel)
+
+
+def test_validation_accepts():
+    assert validate_relpath("people/lina.md") == ["people", "lina.md"]
+    assert validate_relpath("%2e%2e%2f") == ["%2e%2e%2f"]
+    assert validate_relpath("caf\u00e9/\u65e5\u8a18.md") == ["caf\u00e9", "\u65e5\u8a18.md"]
+    assert validate_relpath("a.b..c") == ["a.b..c"]
+    assert len(validate_relpath("/".join("a" * 32))) == 32
+
+
+def test_long_message_is_bounded():
+    with pytest.raises(ConfinementError) as ei:
+        validate_relpath("x" * 300)
+    assert len(str(ei.value)) < 160
+
+
+# ---------------------------------------------------------------- modes and lifecycle
+
+
+def test_env_var_forces_walk(layout, monkeypatch):
+    monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    with Root(layout.root) as r:
+        assert r.uses_openat2 is False
+        r.write_bytes("a/b.md", b"x")
+        assert r.read_bytes("a/b.md") == b"x"
+    monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2")
+    with Root(layout.root) as r:
+        assert r.uses_openat2 is confine.openat2_available()
+    with Root(layout.root, use_openat2=False) as r:
+        assert r.uses_openat2 is False
+
+
+def test_closed_root(layout):
+    r = Root(layout.root)
+    r.close()
+    r.close()
+    with pytest.raises(ValueError, match="closed"):
+        r.read_bytes("a.md")
+
+
+def test_root_must_be_directory(layout):
+    with pytest.raises(FileNotFoundError):
+        Root(layout.root / "missing")
+    with pytest.raises(NotADirectoryError):
+        Root(layout.sentinel)
+
+
+def test_root_follows_its_directory_when_moved(layout, mode):
+    """The root is a descriptor: renaming the directory does not redirect operations."""
+    r = Root(layout.root, use_openat2=(mode == "openat2"))
+    try:
+        moved = layout.base / "moved"
+        os.rename(layout.root, moved)
+        layout.root.mkdir()  # a new directory at the old path must not receive writes
+        r.write_bytes("n.md", b"x")
+        assert (moved / "n.md").read_bytes() == b"x"
+        assert not (layout.root / "n.md").exists()
+    finally:
+        r.close()
+
+
+def test_hard_link_never_written_through(root, layout):
+    (layout.root / "a.md").write_bytes(b"original")
+    os.link(layout.root / "a.md", layout.root / "b.md")
+    assert os.stat(layout.root / "b.md").st_nlink == 2
+    root.write_bytes("b.md", b"changed")
+    assert (layout.root / "a.md").read_bytes() == b"original"
+    assert root.read_bytes("b.md") == b"changed"
+    assert os.stat(layout.root / "a.md").st_nlink == 1
+
+
+def test_concurrent_writers_same_note(root, layout):
+    import threading
+    errors = []
+    payloads = [bytes([65 + i]) * 4096 for i in range(4)]
+
+    def writer(p):
+        try:
+            for _ in range(50):
+                root.write_bytes("shared/n.md", p)
+                assert root.read_bytes("shared/n.md") in payloads
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    ts = [threading.Thread(target=writer, args=(p,)) for p in payloads]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+    assert root.read_bytes("shared/n.md") in payloads
+    assert temps(layout.root) == []
