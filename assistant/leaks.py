@@ -11,7 +11,8 @@ How the vault values are matched, in one pass whatever their number:
   base64 only the characters fully determined by the value are kept, so the value is found
   inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
 - the text is normalised once: whitespace removed (so wrapped base64 and values split by
-  spaces or line breaks line up) and case-folded (so hex of any case matches);
+  spaces or line breaks line up), backslashes removed (so any backslash escaping lines up)
+  and case-folded (so hex of any case matches);
 - one Aho-Corasick automaton (pyahocorasick, C) holds every variant of every value, so the
   cost is one pass over the text, not one search per value or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
@@ -74,16 +75,22 @@ class _Variant:
         return f"_Variant(name={self.name!r}, encoding={self.encoding!r})"
 
 
-# ASCII characters str.split() treats as whitespace; for ASCII text str.translate with this
-# table is a fast C path (several times faster than split/join).
-_ASCII_WS = {c: None for c in range(128) if chr(c).isspace()}
+# The normalised view drops whitespace (wrapped base64, values split across lines or by
+# spaces) and backslashes (any backslash-escaping: JSON, shell, regex, C strings).
+# _DROPPED_ASCII is the ASCII part, for str.translate's fast path on ASCII text.
+_WS_ALL = (  # every character for which str.isspace() is true (checked by the tests)
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_DROP_CHARS = _WS_ALL + "\\"
+_DROPPED_ASCII = {ord(c): None for c in _DROP_CHARS if ord(c) < 128}
 
 
 def _strip_ws(s: str) -> str:
-    """`s` without the characters str.split() treats as whitespace."""
+    """`s` without whitespace (as str.split() sees it) and without backslashes."""
     if s.isascii():
-        return s.translate(_ASCII_WS)
-    return "".join(s.split())
+        return s.translate(_DROPPED_ASCII)
+    return "".join(s.split()).replace("\\", "")
 
 
 def _casefold_same_length(s: str) -> str:
@@ -147,7 +154,6 @@ def variants(name: str, value: str) -> list[_Variant]:
     add("json", json.dumps(value)[1:-1])
     add("json-unicode", json.dumps(value, ensure_ascii=False)[1:-1])
     add("json-u-all", "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else c for c in value), _HEX)
-    add("backslash", re.sub(r"([\\\"'`$ ])", r"\\\1", value))
     add("unicode-escape", value.encode("unicode_escape").decode("ascii"))
     # Drop duplicates (a value with nothing to escape looks the same in several encodings).
     seen: set[tuple[str, str]] = set()
@@ -161,7 +167,7 @@ def variants(name: str, value: str) -> list[_Variant]:
 
 
 class _OffsetMap:
-    """Maps positions in the whitespace-free view back to the original text, lazily.
+    """Maps positions in the normalised view back to the original text, lazily.
 
     Queries must come in increasing order; each step counts non-whitespace characters of a
     slice with C-level string operations, so the whole map costs O(len(text)) without a
@@ -171,10 +177,10 @@ class _OffsetMap:
     def __init__(self, text: str):
         self.text = text
         self.orig = 0     # position in text
-        self.norm = 0     # number of non-whitespace characters before self.orig
+        self.norm = 0     # number of kept characters before self.orig
 
     def index_of(self, p: int) -> int:
-        """Original index of the p-th (0-based) non-whitespace character."""
+        """Original index of the p-th (0-based) character kept by the normalised view."""
         text = self.text
         if p < self.norm:  # out of order: restart (rare; only for overlapping spans)
             self.orig = self.norm = 0
@@ -185,9 +191,9 @@ class _OffsetMap:
             if a >= len(text):
                 raise IndexError("position beyond the text")
             chunk = text[a:b]
-            c = len("".join(chunk.split()))
+            c = len(_strip_ws(chunk))
             if c == need:
-                i = a + len(chunk.rstrip()) - 1
+                i = a + len(chunk.rstrip(_DROP_CHARS)) - 1
                 self.orig, self.norm = i + 1, p + 1
                 return i
             need -= c

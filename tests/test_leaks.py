@@ -1,0 +1,305 @@
+"""Leak scanner: every shape rule, every encoding of a vault value, redaction, false positives."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import re
+import textwrap
+import urllib.parse
+
+import pytest
+
+from assistant.leak_rules import RULE_IDS
+from assistant.leaks import Finding, Scanner, variants
+from leak_corpus import (
+    fake_credential_values,
+    fake_tokens,
+    ordinary_notes,
+    random_secrets,
+)
+
+TOKENS = fake_tokens()
+SHAPES = Scanner({})
+
+
+# -- shape rules --------------------------------------------------------------------------
+
+def test_every_rule_has_a_fake_token():
+    covered = set(TOKENS) | {k.split("/")[0] for k in fake_credential_values()}
+    assert covered == set(RULE_IDS)
+
+
+@pytest.mark.parametrize(
+    "rule,token", [(rule, tok) for rule, toks in TOKENS.items() for tok in toks],
+    ids=lambda v: v if v in TOKENS else "",
+)
+def test_shape_rule_finds_token_and_redaction_keeps_context(rule, token):
+    text = f"Notes for today.\nThe value is {token} (do not share).\nBye."
+    found = SHAPES.find(text)
+    start = text.index(token)
+    assert found == [Finding(rule, rule, start, start + len(token))]
+    redacted = SHAPES.redact(text)
+    assert redacted == f"Notes for today.\nThe value is [redacted:{rule}] (do not share).\nBye."
+    assert token not in redacted
+
+
+@pytest.mark.parametrize("key", sorted(fake_credential_values()))
+def test_contextual_rules_redact_only_the_credential(key):
+    text, secret = fake_credential_values()[key]
+    rule = key.split("/")[0]
+    note = f"log line: {text}\nnext line"
+    found = SHAPES.find(note)
+    assert [(f.name, f.rule) for f in found] == [(rule, rule)]
+    assert note[found[0].start:found[0].end] == secret
+    assert SHAPES.redact(note) == note.replace(secret, f"[redacted:{rule}]")
+
+
+@pytest.mark.parametrize("text", [
+    "AKIA" + "IOSFODNN7EXAMPL",                        # one short
+    "XAKIA" + "IOSFODNN7EXAMPLE",                      # inside a longer word
+    "gh" + "p_" + "abc123",                            # too short
+    "my_gh" + "p_" + "A" * 36,                         # part of an identifier
+    "sk" + "-this-is-a-kebab-case-config-name-not-a-key",
+    "Authorization: Bearer $API_TOKEN",
+    'headers = {"Authorization": f"Bearer {token}"}',
+    "Authorization: Bearer <token>",
+    "postgres://app:${DB_PASSWORD}@db:5432/app",
+    "https://user@example.com:8080/path",
+    "http://[::1]:8080/x",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    "eyJhbGciOiJIUzI1NiJ9 is only a header",
+    "hf" + "_hub_download(repo_id='x')",
+])
+def test_near_misses_are_not_findings(text):
+    assert SHAPES.find(text) == []
+
+
+def test_truncated_private_key_block_still_caught():
+    token = TOKENS["private-key"][0]
+    cut = token[: token.index("-----END")].rstrip()
+    text = "pasted:\n" + cut + "\n\nand then some prose after a blank line."
+    found = SHAPES.find(text)
+    assert [f.rule for f in found] == ["private-key"]
+    assert SHAPES.redact(text) == "pasted:\n[redacted:private-key]\n\nand then some prose after a blank line."
+
+
+# -- vault values in every encoding ------------------------------------------------------
+
+SECRET = "Tr0ub4dor&3-" + "horse/battery+staple?"
+
+
+def _b64_forms(data: bytes) -> list[str]:
+    std = base64.b64encode(data).decode()
+    url = base64.urlsafe_b64encode(data).decode()
+    return [std, std.rstrip("="), url, url.rstrip("=")]
+
+
+ENCODINGS = {
+    "raw": SECRET,
+    "hex-lower": SECRET.encode().hex(),
+    "hex-upper": SECRET.encode().hex().upper(),
+    "hex-mixed": "".join(c.upper() if i % 3 else c for i, c in enumerate(SECRET.encode().hex())),
+    "percent": urllib.parse.quote(SECRET, safe=""),
+    "percent-lower": urllib.parse.quote(SECRET, safe="").lower().replace("tr0ub4dor", "Tr0ub4dor"),
+    "percent-form": urllib.parse.quote_plus(SECRET),
+    "percent-all": "".join(f"%{b:02x}" for b in SECRET.encode()),
+    "json": json.dumps(SECRET)[1:-1],
+    "json-quoted": json.dumps({"k": SECRET}),
+    "json-unicode-escapes": "".join(f"\\u{ord(c):04X}" for c in SECRET),
+    "backslash": re.sub(r"([\\\"'&$ ?+/])", r"\\\1", SECRET),
+    "hex-escapes": "".join(f"\\x{b:02x}" for b in SECRET.encode()),
+    "reversed": SECRET[::-1],
+    "split-space": SECRET[:7] + " " + SECRET[7:],
+    "split-newline": SECRET[:5] + "\n" + SECRET[5:14] + "\r\n" + SECRET[14:],
+    "split-indented": SECRET[:10] + "\n    " + SECRET[10:],
+    "b64-user-colon": base64.b64encode(b"user:" + SECRET.encode()).decode(),
+    "b64-trailing-newline": base64.b64encode(SECRET.encode() + b"\n").decode(),
+    "b64-offset-1": base64.b64encode(b"x" + SECRET.encode() + b"yz").decode(),
+    "b64-offset-2": base64.b64encode(b"xy" + SECRET.encode()).decode(),
+    "b64-unpadded": base64.b64encode(SECRET.encode()).decode().rstrip("="),
+    "b64url-user-colon": base64.urlsafe_b64encode(b"user:" + SECRET.encode()).decode(),
+    "b64url-offset-1": base64.urlsafe_b64encode(b"\xff" + SECRET.encode() + b"\xfe").decode().rstrip("="),
+    "b64-wrapped-76": "\n".join(textwrap.wrap(
+        base64.b64encode(b"prefix bytes " * 9 + SECRET.encode() + b" suffix" * 9).decode(), 76)),
+    "b64-wrapped-64-crlf": "\r\n".join(textwrap.wrap(
+        base64.b64encode(b"Z" * 50 + SECRET.encode() + b"\n" * 40).decode(), 64)),
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+def test_vault_value_found_in_every_encoding(encoding):
+    encoded = ENCODINGS[encoding]
+    scanner = Scanner({"mail": SECRET})
+    text = f"Header line.\nvalue = <{encoded}> end\nFooter."
+    found = scanner.find(text)
+    assert found, encoding
+    assert {(f.name, f.rule) for f in found} == {("mail", "vault")}
+    redacted = scanner.redact(text)
+    assert "[redacted:mail]" in redacted
+    assert redacted.startswith("Header line.\nvalue = <")
+    assert redacted.endswith("> end\nFooter.")
+    assert scanner.find(redacted) == []
+
+
+def test_base64_redaction_leaves_no_determined_character():
+    """After redaction no base64 run of >= 4 chars that the value determines survives."""
+    scanner = Scanner({"mail": SECRET})
+    for prefix in (b"", b"u", b"us", b"user:", b"\x00\x01"):
+        for suffix in (b"", b"\n", b"!!", b"tail"):
+            enc = base64.b64encode(prefix + SECRET.encode() + suffix).decode()
+            redacted = scanner.redact(enc)
+            head, _, tail = redacted.partition("[redacted:mail]")
+            assert _ and len(head) <= (len(prefix) * 4 + 2) // 3
+            assert len(tail.rstrip("=")) <= (len(suffix) * 4 + 2) // 3
+
+
+def test_randomised_base64_alignments_and_wrapping():
+    rng = random.Random(2024)
+    secrets = random_secrets(40, seed=3, length=(8, 60))
+    scanner = Scanner(secrets)
+    for _ in range(300):
+        name, value = rng.choice(sorted(secrets.items()))
+        data = rng.randbytes(rng.randint(0, 40)) + value.encode() + rng.randbytes(rng.randint(0, 40))
+        enc = rng.choice([base64.b64encode, base64.urlsafe_b64encode])(data).decode()
+        if rng.random() < 0.5:
+            enc = enc.rstrip("=")
+        width = rng.choice([0, 64, 76])
+        if width:
+            enc = rng.choice(["\n", "\r\n"]).join(textwrap.wrap(enc, width))
+        text = "see " + enc + " done"
+        names = {f.name for f in scanner.find(text)}
+        assert name in names, (len(value), len(data))
+        assert scanner.redact(text).startswith("see ") and scanner.redact(text).endswith(" done")
+
+
+def test_randomised_line_splits():
+    rng = random.Random(7)
+    secrets = random_secrets(20, seed=11, length=(8, 50))
+    scanner = Scanner(secrets)
+    for name, value in secrets.items():
+        for _ in range(5):
+            cuts = sorted(rng.sample(range(1, len(value)), k=min(3, len(value) - 1)))
+            pieces, last = [], 0
+            for c in cuts:
+                pieces.append(value[last:c])
+                last = c
+            pieces.append(value[last:])
+            joined = "".join(p + rng.choice([" ", "\n", "\r\n", "\n\t  ", "  "]) for p in pieces[:-1]) + pieces[-1]
+            text = "before:\n" + joined + "\n:after"
+            found = [f for f in scanner.find(text) if f.name == name]
+            assert found
+            assert scanner.redact(text).startswith("before:\n")
+            assert scanner.redact(text).endswith("\n:after")
+            # the span starts and ends exactly on the value's first and last characters
+            assert text[found[0].start] == value[0] and text[found[-1].end - 1] == value[-1]
+
+
+def test_variants_cover_the_promised_encodings():
+    vs = variants("n", SECRET)
+    kinds = {v.encoding for v in vs}
+    for a in (0, 1, 2):  # URL-safe form exists whenever it differs from the standard one
+        std = next(v.exact for v in vs if v.encoding == f"base64/{a}")
+        assert (f"base64/{a}-url" in kinds) == bool(set(std) & set("+/"))
+    # (JSON and other backslash escapes need no variant: the normalised view drops
+    # backslashes; test_vault_value_found_in_every_encoding proves they are found.)
+    for expected in ("raw", "reversed", "hex", "percent", "base64/0", "base64/1", "base64/2"):
+        assert expected in kinds
+
+
+# -- redaction ---------------------------------------------------------------------------
+
+def test_redaction_keeps_surrounding_text_exactly():
+    scanner = Scanner({"a": "alpha-secret-1", "b": "bravo-secret-22"})
+    text = "x alpha-secret-1, y\n\tbravo-secret-22!z alpha-secret-1"
+    assert scanner.redact(text) == "x [redacted:a], y\n\t[redacted:b]!z [redacted:a]"
+
+
+def test_overlapping_hits_redacted_once():
+    scanner = Scanner({"left": "abcdefgh12345678", "right": "12345678zyxwvuts"})
+    text = "start abcdefgh12345678zyxwvuts stop"
+    found = scanner.find(text)
+    assert {f.name for f in found} == {"left", "right"}
+    redacted = scanner.redact(text)
+    assert redacted.count("[redacted:") == 1
+    assert redacted.startswith("start [redacted:") and redacted.endswith("] stop")
+    assert "abcdefgh" not in redacted and "zyxwvuts" not in redacted
+
+
+def test_vault_value_that_is_also_a_shape_is_redacted_once_by_name():
+    token = TOKENS["github-token"][0]
+    scanner = Scanner({"github": token})
+    text = f"push with {token} please"
+    rules = sorted(f.rule for f in scanner.find(text))
+    assert rules == ["github-token", "vault"]
+    assert scanner.redact(text) == "push with [redacted:github] please"
+
+
+def test_repeated_and_adjacent_hits():
+    scanner = Scanner({"k": "kilo-value-99"})
+    text = "kilo-value-99kilo-value-99 and kilo-value-99"
+    assert scanner.redact(text) == "[redacted:k][redacted:k] and [redacted:k]"
+
+
+def test_unicode_text_and_values():
+    scanner = Scanner({"u": "pässwörd-✓-ünïcode"})
+    text = "Grüße — İstanbul ΣΑΣ: pässwörd-✓-ünïcode ✔ end"
+    assert scanner.redact(text) == "Grüße — İstanbul ΣΑΣ: [redacted:u] ✔ end"
+    split = "Grüße pässwörd-✓\n  -ünïcode end"
+    assert scanner.redact(split) == "Grüße [redacted:u] end"
+    hexed = "pässwörd-✓-ünïcode".encode().hex().upper()
+    assert scanner.redact("İ " + hexed) == "İ [redacted:u]"
+
+
+def test_case_matters_for_raw_values():
+    scanner = Scanner({"c": "CaseSensitive123"})
+    assert scanner.find("casesensitive123") == []
+    assert scanner.find("CaseSensitive123")
+
+
+# -- values never leak through the scanner ---------------------------------------------
+
+def test_findings_and_reprs_never_carry_values():
+    secret = "hidden-" + "value-" + "4242"
+    scanner = Scanner({"n": secret})
+    text = f"a {secret} b {secret.encode().hex()}"
+    found = scanner.find(text)
+    assert found
+    blob = repr(scanner) + repr(found) + str(found) + repr(variants("n", secret))
+    for form in (secret, secret.encode().hex(), secret[::-1]):
+        assert form not in blob
+    assert set(Finding.__dataclass_fields__) == {"name", "rule", "start", "end"}
+
+
+# -- false positives ---------------------------------------------------------------------
+
+def test_thousand_ordinary_notes_produce_zero_findings():
+    notes = ordinary_notes(1000)
+    assert len(notes) >= 1000
+    joined = "\n".join(notes)
+    # the corpus really has the material it claims to
+    assert "data:image/png;base64," in joined and "```" in joined and "https://" in joined
+    assert re.search(r"\b[0-9a-f]{64}\b", joined) and re.search(r"\b[0-9a-f]{40}\b", joined)
+    assert re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-", joined)
+    scanner = Scanner(random_secrets(200))
+    hits = [(i, f.rule) for i, note in enumerate(notes) for f in scanner.find(note)]
+    assert hits == []
+    # and the same scanner does see a value planted into one of those notes
+    planted = notes[3] + random_secrets(200)["secret-17"]
+    assert [f.name for f in scanner.find(planted)] == ["secret-17"]
+
+
+def test_whitespace_table_matches_python():
+    from assistant.leaks import _WS_ALL
+
+    assert set(_WS_ALL) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
+
+
+def test_scanner_rejects_bad_input():
+    with pytest.raises(TypeError):
+        Scanner({"a": 12345678})  # type: ignore[dict-item]
+    with pytest.raises(ValueError):
+        Scanner({"": "something-long"})
+    with pytest.raises(TypeError):
+        Scanner({}).find(b"bytes")  # type: ignore[arg-type]
