@@ -284,6 +284,13 @@ def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
         return len(entries), [summarize(root, e, settings, scanner) for e in chosen]
 
 
+def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> list[Entry]:
+    """Every entry in catalog order, with summaries (for listings, not for the prompt)."""
+    entries = order(scan(memory_dir), settings.pinned)
+    with Root(memory_dir) as root:
+        return [summarize(root, e, settings, scanner) for e in entries]
+
+
 def render_catalog(ws: Any, scanner: Any) -> str:
     """The catalog block of a workspace (what `assistant memory catalog` prints)."""
     return render(ws.memory_dir, CatalogSettings.from_config(ws.config), scanner)

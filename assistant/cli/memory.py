@@ -1,3 +1,271 @@
-"""`assistant memory`: (being built)."""
+"""`assistant memory`: the person's view of the notes (ls, cat, write, edit, rm, catalog, watch).
 
-COMMANDS: list = []
+Guards the person's path into memory: the person is the watcher, so writes are allowed by the
+gate in "watched" mode, but they still go through the same confined, scanned writer as the
+model's (`assistant.memory.Memory`): a secret is refused, a path rule is refused, and a note
+that changed since it was read is refused. Output is redacted. If the vault exists and cannot
+be unlocked, every command fails closed with the vault's message on how to unlock it.
+Every refusal is `error: <specific message>` on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import click
+
+from ..memory import Conflict, Memory, NoteError, NotFound
+from ..notes import revision
+from .common import echo_json, fail, get_workspace, workspace_option
+
+RUN_ID_PREFIX = "cli-"
+
+
+def _scanner(ws):
+    from ..vault import VaultError, load_scanner
+
+    try:
+        return load_scanner(ws, interactive=True)
+    except VaultError as exc:  # VaultLocked included: fail closed, say how to unlock
+        fail(str(exc))
+
+
+def watched_gate(ws, scanner):
+    """The gate for the person at the terminal: watched mode (memory writes allowed), audited."""
+    from policy.gate import Gate
+
+    ws.ensure_state()
+    return Gate.for_workspace(
+        "watched", run_id=f"{RUN_ID_PREFIX}{os.getpid()}", config=ws.config,
+        grants_path=ws.grants_path, approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
+        redact=scanner.redact,
+    )
+
+
+def _memory(*, gated: bool = True) -> Memory:
+    ws = get_workspace()
+    scanner = _scanner(ws)
+    gate = None
+    if gated:
+        try:
+            gate = watched_gate(ws, scanner)
+        except Exception as exc:  # noqa: BLE001 - a gate that cannot be built means no writes
+            fail(f"cannot set up the policy gate: {exc}")
+    try:
+        return Memory(ws, scanner, gate)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _report(result) -> None:
+    if getattr(result, "warning", None):
+        click.echo(f"warning: {result.warning}", err=True)
+
+
+@click.group("memory")
+@workspace_option
+def memory_group() -> None:
+    """Your notes in memory/: list, read, write, edit, remove, and the catalog the model sees.
+
+    Writes from here are yours (you are watching), so they are allowed, but they go through
+    the same checks as the model's: path rules, size, the leak scanner, and read-before-
+    overwrite (pass --base REV from `memory cat --json`, or --force to replace whatever is there).
+    """
+
+
+@memory_group.command("ls")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def ls_cmd(as_json: bool) -> None:
+    """List notes in catalog order (pinned first, then most recently changed)."""
+    mem = _memory(gated=False)
+    try:
+        entries = mem.entries()
+    except (NoteError, OSError) as exc:
+        fail(str(exc))
+    if as_json:
+        echo_json([e.to_json() for e in entries])
+        return
+    if not entries:
+        click.echo("no notes yet")
+        return
+    for e in entries:
+        summary = e.summary or "(no summary)"
+        if e.problem:
+            summary = f"{e.summary + ' ' if e.summary else ''}(unreadable: {e.problem})"
+        click.echo(f"{e.path}\t{e.size}\t{summary}")
+
+
+@memory_group.command("cat")
+@workspace_option
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, revision, content} as JSON.")
+def cat_cmd(path: str, as_json: bool) -> None:
+    """Print a note (secrets redacted). Its revision goes to stderr, or into --json."""
+    mem = _memory(gated=False)
+    try:
+        note = mem.read(path)
+    except NoteError as exc:
+        fail(str(exc))
+    if as_json:
+        echo_json({"path": note.path, "revision": note.revision, "content": note.content})
+        return
+    click.echo(note.content, nl=False)
+    click.echo(f"revision {note.revision}", err=True)
+
+
+@memory_group.command("write")
+@workspace_option
+@click.argument("path")
+@click.option("--base", "base", metavar="REV", default=None,
+              help="The revision you read (memory cat --json); required to replace a note.")
+@click.option("--force", is_flag=True,
+              help="Replace an existing note without naming its revision (still scanned).")
+def write_cmd(path: str, base: str | None, force: bool) -> None:
+    """Create or replace a note with the text on stdin (whole-file replacement)."""
+    if base and force:
+        fail("give --base or --force, not both")
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    mem = _memory()
+    try:
+        result = mem.write(path, data, base=base, force=force)
+    except Conflict as exc:
+        hint = "" if base else (f" (from the command line: pass --base REV, the revision shown by "
+                                f"`assistant memory cat {path}`, or --force to replace it)")
+        fail(f"{exc}{hint}")
+    except NoteError as exc:
+        fail(str(exc))
+    _report(result)
+    click.echo(f"{'created' if result.created else 'replaced'} {result.path} "
+               f"({result.bytes} bytes, revision {result.revision})")
+
+
+@memory_group.command("edit")
+@workspace_option
+@click.argument("path")
+def edit_cmd(path: str) -> None:
+    """Open a note in $EDITOR and save it back through the same checks.
+
+    Refused if the note changed on disk while you were editing (your text is kept and its
+    location printed). Secrets in the note are shown redacted; saving keeps the markers.
+    """
+    mem = _memory()
+    try:
+        mem.check_path(path)
+        try:
+            data, text = mem.read_raw(path)
+            base: str | None = revision(data)
+        except NotFound:
+            data, text, base = None, "", None
+    except NoteError as exc:
+        fail(str(exc))
+    shown = mem.scanner.redact(text)
+    if shown != text:
+        click.echo("note: secrets in this note are shown redacted; saving keeps the [redacted:...] "
+                   "markers in their place", err=True)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    tmpdir = Path(tempfile.mkdtemp(prefix="assistant-edit-"))
+    os.chmod(tmpdir, 0o700)
+    tmp = tmpdir / Path(path).name
+    keep = False
+    try:
+        tmp.write_text(shown, encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        try:
+            rc = subprocess.call([*shlex.split(editor), str(tmp)])
+        except OSError as exc:
+            fail(f"cannot run the editor {editor!r}: {exc.strerror or exc}; set $EDITOR")
+        if rc != 0:
+            fail(f"the editor exited with status {rc}; nothing was written")
+        new = tmp.read_bytes()
+        if new == shown.encode("utf-8"):
+            click.echo(f"no changes to {path}")
+            return
+        try:
+            result = mem.write(path, new, base=base)
+        except NoteError as exc:
+            keep = True
+            fail(f"{exc}. Your edited text is kept at {tmp}")
+        _report(result)
+        click.echo(f"{'created' if result.created else 'saved'} {result.path} "
+                   f"({result.bytes} bytes, revision {result.revision})")
+    finally:
+        if not keep:
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+            os.rmdir(tmpdir)
+
+
+@memory_group.command("rm")
+@workspace_option
+@click.argument("path")
+@click.option("--base", "base", metavar="REV", default=None,
+              help="Only remove the note if it is still at this revision.")
+def rm_cmd(path: str, base: str | None) -> None:
+    """Remove a note."""
+    mem = _memory()
+    try:
+        result = mem.remove(path, base=base)
+    except NoteError as exc:
+        fail(str(exc))
+    _report(result)
+    click.echo(f"removed {result.path} (was revision {result.revision})")
+
+
+@memory_group.command("catalog")
+@workspace_option
+def catalog_cmd() -> None:
+    """Print the catalog exactly as the model sees it at the start of a session."""
+    mem = _memory(gated=False)
+    try:
+        click.echo(mem.catalog())
+    except (NoteError, OSError) as exc:
+        fail(str(exc))
+
+
+@memory_group.command("watch")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per change.")
+@click.option("--timeout", type=float, default=None, hidden=True,
+              help="Stop after this many seconds (for tests and scripts).")
+def watch_cmd(as_json: bool, timeout: float | None) -> None:
+    """Print note changes (added, modified, deleted) as they happen, until Ctrl-C."""
+    import json
+
+    from ..watch import watch_notes
+
+    ws = get_workspace()
+    stop = threading.Event()
+    timer = None
+    if timeout is not None:
+        timer = threading.Timer(timeout, stop.set)
+        timer.daemon = True
+        timer.start()
+    if not as_json:
+        click.echo(f"watching {ws.memory_dir} (Ctrl-C to stop)", err=True)
+    try:
+        for batch in watch_notes(ws.memory_dir, stop_event=stop):
+            for change in batch:
+                if as_json:
+                    click.echo(json.dumps({"path": change.path, "change": change.kind}))
+                else:
+                    click.echo(f"{change.kind}\t{change.path}")
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass
+    except FileNotFoundError as exc:
+        fail(str(exc))
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+COMMANDS = [memory_group]

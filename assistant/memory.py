@@ -1,0 +1,378 @@
+"""Memory: the one writer of `memory/`, the redacting reader, and the catalog.
+
+Guards what the assistant will believe next time. A write goes, in this order and nowhere
+else: path rules (relative, forward-slashed, `.md`, the Root's rules) -> content rules (UTF-8
+text, no NUL, size cap) -> leak scan (a hit is refused at once, naming the secret or rule,
+never the value, and is never put to a person) -> read-before-overwrite (an existing note is
+only replaced by a writer that names its current revision) -> the policy gate (allow / ask
+out of band / deny; the approval is bound to the sha256 of these exact bytes) -> under the
+writers' lock: the revision is checked again (a lost race is a refusal the writer sees) and
+the exact approved bytes are written atomically through the confined `Root` -> an audit line
+(sha256 and size, never content). Whole-file replacement only.
+
+Reads are ungated (context, not reach) but confined, bounded, and redacted by the scanner.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from . import catalog as _catalog
+from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .locking import FileLock, LockTimeout
+from .notes import revision
+
+__all__ = [
+    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
+    "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
+    "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
+]
+
+Entry = _catalog.Entry
+CONFLICT_MESSAGE = "changed since you read it, read it again"
+MAX_PATH_CHARS = 512
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+class NoteError(Exception):
+    """A memory operation refused, with a specific message safe to show the model (no secret)."""
+
+
+MemoryError = NoteError  # the name in docs/interfaces.md (shadows the builtin only in this module)
+
+
+class PathRefused(NoteError):
+    """The path breaks a path rule (not `.md`, absolute, `..`, dot-leading, control chars...)."""
+
+
+class ContentRefused(NoteError):
+    """The content is not a note: not text, not UTF-8, carries NUL, or is over the size cap."""
+
+
+class SecretRefused(NoteError):
+    """The content (or path) carries a stored secret or a credential shape. Never asked about."""
+
+
+class Conflict(NoteError):
+    """Read-before-overwrite failed: the writer's base is not the note's current revision."""
+
+
+class Denied(NoteError):
+    """The gate did not allow the write (deny, no approver, timeout, approval for other bytes)."""
+
+
+class NotFound(NoteError):
+    """No note at that path."""
+
+
+class Unreadable(NoteError):
+    """The note exists but cannot be read as a note (symlink, FIFO, folder, not UTF-8, too large)."""
+
+
+class Busy(NoteError):
+    """Another writer held the memory lock for the whole bounded wait."""
+
+
+@dataclass(frozen=True)
+class Note:
+    path: str
+    content: str      # redacted
+    revision: str     # of the bytes on disk (12 hex chars of sha256)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    path: str
+    revision: str
+    created: bool
+    bytes: int = 0
+    warning: str | None = None   # e.g. the audit line could not be appended
+
+
+@dataclass(frozen=True)
+class RemoveResult:
+    path: str
+    revision: str     # of the removed bytes
+    warning: str | None = None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Memory:
+    """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
+
+    def __init__(self, ws: Any, scanner: Any, gate: Any, *, lock_timeout: float = 10.0,
+                 audit: Any = None) -> None:
+        if scanner is None:
+            raise ValueError("Memory needs a leak scanner (assistant.leaks.Scanner); none means no writes")
+        self.ws = ws
+        self.scanner = scanner
+        self.gate = gate
+        self.settings = _catalog.CatalogSettings.from_config(ws.config)
+        self.max_note_bytes = self.settings.max_note_bytes
+        self.lock_timeout = lock_timeout
+        self._audit = audit
+
+    # -- rules --------------------------------------------------------------------------
+
+    def check_path(self, path: Any) -> str:
+        """The note path, or PathRefused saying which rule and which component."""
+        if not isinstance(path, str):
+            raise PathRefused(f"path must be a string, not {type(path).__name__}")
+        if len(path) > MAX_PATH_CHARS:
+            raise PathRefused(f"path is {len(path)} characters; at most {MAX_PATH_CHARS} are allowed")
+        try:
+            validate_relpath(path)
+        except ConfinementError as exc:
+            raise PathRefused(f"path refused: {exc}") from None
+        if not path.endswith(".md"):
+            raise PathRefused(f"path refused: {path!r} does not end in .md; notes are markdown files")
+        return path
+
+    def check_content(self, content: Any) -> bytes:
+        """The exact bytes to write, or ContentRefused saying why."""
+        if isinstance(content, (bytes, bytearray)):
+            data = bytes(content)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ContentRefused(
+                    f"content is not valid UTF-8 (byte {exc.start}: {exc.reason}); notes are UTF-8 text"
+                ) from None
+        elif isinstance(content, str):
+            text = content
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ContentRefused(
+                    f"content is not valid UTF-8 (character {exc.start} is a lone surrogate)"
+                ) from None
+        else:
+            raise ContentRefused(f"content must be text, not {type(content).__name__}")
+        nul = text.find("\x00")
+        if nul >= 0:
+            raise ContentRefused(f"content contains a NUL character (at character {nul}); notes are text")
+        if len(data) > self.max_note_bytes:
+            raise ContentRefused(
+                f"content is {len(data)} bytes; a note may be at most {self.max_note_bytes} bytes "
+                "(memory.max_note_bytes). Split it into several notes, one topic each."
+            )
+        return data
+
+    def check_secrets(self, path: str, data: bytes) -> None:
+        """Refuse at once if the content or the path carries a secret. Never asks anyone."""
+        names: list[str] = []
+        for text in (data.decode("utf-8"), path):
+            for name in self.scanner.names_found(text):
+                if name not in names:
+                    names.append(name)
+        if names:
+            raise SecretRefused(
+                f"refused: the note would carry a secret ({', '.join(names)}). Secrets never go into "
+                "memory, and this is not put to the person for approval (approving it would park the "
+                "value in every future prompt). Leave the secret out; refer to it by name if needed."
+            )
+
+    # -- plumbing -----------------------------------------------------------------------
+
+    def _root(self) -> Root:
+        try:
+            return Root(self.ws.memory_dir)
+        except FileNotFoundError:
+            raise NoteError(f"no memory folder at {self.ws.memory_dir}") from None
+
+    def _lock(self) -> FileLock:
+        self.ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return FileLock(self.ws.lock_path, timeout=self.lock_timeout)
+
+    def _current(self, root: Root, path: str) -> bytes | None:
+        """The note's bytes now, None if there is none; Unreadable if it is not a readable note."""
+        try:
+            return root.read_bytes(path, max_bytes=self.max_note_bytes)
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            raise PathRefused(f"path refused: a folder on the way to {path!r} is a file") from None
+        except FileTooLargeError:
+            raise Unreadable(
+                f"{path} is larger than {self.max_note_bytes} bytes (memory.max_note_bytes), so it "
+                "cannot be read or replaced here; the person can fix it by hand or remove it"
+            ) from None
+        except ConfinementError as exc:
+            raise Unreadable(f"{path} cannot be read as a note: {exc}") from None
+        except IsADirectoryError:
+            raise Unreadable(f"{path} is a folder, not a note") from None
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR:
+                raise PathRefused(f"path refused: a folder on the way to {path!r} is a file") from None
+            raise Unreadable(f"{path} cannot be read: {exc.strerror or type(exc).__name__}") from None
+
+    @staticmethod
+    def _check_base(path: str, current: bytes | None, base: Any, force: bool) -> None:
+        if base is not None and not isinstance(base, str):
+            raise Conflict(f"base must be the revision string memory_read gave for {path}")
+        if current is None:
+            if base:
+                raise Conflict(f"{path} no longer exists: it was removed since you read it; "
+                               "read the catalog again (write without base to create it)")
+            return
+        if force:
+            return
+        if not base:
+            raise Conflict(
+                f"{path} already exists: read it with memory_read and pass its revision as base "
+                "to replace it"
+            )
+        if base.strip().lower() != revision(current):
+            raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {base.strip()[:16]!r} is not its "
+                           f"current revision)")
+
+    def _audit_line(self, event: dict[str, Any]) -> str | None:
+        """Append one audit event; returns a warning instead of raising (the write already happened)."""
+        try:
+            log = self._audit or getattr(self.gate, "audit", None)
+            if log is None:
+                from policy.audit import AuditLog
+
+                log = self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
+            log.append(event)
+            return None
+        except Exception as exc:  # noqa: BLE001 - reported, never silently lost
+            return f"the audit line could not be written ({type(exc).__name__})"
+
+    def _run_id(self) -> str:
+        for attr in ("run_id",):
+            v = getattr(self.gate, attr, None)
+            if isinstance(v, str):
+                return v
+        session = getattr(self.gate, "session", None)
+        return str(getattr(session, "run_id", "") or "")
+
+    def _authorize(self, path: str, data: bytes, current: bytes | None, summary: str) -> None:
+        try:
+            decision = self.gate.authorize("memory", path, content=data, current=current, summary=summary)
+        except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
+            raise Denied(f"denied: the gate failed ({type(exc).__name__}); nothing was written") from None
+        if not getattr(decision, "allowed", False):
+            reason = self.scanner.redact(str(getattr(decision, "reason", "") or "not allowed"))
+            raise Denied(f"denied: {reason}; nothing was written")
+        approved = getattr(decision, "sha256", None)
+        if approved and approved != _sha256(data):
+            raise Denied("denied: the approval was for different content; nothing was written")
+
+    # -- the writer ---------------------------------------------------------------------
+
+    def write(self, path: str, content: str | bytes, base: str | None = None, *,
+              force: bool = False) -> WriteResult:
+        """Create or replace one note (whole file). See the module docstring for the order.
+
+        `base`: the revision memory_read returned; required to replace an existing note.
+        `force`: the person (CLI) replacing a note without a base; still scanned and gated,
+        and still refused if the note changes while the gate is deciding.
+        """
+        path = self.check_path(path)
+        data = self.check_content(content)
+        self.check_secrets(path, data)
+        with self._root() as root:
+            current = self._current(root, path)
+            self._check_base(path, current, base, force)
+            what = "new note" if current is None else f"replaces revision {revision(current)}"
+            self._authorize(path, data, current,
+                            f"memory_write {path} ({len(data)} bytes, {what})")
+            try:
+                with self._lock():
+                    now = self._current(root, path)
+                    if (now is None) != (current is None) or (now is not None and now != current):
+                        if current is None:
+                            raise Conflict(f"{path} was created by another writer meanwhile; "
+                                           f"{CONFLICT_MESSAGE}")
+                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the write "
+                                       "was being decided)")
+                    try:
+                        root.write_bytes(path, data)
+                    except ConfinementError as exc:
+                        raise PathRefused(f"path refused: {exc}") from None
+                    except OSError as exc:
+                        raise NoteError(f"{path} could not be written: {exc.strerror or exc}") from None
+                    warning = self._audit_line({
+                        "event": "written", "run": self._run_id(), "kind": "memory", "target": path,
+                        "sha256": _sha256(data), "revision": revision(data), "bytes": len(data),
+                        "base": revision(current) if current is not None else None,
+                        "created": current is None,
+                    })
+            except LockTimeout as exc:
+                raise Busy(f"{exc}; nothing was written") from None
+        return WriteResult(path=path, revision=revision(data), created=current is None,
+                           bytes=len(data), warning=warning)
+
+    def remove(self, path: str, base: str | None = None) -> RemoveResult:
+        """Remove one note; gated like a write (kind memory). `base`, if given, must match."""
+        path = self.check_path(path)
+        with self._root() as root:
+            current = self._current(root, path)
+            if current is None:
+                raise NotFound(f"no note at {path}")
+            if base is not None:
+                self._check_base(path, current, base, False)
+            self._authorize(path, b"", current, f"memory remove {path} (revision {revision(current)})")
+            try:
+                with self._lock():
+                    if self._current(root, path) != current:
+                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the removal was "
+                                       "being decided)")
+                    try:
+                        root.remove(path)
+                    except OSError as exc:
+                        raise NoteError(f"{path} could not be removed: {exc.strerror or exc}") from None
+                    warning = self._audit_line({
+                        "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
+                        "sha256": _sha256(current), "revision": revision(current),
+                    })
+            except LockTimeout as exc:
+                raise Busy(f"{exc}; nothing was removed") from None
+        return RemoveResult(path=path, revision=revision(current), warning=warning)
+
+    # -- the reader ---------------------------------------------------------------------
+
+    def read_raw(self, path: str) -> tuple[bytes, str]:
+        """(exact bytes, text) of a note; ungated and unredacted: for the person's editor only."""
+        path = self.check_path(path)
+        with self._root() as root:
+            data = self._current(root, path)
+        if data is None:
+            raise NotFound(f"no note at {path}")
+        try:
+            return data, data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"{path} is not UTF-8 text (byte {exc.start}); fix it in an editor") from None
+
+    def read(self, path: str) -> Note:
+        """The note, redacted, with the revision of its bytes on disk."""
+        data, text = self.read_raw(path)
+        return Note(path=path, content=self.scanner.redact(text), revision=revision(data))
+
+    # -- the catalog --------------------------------------------------------------------
+
+    def list(self, offset: int = 0, limit: int = 50) -> list[Entry]:
+        return self.list_page(offset, limit)[1]
+
+    def list_page(self, offset: int = 0, limit: int = 50) -> tuple[int, list[Entry]]:
+        """(total, entries) in catalog order."""
+        try:
+            return _catalog.page(self.ws.memory_dir, self.settings, self.scanner, offset=offset, limit=limit)
+        except ValueError as exc:
+            raise NoteError(str(exc)) from None
+
+    def entries(self) -> list[Entry]:
+        """Every note in catalog order, with summaries (for `assistant memory ls`)."""
+        return _catalog.all_entries(self.ws.memory_dir, self.settings, self.scanner)
+
+    def catalog(self) -> str:
+        """The catalog block, exactly as the model sees it."""
+        return _catalog.render(self.ws.memory_dir, self.settings, self.scanner)
