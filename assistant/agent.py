@@ -397,3 +397,116 @@ class Agent:
         self._emit("tool_result", {"tool": call.name, "ok": ok, "output": output,
                                    "seconds": round(time.monotonic() - started, 3)})
         return output
+
+
+# ---------------------------------------------------------------------------------------------
+# Wiring one session (used by `assistant chat` and `assistant run`)
+
+
+class SessionError(Exception):
+    """A session that cannot start (locked vault, bad config, bad model). Message says the fix."""
+
+
+@dataclass
+class SessionParts:
+    ws: Any
+    mode: str
+    session_id: str
+    scanner: Any
+    vault: Any
+    gate: ObservedGate
+    memory: Any
+    files: Any
+    tools: list[Tool]
+    ctx: ToolContext
+    transcript: Any
+    limits: Limits
+
+    def close(self) -> None:
+        try:
+            if self.transcript is not None:
+                self.transcript.close()
+        finally:
+            if self.files is not None:
+                self.files.close()
+
+
+def unlock_for_session(ws: Any, *, interactive: bool) -> tuple[Any, Any]:
+    """(scanner, vault or None). No vault.enc -> credential shapes only; a vault that cannot be
+    unlocked is a SessionError (never a session that scans without the values)."""
+    from .leaks import Scanner
+    from .vault import VaultError, unlock
+
+    path = ws.vault_path
+    if not (path.exists() or path.is_symlink()):
+        return Scanner({}), None
+    try:
+        vault = unlock(ws, interactive=interactive)
+    except VaultError as exc:
+        raise SessionError(str(exc)) from None
+    return vault.scanner(), vault
+
+
+def make_gate(ws: Any, *, mode: str, run_id: str, inline_ask: Callable | None = None,
+              approval_timeout: float | None = None, scanner: Any = None) -> Any:
+    """The policy Gate for this session's mode (see policy/gate.py). `approval_timeout`
+    overrides approvals.timeout for this run only."""
+    from policy.gate import Gate
+
+    config = dict(ws.config)
+    if approval_timeout is not None:
+        config["approvals"] = {**config.get("approvals", {}), "timeout": approval_timeout}
+    return Gate.for_workspace(mode, run_id=run_id, config=config, grants_path=ws.grants_path,
+                              approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
+                              inline_ask=inline_ask, redact=scanner.redact if scanner is not None else None)
+
+
+def build_session(
+    ws: Any,
+    *,
+    mode: str,
+    kind: str,
+    interactive: bool,
+    inline_ask: Callable | None = None,
+    approval_timeout: float | None = None,
+    tools: list[Tool] | None = None,
+) -> SessionParts:
+    """Everything a session's tools can reach, wired once: scanner (+vault), gate, memory,
+    the Root at files/, the tools, the transcript."""
+    from .confine import Root
+    from .memory import Memory
+    from .tools.registry import all_tools
+    from .transcript import Transcript, new_session_id
+
+    try:
+        limits = Limits.from_config(ws.config)
+    except Exception as exc:
+        raise SessionError(f"config.toml: {exc}") from None
+    ws.ensure_state()
+    scanner, vault = unlock_for_session(ws, interactive=interactive)
+    session_id = new_session_id(kind)
+    try:
+        real_gate = make_gate(ws, mode=mode, run_id=session_id, inline_ask=inline_ask,
+                              approval_timeout=approval_timeout, scanner=scanner)
+    except Exception as exc:
+        raise SessionError(f"the policy gate cannot start: {exc}") from None
+    gate = ObservedGate(real_gate, lambda n, d: None)
+    ws.files_dir.mkdir(mode=0o700, exist_ok=True)
+    ws.memory_dir.mkdir(mode=0o700, exist_ok=True)
+    files = Root(ws.files_dir)
+    memory = Memory(ws, scanner, gate)
+    tool_list = list(tools) if tools is not None else all_tools()
+    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
+    transcript = Transcript(ws.transcripts_dir, session_id, scanner)
+    return SessionParts(ws=ws, mode=mode, session_id=session_id, scanner=scanner, vault=vault, gate=gate,
+                        memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=transcript,
+                        limits=limits)
+
+
+def new_agent(parts: SessionParts, model: Any, *, on_event: EventSink | None = None) -> Agent:
+    """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
+    from .prompt import Conversation
+
+    conversation = Conversation(parts.ws.persona(), parts.tools, parts.memory.catalog())
+    return Agent(model=model, tools=parts.tools, ctx=parts.ctx, conversation=conversation,
+                 transcript=parts.transcript, limits=parts.limits, on_event=on_event)

@@ -1,3 +1,215 @@
-"""`assistant chat`: (being built)."""
+"""`assistant chat`: the watched session. A person sees every tool call and ruling as it happens.
 
-COMMANDS: list = []
+Guards what "watched" means: the gate runs in mode "watched" (memory and file writes allowed
+because they are shown the moment they happen; `net` asks right here, y/N, default no), each
+call and its ruling is printed before the result, the transcript is appended (redacted), and
+notes that change on disk during the session are put in the volatile tail of the next turn.
+Reads plain lines from stdin when it is not a terminal, so scripts and tests can drive it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+
+import click
+
+from .common import EXIT_ERROR, fail, get_workspace, workspace_option
+
+HELP = """\
+commands:
+  /catalog   show the memory catalog as it is on disk now
+  /reload    start over with a fresh prompt (persona and catalog re-read, history cleared)
+  /help      this list
+  /quit      end the chat (also /exit, or end of input)"""
+
+
+def _short(text: str, limit: int = 160) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class ChatUI:
+    """Terminal side of a chat: input lines, inline asks, and the live event display."""
+
+    def __init__(self, stdin=None, out=None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.interactive = bool(getattr(self.stdin, "isatty", lambda: False)())
+        self.streaming = False
+        self.lock = threading.Lock()
+        self.name = "assistant"
+
+    def echo(self, text: str = "", nl: bool = True) -> None:
+        click.echo(text, nl=nl)
+        sys.stdout.flush()
+
+    def read_line(self, prompt: str = "you> ") -> str | None:
+        """The next line from the person, or None at end of input."""
+        if self.interactive:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+        line = self.stdin.readline()
+        if not line:
+            return None
+        return line.rstrip("\r\n")
+
+    _KEYS = {"once": ("y", "yes, this once"), "run": ("r", "for the rest of this chat"),
+             "exact": ("a", "always {pattern}"), "dir": ("d", "always {pattern}")}
+
+    def inline_ask(self, question) -> str | None:
+        """Ask the person right here whether to allow one gated call. Default (empty, EOF,
+        anything unrecognised) is no. Returns the chosen offer scope, or None."""
+        choices: dict[str, str] = {}
+        labels = []
+        for offer in getattr(question, "offers", ()):
+            key, label = self._KEYS.get(offer.scope, (None, None))
+            if key is None:
+                continue
+            choices[key] = offer.scope
+            labels.append(f"{key} = {label.format(pattern=offer.pattern)}")
+        with self.lock:
+            self.end_stream()
+            self.echo(f"  ? {question.kind} {question.target}: {_short(question.summary, 160)}")
+            self.echo(f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}) ", nl=False)
+            try:
+                answer = self.read_line(prompt="")
+            except (EOFError, KeyboardInterrupt):
+                answer = None
+            if not self.interactive:
+                self.echo(answer or "")
+        key = (answer or "").strip().lower()
+        if key == "yes":
+            key = "y"
+        return choices.get(key)
+
+    def end_stream(self) -> None:
+        if self.streaming:
+            self.echo()
+            self.streaming = False
+
+    def on_event(self, name: str, data: dict) -> None:
+        if name == "token":
+            if not self.streaming:
+                self.echo(f"{self.name}: ", nl=False)
+                self.streaming = True
+            self.echo(data["text"], nl=False)
+            return
+        if name == "reply":
+            if not self.streaming:
+                self.echo(f"{self.name}: {data['text']}")
+            else:
+                self.end_stream()
+            return
+        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error"):
+            return
+        self.end_stream()
+        if name == "tool_call":
+            args = json.dumps(data.get("args", {}), ensure_ascii=False, sort_keys=True)
+            self.echo(f"  -> {data['tool']} {_short(args)}")
+        elif name == "ruling":
+            verdict = "allow" if data.get("allowed") else data.get("verdict", "deny")
+            self.echo(f"  [{verdict}] {data['kind']} {data['target']}: {_short(data.get('reason', ''), 200)}")
+        elif name == "tool_result":
+            first = str(data.get("output", "")).strip().splitlines()
+            self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
+                      + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
+        elif name == "invalid":
+            self.echo(f"  ! model step refused: {_short(data.get('error', ''), 200)}")
+        elif name == "stopped":
+            self.echo(f"  stopped: {data.get('message', '')}")
+        elif name == "error":
+            self.echo(f"  error: {data.get('message', '')}")
+
+
+def _changed_lines(changed: dict[str, str]) -> list[str]:
+    return [f"{path} ({'deleted' if kind == 'deleted' else 'changed on disk'})"
+            for path, kind in sorted(changed.items())]
+
+
+@click.command("chat")
+@workspace_option
+@click.option("--model", "model_spec", default=None, metavar="SPEC",
+              help="Model instead of config: script:FILE.json, a .gguf file, or llama:PATH.")
+def chat_command(model_spec: str | None) -> None:
+    """Chat with the assistant (watched: every tool call and ruling is shown as it happens).
+
+    Memory and file writes are allowed and shown; web fetches ask you first (y/N).
+    Slash commands: /catalog, /reload, /help, /quit.
+    """
+    from ..agent import SessionError, build_session, new_agent
+    from ..models.base import ModelError
+    from ..models.loader import load_model
+    from ..watch import MemoryWatcher
+
+    ws = get_workspace()
+    ui = ChatUI()
+    try:
+        parts = build_session(ws, mode="watched", kind="chat", interactive=True, inline_ask=ui.inline_ask)
+    except SessionError as exc:
+        fail(str(exc))
+    watcher = None
+    try:
+        try:
+            model = load_model(model_spec, ws, progress=sys.stderr)
+        except ModelError as exc:
+            parts.transcript.append("error", message=str(exc))
+            fail(str(exc))
+        name = parts.ws.persona().split(",", 1)[0]
+        ui.name = "assistant"
+        parts.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
+        watcher = MemoryWatcher(ws.memory_dir).start()
+        agent = new_agent(parts, model, on_event=ui.on_event)
+        changed: dict[str, str] = {}
+        click.echo(f"chat in {ws.root} with {getattr(model, 'name', 'the model')} (watched: writes are "
+                   "shown as they happen; web fetches ask). /help for commands.", err=True)
+        while True:
+            try:
+                line = ui.read_line()
+            except KeyboardInterrupt:
+                ui.echo()
+                break
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                cmd = text.split()[0].lower()
+                if cmd in ("/quit", "/exit"):
+                    break
+                if cmd == "/help":
+                    ui.echo(HELP)
+                elif cmd == "/catalog":
+                    ui.echo(parts.memory.catalog())
+                elif cmd == "/reload":
+                    watcher.drain()
+                    changed.clear()
+                    agent = new_agent(parts, model, on_event=ui.on_event)
+                    parts.transcript.append("reload")
+                    ui.echo("reloaded: persona and catalog re-read; the conversation starts over")
+                else:
+                    ui.echo(f"unknown command {cmd}; /help lists them")
+                continue
+            for ch in watcher.drain():
+                changed[ch.path] = ch.kind
+            try:
+                result = agent.turn(text, _changed_lines(changed))
+            except KeyboardInterrupt:
+                ui.end_stream()
+                ui.echo("  interrupted")
+                parts.transcript.append("interrupted")
+                continue
+            ui.end_stream()
+            if result.outcome == "error":
+                click.echo(f"error: {result.message}", err=True)
+        parts.transcript.append("session_end")
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        parts.close()
+
+
+COMMANDS = [chat_command]

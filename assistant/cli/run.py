@@ -1,3 +1,112 @@
-"""`assistant run`: (being built)."""
+"""`assistant run TASK`: one unattended turn, no TTY needed, for cron / systemd timers.
 
-COMMANDS: list = []
+Guards the unattended contract: the gate runs in mode "unattended" (memory writes ask out of
+band and wait, bounded by approvals.timeout or --approval-timeout; nobody reachable means
+deny), nothing is ever read from the terminal, and the result is one line on stdout with a
+distinct exit code: 0 done, 3 an approval was denied or expired, 1 an error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..workspace import WorkspaceError, parse_duration
+from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, workspace_option
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _progress(name: str, data: dict) -> None:
+    """Progress for logs (stderr): tool calls and rulings as they happen."""
+    if name == "tool_call":
+        args = json.dumps(data.get("args", {}), ensure_ascii=False, sort_keys=True)
+        click.echo(f"[tool] {data['tool']} {_one_line(args, 160)}", err=True)
+    elif name == "ruling":
+        verdict = "allowed" if data.get("allowed") else f"{data.get('verdict', 'deny')}"
+        click.echo(f"[gate] {data['kind']} {data['target']}: {verdict} ({_one_line(str(data.get('reason', '')), 200)})",
+                   err=True)
+    elif name == "tool_result" and not data.get("ok"):
+        click.echo(f"[tool] {_one_line(str(data.get('output', '')), 200)}", err=True)
+    elif name == "invalid":
+        click.echo(f"[model] invalid step: {_one_line(str(data.get('error', '')), 200)}", err=True)
+
+
+def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
+                label: str = "run") -> int:
+    """Run one unattended task; print the one-line outcome; return the exit code."""
+    from ..agent import SessionError, build_session, new_agent
+    from ..models.base import ModelError
+    from ..models.loader import load_model
+
+    if not task or not task.strip():
+        click.echo("error: the task is empty", err=True)
+        return EXIT_ERROR
+    timeout = None
+    if approval_timeout is not None:
+        try:
+            timeout = parse_duration(approval_timeout, setting="--approval-timeout")
+        except WorkspaceError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return EXIT_ERROR
+    try:
+        parts = build_session(ws, mode="unattended", kind="run", interactive=False, approval_timeout=timeout)
+    except SessionError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_ERROR
+    try:
+        try:
+            model = load_model(model_spec, ws, progress=sys.stderr)
+        except ModelError as exc:
+            parts.transcript.append("error", message=str(exc))
+            click.echo(f"error: {exc}", err=True)
+            return EXIT_ERROR
+        parts.transcript.append("session_start", mode="unattended", label=label,
+                                model=getattr(model, "name", type(model).__name__), task=task)
+        agent = new_agent(parts, model, on_event=_progress)
+        result = agent.turn(task)
+        rel = parts.transcript.path.relative_to(ws.root)
+        parts.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
+                                tool_calls=result.tool_calls, denials=len(result.denials))
+        redact = parts.scanner.redact
+        click.echo(f"transcript: {rel}", err=True)
+        if result.outcome == "error":
+            click.echo(f"error: {_one_line(redact(result.message))}")
+            return EXIT_ERROR
+        if result.denials:
+            d = result.denials[0]
+            more = f" (+{len(result.denials) - 1} more)" if len(result.denials) > 1 else ""
+            click.echo(f"denied: {d.tool} {d.kind} {d.target}: {_one_line(redact(d.reason), 200)}{more}")
+            return EXIT_DENIED
+        if result.outcome == "stopped":
+            click.echo(f"error: {_one_line(redact(result.message))}")
+            return EXIT_ERROR
+        click.echo(f"done: {_one_line(redact(result.reply or ''), 2000)}")
+        return EXIT_OK
+    finally:
+        parts.close()
+
+
+@click.command("run")
+@workspace_option
+@click.argument("task", nargs=-1, required=True)
+@click.option("--model", "model_spec", default=None, metavar="SPEC",
+              help="Model instead of config: script:FILE.json, a .gguf file, or llama:PATH.")
+@click.option("--approval-timeout", default=None, metavar="DURATION",
+              help="How long to wait for an approval (e.g. 30s); default approvals.timeout.")
+def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout: str | None) -> None:
+    """Run TASK once, unattended: memory writes wait for `assistant approvals approve`.
+
+    Prints one line: `done: ...` (exit 0), `denied: ...` (exit 3, an approval was denied,
+    expired or nobody could be asked), or `error: ...` (exit 1).
+    """
+    ws = get_workspace()
+    sys.exit(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))
+
+
+COMMANDS = [run_command]
