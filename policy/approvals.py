@@ -1,0 +1,449 @@
+"""The out-of-band approval inbox: state/approvals/<id>.json requests and <id>.answer.json answers.
+
+Guards "what is written is what was shown" and "a queue nobody can see is a defect":
+- A request holds the run id, kind, target, the proposed content and its sha256, the current
+  content (for a diff), the offers, and created/expiry times. It is written once, atomically
+  (temp file + link, never replacing anything).
+- An answer names the request id and the content sha256 it approves; `answer()` refuses a
+  hash that differs from the request's. The answer file is created with link(2), which never
+  replaces: the first answer wins, a second is "already answered". The waiting run records an
+  expiry (or an unreachable approver) the same way, so the record and the run always agree.
+- State is derived, never stored twice: the answer's verdict, else `expired` once past the
+  expiry time (even if the run that asked has died), else `pending`. Expired requests stay
+  listed.
+- `wait()` watches the folder with watchfiles (inotify), so an answer is noticed at once.
+- Every unreadable or inconsistent file is an `InboxError`: the caller denies.
+
+The model has no tool that reaches this folder: it lives under state/, beside the file mount.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import secrets
+import stat
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from .audit import timestamp
+from .grants import GrantsError, GrantStore
+from .kinds import DURABLE, KINDS, SCOPES, Offer
+
+VERSION = 1
+PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
+STATES = (PENDING, APPROVED, DENIED, EXPIRED)
+_ID = re.compile(r"^[0-9a-f]{12}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_MAX_FILE = 64 * 1024 * 1024
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+class InboxError(Exception):
+    """The inbox, a request or an answer is missing, unreadable, inconsistent or not answerable."""
+
+
+def seconds(value: Any, setting: str = "approvals.timeout") -> float:
+    """'15m' -> 900.0; numbers are seconds. ValueError otherwise."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    if isinstance(value, str):
+        m = _DURATION.match(value)
+        if m:
+            return float(m.group(1)) * _UNITS[m.group(2)]
+    raise ValueError(f"{setting}: expected a duration like '30s' or '15m', got {value!r}")
+
+
+def sha256_hex(data: bytes | None) -> str:
+    return hashlib.sha256(data or b"").hexdigest()
+
+
+def _epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()
+
+
+@dataclass(frozen=True)
+class Request:
+    id: str
+    run_id: str
+    kind: str
+    target: str
+    summary: str
+    reason: str
+    created_at: str
+    expires_at: str
+    sha256: str                 # of the exact proposed content (b"" when there is none)
+    content: str | None         # the proposed content as shown (redacted if content_exact is False)
+    current: str | None         # what is there now, for the diff
+    content_exact: bool         # True if content is exactly the bytes sha256 binds
+    offers: tuple[dict[str, str], ...]
+    version: int = VERSION
+
+    @property
+    def expires(self) -> float:
+        return _epoch(self.expires_at)
+
+    def offer(self, scope: str) -> dict[str, str] | None:
+        return next((o for o in self.offers if o.get("scope") == scope), None)
+
+    def to_json(self) -> bytes:
+        d = asdict(self)
+        d["offers"] = list(self.offers)
+        return (json.dumps(d, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Answer:
+    id: str
+    verdict: str                # approved | denied | expired
+    sha256: str
+    remember: str = "once"
+    reason: str = ""
+    answered_at: str = ""
+    by: str = "cli"             # "cli" (a person) or "run" (expiry / unreachable, recorded by the run)
+    version: int = VERSION
+
+    def to_json(self) -> bytes:
+        return (json.dumps(asdict(self), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One request as listed: its state, and its answer if any. `error` for an unreadable file."""
+
+    id: str
+    state: str
+    request: Request | None = None
+    answer: Answer | None = None
+    error: str = ""
+
+
+def _need(d: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str) -> Any:
+    value = d.get(key)
+    if not isinstance(value, typ) or isinstance(value, bool) and typ is not bool:
+        raise InboxError(f"{where}: field {key!r} is missing or of the wrong type")
+    return value
+
+
+def parse_request(raw: bytes, where: str) -> Request:
+    try:
+        d = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InboxError(f"{where} is corrupt (not valid JSON: {exc})") from None
+    if not isinstance(d, dict) or d.get("version") != VERSION:
+        raise InboxError(f"{where} is corrupt or of an unknown version")
+    try:
+        req = Request(
+            id=_need(d, "id", str, where), run_id=_need(d, "run_id", str, where),
+            kind=_need(d, "kind", str, where), target=_need(d, "target", str, where),
+            summary=_need(d, "summary", str, where), reason=_need(d, "reason", str, where),
+            created_at=_need(d, "created_at", str, where), expires_at=_need(d, "expires_at", str, where),
+            sha256=_need(d, "sha256", str, where),
+            content=d.get("content") if isinstance(d.get("content"), str) else None,
+            current=d.get("current") if isinstance(d.get("current"), str) else None,
+            content_exact=_need(d, "content_exact", bool, where),
+            offers=tuple(_need(d, "offers", list, where)),
+        )
+        req.expires
+        _epoch(req.created_at)
+    except (ValueError, TypeError) as exc:
+        raise InboxError(f"{where} is corrupt ({exc})") from None
+    if req.kind not in KINDS or not _HEX64.match(req.sha256) or not _ID.match(req.id):
+        raise InboxError(f"{where} is corrupt (bad kind, id or sha256)")
+    if not all(isinstance(o, dict) and o.get("scope") in SCOPES and isinstance(o.get("pattern"), str)
+               for o in req.offers):
+        raise InboxError(f"{where} is corrupt (bad offers)")
+    if req.content_exact and sha256_hex(req.content.encode("utf-8") if req.content is not None else None) != req.sha256:
+        raise InboxError(f"{where} is corrupt: its content does not match its sha256")
+    return req
+
+
+def parse_answer(raw: bytes, where: str) -> Answer:
+    try:
+        d = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InboxError(f"{where} is corrupt (not valid JSON: {exc})") from None
+    if not isinstance(d, dict) or d.get("version") != VERSION:
+        raise InboxError(f"{where} is corrupt or of an unknown version")
+    ans = Answer(
+        id=_need(d, "id", str, where), verdict=_need(d, "verdict", str, where),
+        sha256=_need(d, "sha256", str, where), remember=_need(d, "remember", str, where),
+        reason=d.get("reason") if isinstance(d.get("reason"), str) else "",
+        answered_at=d.get("answered_at") if isinstance(d.get("answered_at"), str) else "",
+        by=d.get("by") if isinstance(d.get("by"), str) else "",
+    )
+    if ans.verdict not in (APPROVED, DENIED, EXPIRED) or ans.remember not in SCOPES:
+        raise InboxError(f"{where} is corrupt (verdict {ans.verdict!r}, remember {ans.remember!r})")
+    return ans
+
+
+class Inbox:
+    """The approvals folder (state/approvals/)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, clock=time.time) -> None:
+        self.path = Path(path)
+        self.clock = clock
+
+    # ------------------------------------------------------------ files, by descriptor
+    def _dirfd(self) -> int:
+        try:
+            return os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise InboxError(f"approval inbox {self.path} does not exist") from None
+        except OSError as exc:
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                raise InboxError(f"approval inbox {self.path} is not a folder (or is a symbolic link)") from None
+            raise InboxError(f"cannot open approval inbox {self.path}: {exc.strerror or exc}") from None
+
+    def _read(self, name: str) -> bytes | None:
+        dfd = self._dirfd()
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise InboxError(f"cannot read {self.path / name}: {exc.strerror or exc}") from None
+        finally:
+            os.close(dfd)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise InboxError(f"{self.path / name} is not a regular file")
+            data = f.read(_MAX_FILE + 1)
+        if len(data) > _MAX_FILE:
+            raise InboxError(f"{self.path / name} is larger than {_MAX_FILE} bytes")
+        return data
+
+    def _create(self, name: str, data: bytes) -> None:
+        """Write name atomically, never replacing an existing file (FileExistsError if present)."""
+        dfd = self._dirfd()
+        tmp = f".{name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dfd)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                os.fsync(dfd)
+            finally:
+                try:
+                    os.unlink(tmp, dir_fd=dfd)
+                except FileNotFoundError:
+                    pass
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            raise InboxError(f"cannot write {self.path / name}: {exc.strerror or exc}") from None
+        finally:
+            os.close(dfd)
+
+    # ------------------------------------------------------------ requests
+    def create(self, *, run_id: str, kind: str, target: str, summary: str, reason: str,
+               sha256: str, content: str | None, current: str | None, content_exact: bool,
+               offers: Sequence[Offer], timeout: float) -> tuple[Request, bytes]:
+        """File a request; returns it and the exact bytes written (to detect later tampering)."""
+        now = self.clock()
+        req = Request(
+            id=secrets.token_hex(6), run_id=run_id, kind=kind, target=target, summary=summary,
+            reason=reason, created_at=timestamp(now), expires_at=timestamp(now + timeout),
+            sha256=sha256, content=content, current=current, content_exact=content_exact,
+            offers=tuple(o.as_dict() for o in offers),
+        )
+        data = req.to_json()
+        self._create(f"{req.id}.json", data)
+        return req, data
+
+    def _check_id(self, request_id: str) -> None:
+        if not isinstance(request_id, str) or not _ID.match(request_id):
+            raise InboxError(f"unknown approval id {request_id!r} (ids are 12 hex characters; see `assistant approvals list`)")
+
+    def request_bytes(self, request_id: str) -> bytes | None:
+        self._check_id(request_id)
+        return self._read(f"{request_id}.json")
+
+    def get(self, request_id: str) -> Request:
+        raw = self.request_bytes(request_id)
+        if raw is None:
+            raise InboxError(f"unknown approval id {request_id!r} (see `assistant approvals list --all`)")
+        req = parse_request(raw, f"approval request {request_id}")
+        if req.id != request_id:
+            raise InboxError(f"approval request {request_id} is corrupt: it names id {req.id!r}")
+        return req
+
+    def answer_of(self, request_id: str) -> Answer | None:
+        self._check_id(request_id)
+        raw = self._read(f"{request_id}.answer.json")
+        return None if raw is None else parse_answer(raw, f"answer to {request_id}")
+
+    def state(self, req: Request, answer: Answer | None) -> str:
+        if answer is not None:
+            return answer.verdict
+        return EXPIRED if self.clock() >= req.expires else PENDING
+
+    def entry(self, request_id: str) -> Entry:
+        try:
+            req = self.get(request_id)
+            ans = self.answer_of(request_id)
+        except InboxError as exc:
+            return Entry(request_id, "corrupt", error=str(exc))
+        return Entry(request_id, self.state(req, ans), req, ans)
+
+    def ids(self) -> list[str]:
+        dfd = self._dirfd()
+        try:
+            names = os.listdir(dfd)
+        finally:
+            os.close(dfd)
+        return sorted(n[:-5] for n in names if n.endswith(".json") and not n.endswith(".answer.json")
+                      and _ID.match(n[:-5]))
+
+    def list(self, *, all: bool = False) -> list[Entry]:
+        """Pending (and corrupt) requests, oldest first; with all=True every request."""
+        entries = [self.entry(i) for i in self.ids()]
+        if not all:
+            entries = [e for e in entries if e.state in (PENDING, "corrupt")]
+        return sorted(entries, key=lambda e: (e.request.created_at if e.request else "", e.id))
+
+    # ------------------------------------------------------------ answers
+    def answer(self, request_id: str, verdict: str, *, sha256: str, remember: str = "once",
+               reason: str = "", grants: GrantStore | None = None, by: str = "cli") -> Answer:
+        """A person's answer (the CLI). Refuses unknown, corrupt, expired, answered, mismatched."""
+        if verdict not in (APPROVED, DENIED):
+            raise InboxError(f"an answer is approved or denied, not {verdict!r}")
+        req = self.get(request_id)
+        existing = self.answer_of(request_id)
+        if existing is not None:
+            raise InboxError(f"approval {request_id} was already answered ({existing.verdict})")
+        if self.clock() >= req.expires:
+            raise InboxError(f"approval {request_id} expired at {req.expires_at}; the run was denied")
+        if sha256 != req.sha256:
+            raise InboxError(
+                f"sha256 {sha256[:16]}... does not match approval {request_id} ({req.sha256[:16]}...); "
+                "what is written must be what was shown"
+            )
+        granted = None
+        if verdict == APPROVED:
+            offer = req.offer(remember)
+            if offer is None:
+                offered = ", ".join(o["scope"] for o in req.offers)
+                raise InboxError(f"--remember {remember} is not offered for {req.target} (offered: {offered})")
+            if remember in DURABLE and grants is not None:
+                try:
+                    granted = grants.add(req.kind, offer["pattern"], note=f"approval {request_id}")
+                except GrantsError as exc:
+                    raise InboxError(f"not approved: the grant could not be recorded: {exc}") from None
+        else:
+            remember = "once"
+        ans = Answer(request_id, verdict, sha256, remember, reason, timestamp(self.clock()), by)
+        try:
+            self._create(f"{request_id}.answer.json", ans.to_json())
+        except FileExistsError:
+            current = self.answer_of(request_id)
+            if granted is not None and granted.note == f"approval {request_id}" and not (
+                current and current.verdict == APPROVED and current.remember == remember
+            ):
+                grants.revoke(granted.kind, granted.target)   # lost the race: take our grant back
+            raise InboxError(
+                f"approval {request_id} was already answered ({current.verdict if current else 'unknown'})"
+            ) from None
+        return ans
+
+    def close(self, request_id: str, verdict: str, reason: str, *, sha256: str) -> Answer:
+        """The run records that nobody answered (expired) or nobody could be asked (denied).
+
+        Returns the answer on file: this one, or one a person wrote first (the first wins).
+        Works on a request file that has since been damaged: the run knows what it asked.
+        """
+        self._check_id(request_id)
+        ans = Answer(request_id, verdict, sha256, "once", reason, timestamp(self.clock()), "run")
+        try:
+            self._create(f"{request_id}.answer.json", ans.to_json())
+        except FileExistsError:
+            existing = self.answer_of(request_id)
+            if existing is None:
+                raise InboxError(f"answer to {request_id} vanished") from None
+            return existing
+        return ans
+
+    # ------------------------------------------------------------ waiting
+    def wait(self, request_id: str, timeout: float, *, stop_event: Any = None,
+             safety_poll: float = 2.0) -> Answer | None:
+        """Block until the request has an answer file (returned, parsed) or timeout (None).
+
+        inotify via watchfiles wakes us as soon as anything in the folder changes; the answer
+        file is checked after the watcher is live (no lost wake-up) and after every wake-up.
+        `safety_poll` re-checks even without an event (a watcher that missed one costs seconds,
+        not the whole timeout).
+        """
+        from watchfiles._rust_notify import RustNotify
+
+        self._check_id(request_id)
+        deadline = time.monotonic() + timeout
+        with RustNotify([str(self.path)], False, False, 50, False, False) as watcher:
+            while True:
+                ans = self.answer_of(request_id)
+                if ans is not None:
+                    return ans
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                wait_ms = max(1, int(min(remaining, safety_poll) * 1000))
+                got = watcher.watch(20, 2, wait_ms, stop_event)
+                if got == "signal":
+                    raise KeyboardInterrupt
+                if got == "stop":
+                    return None
+
+    def follow(self, *, stop_event: Any = None, timeout: float | None = None) -> Iterator[Entry]:
+        """Yield each request filed from now on (for `approvals list --follow`)."""
+        from watchfiles._rust_notify import RustNotify
+
+        seen = set(self.ids())
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with RustNotify([str(self.path)], False, False, 50, False, False) as watcher:
+            while True:
+                for i in self.ids():
+                    if i not in seen:
+                        seen.add(i)
+                        yield self.entry(i)
+                wait_ms = 2000
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return
+                    wait_ms = max(1, int(min(remaining, 2.0) * 1000))
+                got = watcher.watch(20, 2, wait_ms, stop_event)
+                if got == "signal":
+                    raise KeyboardInterrupt
+                if got == "stop":
+                    return
+
+
+def as_json(entry: Entry) -> dict[str, Any]:
+    """A listing row for --json (content and current left out; `approvals show` has them)."""
+    out: dict[str, Any] = {"id": entry.id, "state": entry.state}
+    if entry.error:
+        out["error"] = entry.error
+    if entry.request is not None:
+        r = entry.request
+        out.update(run_id=r.run_id, kind=r.kind, target=r.target, summary=r.summary, reason=r.reason,
+                   created_at=r.created_at, expires_at=r.expires_at, sha256=r.sha256,
+                   offers=[o["scope"] for o in r.offers])
+    if entry.answer is not None:
+        a = entry.answer
+        out["answer"] = {"verdict": a.verdict, "remember": a.remember, "reason": a.reason,
+                         "answered_at": a.answered_at, "by": a.by}
+    return out
+
+
+__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "seconds", "sha256_hex", "as_json",
+           "PENDING", "APPROVED", "DENIED", "EXPIRED"]

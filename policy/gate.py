@@ -1,0 +1,252 @@
+"""The gate: the one call every gated tool makes before it acts.
+
+Guards fail-closed authorisation end to end:
+    ruling (engine.decide) -> audit line -> allow | deny | ask
+    ask, watched chat:     the inline_ask callback answers (no callback -> deny)
+    ask, unattended run:   file a request in the inbox -> notify -> wait (watchfiles) ->
+                           check the answer (same request, same sha256, request file unchanged)
+                           -> apply its remember scope -> audit line
+Every exception, unreadable file, unreachable approver or timeout is a deny with the reason,
+and nothing is allowed that was not audited first: if the audit line cannot be written, the
+answer is deny.
+
+The approval binds the sha256 of the exact (unredacted) content; the caller must write exactly
+the bytes it passed in (Decision.sha256 says which). `redact` is applied to every text that
+leaves this process (request file, audit line, notification); a target that would need
+redacting is denied outright.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .approvals import APPROVED, DENIED, EXPIRED, Answer, Inbox, InboxError, seconds
+from .audit import AuditLog
+from .engine import Ruling, Session, decide
+from .grants import GrantsError, GrantStore
+from .kinds import ALLOW, DENY, DURABLE, EXACT, ONCE, RUN, Offer
+from .notify import run_notify
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    verdict: str                  # "allow" | "deny"
+    reason: str
+    sha256: str | None            # of the content the decision binds (None if no content)
+    remember: str | None = None   # once | run | exact | dir, when a person approved
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    """What an inline asker (a watched chat) is shown. The answer is an offer scope, or None."""
+
+    kind: str
+    target: str
+    summary: str
+    reason: str
+    offers: tuple[Offer, ...]
+    sha256: str | None
+
+
+class Gate:
+    """Constructed once per run; `authorize()` per gated call."""
+
+    def __init__(
+        self,
+        mode: str,
+        *,
+        run_id: str,
+        audit: AuditLog,
+        grants: GrantStore | None = None,
+        policy: Mapping[str, Any] | None = None,
+        approvals: Mapping[str, Any] | None = None,
+        inbox: Inbox | None = None,
+        inline_ask: Callable[[Question], Any] | None = None,
+        redact: Callable[[str], str] | None = None,
+        notify_timeout: float = 10.0,
+    ) -> None:
+        cfg = dict(approvals or {})
+        self.mode = mode
+        self.run_id = run_id
+        self.audit = audit
+        self.grants = grants
+        self.inbox = inbox
+        self.inline_ask = inline_ask
+        self.redact = redact or (lambda s: s)
+        self.channel = cfg.get("channel", "inbox")
+        if self.channel not in ("inbox", "none"):
+            raise ValueError(f"approvals.channel must be \"inbox\" or \"none\", got {self.channel!r}")
+        self.timeout = seconds(cfg.get("timeout", "15m"))
+        self.notify = list(cfg.get("notify") or [])
+        if not all(isinstance(a, str) for a in self.notify):
+            raise ValueError("approvals.notify must be a list of strings (an argv)")
+        self.notify_timeout = notify_timeout
+        self.session = Session(run_id, grants=grants, policy=policy,
+                               channel=self.channel if inbox is not None else "none",
+                               inline=inline_ask is not None)
+
+    @classmethod
+    def for_workspace(cls, mode: str, *, run_id: str, config: Mapping[str, Any], grants_path: Path,
+                      approvals_dir: Path, audit_path: Path, **kw: Any) -> "Gate":
+        """Convenience: paths and the loaded config dict (sections [policy] and [approvals])."""
+        return cls(mode, run_id=run_id, audit=AuditLog(audit_path, redact=kw.get("redact")),
+                   grants=GrantStore(grants_path), policy=config.get("policy"),
+                   approvals=config.get("approvals"), inbox=Inbox(approvals_dir), **kw)
+
+    # ------------------------------------------------------------ the one call
+    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
+                  current: bytes | None = None, summary: str = "") -> Decision:
+        sha = hashlib.sha256(content).hexdigest() if content is not None else None
+        try:
+            return self._authorize(kind, target, content, current, summary, sha)
+        except Exception as exc:    # every error path is a deny
+            reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")
+            try:
+                self._log("error", kind, str(target), DENY, reason, sha)
+            except Exception:
+                pass
+            return Decision(False, DENY, reason, sha)
+
+    def _text(self, s: str) -> str:
+        return self.redact(s)
+
+    def _log(self, event: str, kind: str, target: str, verdict: str, reason: str, sha: str | None,
+             **extra: Any) -> None:
+        self.audit.append({"event": event, "run": self.run_id, "mode": self.mode, "kind": kind,
+                           "target": target, "verdict": verdict, "reason": self._text(reason),
+                           "sha256": sha, **extra})
+
+    def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
+                   summary: str, sha: str | None) -> Decision:
+        if isinstance(target, str) and self._text(target) != target:
+            reason = "denied: the target contains a secret value"
+            self._log("ruling", kind, self._text(target), DENY, reason, sha)
+            return Decision(False, DENY, reason, sha)
+        ruling = decide(kind, target, self.mode, self.session)
+        shown_target = ruling.target or str(target)
+        self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha)
+        if ruling.verdict == ALLOW:
+            return Decision(True, ALLOW, ruling.reason, sha)
+        if ruling.verdict == DENY:
+            return Decision(False, DENY, ruling.reason, sha)
+        if ruling.channel == "inline":
+            return self._ask_inline(ruling, summary, sha)
+        return self._ask_out_of_band(ruling, summary, content, current, sha)
+
+    # ------------------------------------------------------------ watched chat
+    def _ask_inline(self, ruling: Ruling, summary: str, sha: str | None) -> Decision:
+        q = Question(ruling.kind, ruling.target, self._text(summary), ruling.reason, ruling.offers, sha)
+        try:
+            reply = self.inline_ask(q) if self.inline_ask else None
+        except Exception as exc:
+            reply, why = None, f"the inline approver failed ({type(exc).__name__})"
+        else:
+            why = "declined in the chat"
+        scope = ONCE if reply is True else reply
+        offer = next((o for o in ruling.offers if o.scope == scope), None)
+        if offer is None:
+            return self._answered(ruling, sha, DENY, why, None, by="inline")
+        return self._remember(ruling, sha, offer, None, by="inline")
+
+    # ------------------------------------------------------------ unattended run
+    def _ask_out_of_band(self, ruling: Ruling, summary: str, content: bytes | None,
+                         current: bytes | None, sha: str | None) -> Decision:
+        assert self.inbox is not None   # engine denies when there is no inbox
+        bound = sha or hashlib.sha256(b"").hexdigest()
+        shown = content.decode("utf-8", "replace") if content is not None else None
+        shown_redacted = self._text(shown) if shown is not None else None
+        exact = content is None or (shown_redacted == shown and shown.encode("utf-8") == content)
+        summary = self._text(summary or f"{ruling.kind} {ruling.target}")
+        try:
+            req, written = self.inbox.create(
+                run_id=self.run_id, kind=ruling.kind, target=ruling.target, summary=summary,
+                reason=ruling.reason, sha256=bound, content=shown_redacted,
+                current=self._text(current.decode("utf-8", "replace")) if current is not None else None,
+                content_exact=exact, offers=ruling.offers, timeout=self.timeout)
+        except (InboxError, FileExistsError) as exc:
+            return self._answered(ruling, sha, DENY, f"could not file the approval request: {exc}", None)
+        unreachable = run_notify(self.notify, f"assistant: approve {summary}? (assistant approvals show {req.id})",
+                                 timeout=self.notify_timeout)
+        if unreachable:
+            reason = f"approver unreachable: {unreachable}"
+            try:
+                self.inbox.close(req.id, DENIED, self._text(reason), sha256=req.sha256)
+            except (InboxError, OSError) as exc:
+                reason += f" (and the request could not be closed: {exc})"
+            return self._answered(ruling, sha, DENY, reason, req.id)
+        try:
+            answer = self.inbox.wait(req.id, self.timeout)
+            if answer is None:
+                answer = self.inbox.close(req.id, EXPIRED, f"no answer within {self.timeout:g}s", sha256=req.sha256)
+        except InboxError as exc:
+            return self._answered(ruling, sha, DENY, f"unreadable answer: {exc}", req.id)
+        except KeyboardInterrupt:
+            self.inbox.close(req.id, DENIED, "the waiting run was interrupted", sha256=req.sha256)
+            self._answered(ruling, sha, DENY, "interrupted while waiting for an answer", req.id)
+            raise
+        return self._check_answer(ruling, sha, req.id, req.sha256, written, answer)
+
+    def _check_answer(self, ruling: Ruling, sha: str | None, req_id: str, bound: str,
+                      written: bytes, answer: Answer) -> Decision:
+        if answer.id != req_id:
+            return self._answered(ruling, sha, DENY, f"the answer names another request ({answer.id!r})", req_id)
+        if answer.sha256 != bound:
+            return self._answered(ruling, sha, DENY,
+                                  "the answer approves different content (sha256 mismatch); "
+                                  "what is written must be what was shown", req_id)
+        try:
+            on_disk = self.inbox.request_bytes(req_id)
+        except InboxError:
+            on_disk = None
+        if on_disk != written:
+            return self._answered(ruling, sha, DENY,
+                                  "the request file was changed or removed after it was filed", req_id)
+        if answer.verdict == EXPIRED:
+            return self._answered(ruling, sha, DENY, f"expired: {answer.reason}", req_id, state=EXPIRED)
+        if answer.verdict != APPROVED:
+            why = f"denied by {'the approver' if answer.by == 'cli' else 'the run'}"
+            return self._answered(ruling, sha, DENY, f"{why}: {answer.reason}" if answer.reason else why, req_id)
+        offer = next((o for o in ruling.offers if o.scope == answer.remember), None)
+        if offer is None:
+            return self._answered(ruling, sha, DENY, f"the answer remembers {answer.remember!r}, which was not offered",
+                                  req_id)
+        return self._remember(ruling, sha, offer, req_id, by="approver")
+
+    # ------------------------------------------------------------ outcome
+    def _remember(self, ruling: Ruling, sha: str | None, offer: Offer, req_id: str | None, *, by: str) -> Decision:
+        if offer.scope == RUN:
+            self.session.grant_for_run(ruling.kind, ruling.target)
+        elif offer.scope in DURABLE:
+            if self.grants is None:
+                return self._answered(ruling, sha, DENY, f"approved ({offer.scope}), but there is no grant store",
+                                      req_id)
+            try:
+                self.grants.add(ruling.kind, offer.pattern,
+                                note=f"approval {req_id}" if req_id else f"approved inline in run {self.run_id}")
+            except GrantsError as exc:
+                return self._answered(ruling, sha, DENY,
+                                      f"approved ({offer.scope}), but the grant could not be recorded: {exc}", req_id)
+        scope_text = {ONCE: "this call only", RUN: "for the rest of this run", EXACT: f"always {offer.pattern}"}
+        reason = f"approved by {'the person in the chat' if by == 'inline' else 'the approver'} " \
+                 f"({scope_text.get(offer.scope, f'always {offer.pattern}')})"
+        return self._answered(ruling, sha, ALLOW, reason, req_id, remember=offer.scope)
+
+    def _answered(self, ruling: Ruling, sha: str | None, verdict: str, reason: str, req_id: str | None,
+                  *, remember: str | None = None, by: str | None = None, state: str | None = None) -> Decision:
+        extra: dict[str, Any] = {"request": req_id}
+        if remember:
+            extra["remember"] = remember
+        if state:
+            extra["state"] = state
+        if by:
+            extra["by"] = by
+        self._log("answer", ruling.kind, ruling.target, verdict, reason, sha, **extra)
+        return Decision(verdict == ALLOW, verdict, self._text(reason), sha, remember, req_id)
+
+
+__all__ = ["Gate", "Decision", "Question"]

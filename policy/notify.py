@@ -1,0 +1,47 @@
+"""Running the person's notify command (e.g. notify-send) when an approval request is filed.
+
+Guards "unreachable means deny": a missing, failing or hanging command is reported as a
+reason string (never raised), and a hanging one is killed with its whole process group after
+a bounded wait. The command is an argv list (no shell); `{summary}` in any argument is
+replaced by a one-line summary that the caller has already redacted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from typing import Sequence
+
+
+def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0) -> str | None:
+    """None if the command ran and exited 0, else why the approver is unreachable."""
+    if not argv:
+        return None
+    one_line = " ".join(summary.split())
+    args = [a.replace("{summary}", one_line) for a in argv]
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return f"notify command not found: {args[0]!r}"
+    except OSError as exc:
+        return f"notify command {args[0]!r} could not be started: {exc.strerror or exc}"
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        return f"notify command {args[0]!r} did not finish within {timeout:g}s (killed)"
+    if code != 0:
+        return f"notify command {args[0]!r} failed with exit status {code}"
+    return None
