@@ -1,0 +1,188 @@
+"""`assistant vault` commands through click's CliRunner (and two real processes for the race)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from assistant.cli import main
+from assistant.vault import ENV_PASSPHRASE, Vault
+from assistant.workspace import init_workspace
+
+PASS = "cli passphrase " + "for tests"
+VALUE = "ghp-like-" + "value-" + "Zq81xY"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for var in (ENV_PASSPHRASE, "ASSISTANT_VAULT_NEW_PASSPHRASE", "ASSISTANT_WORKSPACE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    init_workspace(root)
+    cfg = (root / "config.toml").read_text()
+    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
+    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
+    (root / "config.toml").write_text(cfg)
+    return root
+
+
+def run(ws, *args, input=None, env=None):
+    env = {ENV_PASSPHRASE: PASS, **(env or {})}
+    env = {k: v for k, v in env.items() if v is not None}
+    return CliRunner().invoke(main, ["-w", str(ws), "vault", *args], input=input, env=env)
+
+
+def test_full_cycle(ws):
+    r = run(ws, "init")
+    assert r.exit_code == 0, r.output
+    assert (ws / "vault.enc").stat().st_mode & 0o777 == 0o600
+
+    r = run(ws, "set", "github", input=VALUE + "\n")
+    assert r.exit_code == 0, r.output
+    assert "stored github" in r.output
+    r = run(ws, "set", "mail", input="mail-value-123456")
+    assert r.exit_code == 0, r.output
+
+    r = run(ws, "list")
+    assert r.exit_code == 0
+    assert re.search(r"(?m)^github\s+20\d\d-\d\d-\d\dT", r.output) and "mail" in r.output
+    assert VALUE not in r.output and "mail-value" not in r.output
+
+    r = run(ws, "list", "--json")
+    rows = json.loads(r.stdout)
+    assert [row["name"] for row in rows] == ["github", "mail"]
+    assert all(set(row) == {"name", "set_at"} for row in rows)
+
+    # the stored value is exactly what was piped in (one trailing newline dropped)
+    assert Vault.open(ws / "vault.enc", PASS).get("github") == VALUE
+
+    r = run(ws, "remove", "mail")
+    assert r.exit_code == 0 and "removed mail" in r.output
+    assert [row["name"] for row in json.loads(run(ws, "list", "--json").stdout)] == ["github"]
+    r = run(ws, "remove", "mail")
+    assert r.exit_code == 1 and "no secret named 'mail'" in r.output
+
+
+def test_workspace_option_on_leaf_command(ws):
+    r = CliRunner().invoke(main, ["vault", "init", "-w", str(ws)], env={ENV_PASSPHRASE: PASS})
+    assert r.exit_code == 0, r.output
+    assert (ws / "vault.enc").exists()
+
+
+def test_init_prompts_with_confirmation_and_refuses_mismatch(ws):
+    r = run(ws, "init", input="one passphrase\nanother one\n", env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 1 and "do not match" in r.output
+    assert not (ws / "vault.enc").exists()
+    r = run(ws, "init", input="typed passphrase\ntyped passphrase\n", env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 0, r.output
+    assert "typed passphrase" not in r.output
+    assert Vault.open(ws / "vault.enc", "typed passphrase").names() == []
+    r = run(ws, "init")
+    assert r.exit_code == 1 and "already exists" in r.output
+
+
+def test_set_with_prompted_passphrase_then_value_from_stdin(ws):
+    assert run(ws, "init").exit_code == 0
+    r = run(ws, "set", "k", input=PASS + "\n" + VALUE + "\n", env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 0, r.output
+    assert VALUE not in r.output and PASS not in r.output
+    assert Vault.open(ws / "vault.enc", PASS).get("k") == VALUE
+
+
+def test_short_value_refused_with_reason(ws):
+    assert run(ws, "init").exit_code == 0
+    r = run(ws, "set", "tiny", input="1234567\n")
+    assert r.exit_code == 1
+    assert "too short" in r.stderr and "false alarms" in r.stderr and "1234567" not in r.output
+    assert Vault.open(ws / "vault.enc", PASS).names() == []
+
+
+def test_value_never_from_argv(ws):
+    assert run(ws, "init").exit_code == 0
+    r = run(ws, "set", "github", VALUE)
+    assert r.exit_code == 2  # click usage error: no such argument
+    assert Vault.open(ws / "vault.enc", PASS).names() == []
+
+
+def test_empty_stdin_and_bad_name_refused(ws):
+    assert run(ws, "init").exit_code == 0
+    r = run(ws, "set", "k", input="")
+    assert r.exit_code == 1 and "no value for k" in r.stderr
+    r = run(ws, "set", "../evil", input=VALUE)
+    assert r.exit_code == 1 and "secret name" in r.stderr
+
+
+def test_wrong_passphrase_and_locked(ws):
+    assert run(ws, "set", "k", input=VALUE).exit_code == 1  # no vault yet
+    assert run(ws, "init").exit_code == 0
+    assert run(ws, "set", "k", input=VALUE).exit_code == 0
+    before = (ws / "vault.enc").read_bytes()
+    r = run(ws, "list", env={ENV_PASSPHRASE: "not-it-at-all"})
+    assert r.exit_code == 1 and "wrong passphrase" in r.stderr and "not-it-at-all" not in r.output
+    r = run(ws, "list", input="", env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 1 and ENV_PASSPHRASE in r.stderr and "key_file" in r.stderr
+    assert (ws / "vault.enc").read_bytes() == before
+
+
+def test_passwd(ws):
+    assert run(ws, "init").exit_code == 0
+    assert run(ws, "set", "k", input=VALUE).exit_code == 0
+    r = run(ws, "passwd", input="brand new phrase\nbrand new phrase\n")
+    assert r.exit_code == 0, r.output
+    assert "brand new phrase" not in r.output
+    assert run(ws, "list").exit_code == 1
+    r = run(ws, "list", "--json", env={ENV_PASSPHRASE: "brand new phrase"})
+    assert r.exit_code == 0 and json.loads(r.stdout)[0]["name"] == "k"
+    r = run(ws, "passwd", env={ENV_PASSPHRASE: "brand new phrase",
+                               "ASSISTANT_VAULT_NEW_PASSPHRASE": "third phrase"})
+    assert r.exit_code == 0
+    assert Vault.open(ws / "vault.enc", "third phrase").get("k") == VALUE
+
+
+def test_key_file_from_config(ws):
+    key = ws / "vault.key"
+    key.write_text(PASS + "\n")
+    key.chmod(0o644)
+    cfg = (ws / "config.toml").read_text().replace('key_file = ""', 'key_file = "vault.key"')
+    (ws / "config.toml").write_text(cfg)
+    r = run(ws, "init", env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 1 and "chmod 600" in r.stderr
+    assert not (ws / "vault.enc").exists()
+    key.chmod(0o600)
+    assert run(ws, "init", env={ENV_PASSPHRASE: None}).exit_code == 0
+    r = run(ws, "set", "k", input=VALUE, env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 0, r.output
+    assert Vault.open(ws / "vault.enc", PASS).get("k") == VALUE
+
+
+def test_concurrent_cli_set_from_two_processes(ws):
+    assert run(ws, "init").exit_code == 0
+    env = {**os.environ, ENV_PASSPHRASE: PASS}
+    script = (
+        "import sys, time\n"
+        "from click.testing import CliRunner\n"
+        "from assistant.cli import main\n"
+        "ws, tag, start = sys.argv[1], sys.argv[2], float(sys.argv[3])\n"
+        "while time.time() < start: time.sleep(0.005)\n"
+        "for i in range(8):\n"
+        "    r = CliRunner().invoke(main, ['-w', ws, 'vault', 'set', f'{tag}{i}'],\n"
+        "                           input=f'value-{tag}-{i}-abcdefgh')\n"
+        "    assert r.exit_code == 0, r.output\n"
+    )
+    start = time.time() + 1.0
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(ws), tag, str(start)], env=env)
+             for tag in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    names = {row["name"] for row in json.loads(run(ws, "list", "--json").stdout)}
+    assert names == {f"{t}{i}" for t in "ab" for i in range(8)}
