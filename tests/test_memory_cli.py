@@ -1,0 +1,237 @@
+"""`assistant memory ...` end to end: the person is the watcher; writes allowed, still scanned."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assistant.catalog import render_catalog
+from assistant.cli import main
+from assistant.leaks import Scanner
+from assistant.notes import revision
+from assistant.workspace import init_workspace, open_workspace
+
+SECRET = "tangerine-Dream-4412-xyzzy"
+PASS = "correct horse battery staple"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    init_workspace(tmp_path / "ws")
+    return tmp_path / "ws"
+
+
+def run(ws, *args, input=None, env=None):
+    r = CliRunner().invoke(main, ["-w", str(ws), "memory", *args], input=input, env=env or {})
+    return r
+
+
+def out_err(r):
+    return r.stdout, r.stderr
+
+
+def approvals_files(ws):
+    return os.listdir(ws / "state" / "approvals")
+
+
+def test_write_from_stdin_is_allowed_and_audited(ws):
+    r = run(ws, "write", "people/anna.md", input="Anna keeps bees.\n")
+    assert r.exit_code == 0, r.output
+    data = (ws / "memory/people/anna.md").read_bytes()
+    assert data == b"Anna keeps bees.\n"
+    assert f"created people/anna.md (17 bytes, revision {revision(data)})" in r.stdout
+    events = [json.loads(ln)["event"] for ln in (ws / "state/audit.jsonl").read_text().splitlines()]
+    assert events == ["ruling", "written"]
+    assert approvals_files(ws) == []
+
+
+def test_leaf_commands_take_workspace_option_too(ws):
+    r = CliRunner().invoke(main, ["memory", "ls", "-w", str(ws)])
+    assert r.exit_code == 0 and "people/lina.md" in r.stdout
+
+
+def test_write_over_existing_needs_base_or_force(ws):
+    lina = ws / "memory/people/lina.md"
+    old = lina.read_bytes()
+    r = run(ws, "write", "people/lina.md", input="clobbered\n")
+    assert r.exit_code != 0
+    assert "already exists" in r.stderr and "--base" in r.stderr and "--force" in r.stderr
+    assert lina.read_bytes() == old
+    r = run(ws, "write", "people/lina.md", "--base", "0123456789ab", input="clobbered\n")
+    assert r.exit_code != 0 and "changed since you read it, read it again" in r.stderr
+    assert lina.read_bytes() == old
+    r = run(ws, "cat", "--json", "people/lina.md")
+    rev = json.loads(r.stdout)["revision"]
+    assert rev == revision(old)
+    r = run(ws, "write", "people/lina.md", "--base", rev, input="with base\n")
+    assert r.exit_code == 0, r.output
+    assert lina.read_text() == "with base\n"
+    r = run(ws, "write", "people/lina.md", "--force", input="forced\n")
+    assert r.exit_code == 0 and lina.read_text() == "forced\n" and "replaced" in r.stdout
+    r = run(ws, "write", "people/lina.md", "--force", "--base", rev, input="x\n")
+    assert r.exit_code != 0 and "not both" in r.stderr
+
+
+def test_secret_is_refused_without_any_approval_request(ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": PASS}
+    make_vault(ws, {"wifi": SECRET})
+    before = sorted(os.listdir(ws / "memory"))
+    r = run(ws, "write", "wifi.md", input=f"password {SECRET}\n", env=env)
+    assert r.exit_code != 0
+    assert "wifi" in r.stderr and SECRET not in r.output and SECRET not in r.stderr
+    assert sorted(os.listdir(ws / "memory")) == before
+    assert approvals_files(ws) == []
+    audit = ws / "state/audit.jsonl"
+    assert not audit.exists() or SECRET not in audit.read_text()
+
+
+def make_vault(ws, secrets):
+    from assistant.vault import Vault
+
+    v = Vault.create(ws / "vault.enc", PASS, opslimit=1, memlimit=8 * 1024 * 1024)
+    for k, val in secrets.items():
+        v.set(k, val)
+
+
+def test_cat_redacts_a_secret_added_to_the_vault_later(ws):
+    assert run(ws, "write", "router.md", input=f"login: {SECRET}\n").exit_code == 0
+    make_vault(ws, {"router": SECRET})
+    env = {"ASSISTANT_VAULT_PASSPHRASE": PASS}
+    r = run(ws, "cat", "router.md", env=env)
+    assert r.exit_code == 0
+    assert r.stdout == "login: [redacted:router]\n" and SECRET not in r.output
+    raw = (ws / "memory/router.md").read_bytes()
+    assert f"revision {revision(raw)}" in r.stderr
+
+
+def test_locked_vault_fails_closed_with_how_to_unlock(ws):
+    make_vault(ws, {"wifi": SECRET})
+    for args, inp in ((["cat", "people/lina.md"], None), (["write", "x.md"], "x\n"),
+                      (["ls"], None), (["catalog"], None), (["rm", "people/lina.md"], None)):
+        r = run(ws, *args, input=inp)
+        assert r.exit_code != 0, args
+        assert "locked" in r.stderr and "ASSISTANT_VAULT_PASSPHRASE" in r.stderr, r.stderr
+    assert not (ws / "memory/x.md").exists() and (ws / "memory/people/lina.md").exists()
+    r = run(ws, "cat", "people/lina.md", env={"ASSISTANT_VAULT_PASSPHRASE": "wrong one"})
+    assert r.exit_code != 0 and "passphrase" in r.stderr.lower()
+
+
+@pytest.mark.parametrize("path,why", [
+    ("../x.md", "'..'"), ("/abs.md", "absolute"), (".hidden.md", "dot"), ("notes.txt", ".md"),
+    ("a//b.md", "empty"), ("a\\b.md", "backslash"), ("\u202ex.md", "bidi"), ("people/", "trailing"),
+])
+def test_cli_path_refusals(ws, path, why):
+    before = sorted(p for p in (ws).rglob("*"))
+    for args, inp in ((["write", path], "x\n"), (["cat", path], None), (["rm", path], None)):
+        r = run(ws, *args, input=inp)
+        assert r.exit_code != 0 and why in r.stderr and r.stderr.startswith("error: "), (args, r.stderr)
+    assert sorted(p for p in ws.rglob("*") if p.name != "audit.jsonl") == [
+        p for p in before if p.name != "audit.jsonl"]
+
+
+def test_ls_json_and_catalog_is_exactly_the_models_block(ws):
+    r = run(ws, "ls", "--json")
+    assert r.exit_code == 0
+    entries = json.loads(r.stdout)
+    assert entries[0]["path"] == "index.md" and entries[0]["pinned"] is True
+    assert {e["path"] for e in entries} == {"index.md", "people/lina.md", "people/marek.md",
+                                            "preferences.md", "projects/kirkstall-park.md"}
+    r = run(ws, "catalog")
+    assert r.exit_code == 0
+    assert r.stdout == render_catalog(open_workspace(ws), Scanner({})) + "\n"
+    assert r.stdout.startswith("## Memory catalog\n")
+
+
+def test_rm_and_missing_note(ws):
+    r = run(ws, "rm", "people/marek.md")
+    assert r.exit_code == 0 and "removed people/marek.md" in r.stdout
+    assert not (ws / "memory/people/marek.md").exists()
+    r = run(ws, "rm", "people/marek.md")
+    assert r.exit_code != 0 and "no note at people/marek.md" in r.stderr
+    r = run(ws, "rm", "people/lina.md", "--base", "0123456789ab")
+    assert r.exit_code != 0 and "changed since you read it" in r.stderr
+    assert (ws / "memory/people/lina.md").exists()
+    r = run(ws, "cat", "nope.md")
+    assert r.exit_code != 0 and "no note at nope.md" in r.stderr
+
+
+def editor_script(tmp_path, body: str) -> str:
+    script = tmp_path / "editor.py"
+    script.write_text(f"import sys, pathlib\np = pathlib.Path(sys.argv[1])\n{body}\n")
+    return f"{sys.executable} {script}"
+
+
+def test_edit_writes_back_through_the_same_path(ws, tmp_path):
+    editor = editor_script(tmp_path, "p.write_text(p.read_text().replace('Bristol', 'Cardiff'))")
+    r = run(ws, "edit", "people/lina.md", env={"EDITOR": editor, "VISUAL": ""})
+    assert r.exit_code == 0, r.output
+    assert "Cardiff" in (ws / "memory/people/lina.md").read_text()
+    assert "saved people/lina.md" in r.stdout
+    events = [json.loads(ln)["event"] for ln in (ws / "state/audit.jsonl").read_text().splitlines()]
+    assert events == ["ruling", "written"]
+
+
+def test_edit_without_changes_writes_nothing(ws, tmp_path):
+    editor = editor_script(tmp_path, "pass")
+    before = (ws / "memory/people/lina.md").stat().st_mtime_ns
+    r = run(ws, "edit", "people/lina.md", env={"EDITOR": editor, "VISUAL": ""})
+    assert r.exit_code == 0 and "no changes" in r.stdout
+    assert (ws / "memory/people/lina.md").stat().st_mtime_ns == before
+
+
+def test_edit_refuses_if_the_note_changed_meanwhile(ws, tmp_path):
+    note = ws / "memory/people/lina.md"
+    # the "editor" saves its buffer, but meanwhile someone else changed the note on disk
+    editor = editor_script(
+        tmp_path,
+        f"p.write_text('my edit\\n')\npathlib.Path({str(note)!r}).write_text('someone else\\n')",
+    )
+    r = run(ws, "edit", "people/lina.md", env={"EDITOR": editor, "VISUAL": ""})
+    assert r.exit_code != 0
+    assert "changed since you read it, read it again" in r.stderr
+    assert note.read_text() == "someone else\n"
+    kept = r.stderr.split("kept at ")[1].strip()
+    assert Path(kept).read_text() == "my edit\n"
+
+
+def test_edit_refuses_a_secret_and_a_failing_editor(ws, tmp_path):
+    make_vault(ws, {"wifi": SECRET})
+    env = {"ASSISTANT_VAULT_PASSPHRASE": PASS, "VISUAL": ""}
+    editor = editor_script(tmp_path, f"p.write_text(p.read_text() + 'wifi: {SECRET}\\n')")
+    before = (ws / "memory/people/lina.md").read_bytes()
+    r = run(ws, "edit", "people/lina.md", env={**env, "EDITOR": editor})
+    assert r.exit_code != 0 and "wifi" in r.stderr and SECRET not in r.stderr
+    assert (ws / "memory/people/lina.md").read_bytes() == before
+    assert approvals_files(ws) == []
+    failing = editor_script(tmp_path, "sys.exit(3)")
+    r = run(ws, "edit", "people/lina.md", env={**env, "EDITOR": failing})
+    assert r.exit_code != 0 and "status 3" in r.stderr
+
+
+def test_watch_prints_changes_as_they_happen(ws):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        time.sleep(1.0)  # let the watcher start
+        deadline = time.monotonic() + 6
+        line = ""
+        i = 0
+        while time.monotonic() < deadline:
+            (ws / "memory" / ".tmp-ignored").write_text("x")
+            (ws / "memory" / "people" / "new.md").write_text(f"v{i}\n")
+            i += 1
+            line = proc.stdout.readline()
+            if line:
+                break
+        change = json.loads(line)
+        assert change["path"] == "people/new.md" and change["change"] in ("added", "modified")
+    finally:
+        proc.kill()
+        proc.wait()
