@@ -1,3 +1,186 @@
-"""`assistant approvals`: (being built)."""
+"""`assistant approvals`: see, approve and deny what an unattended run asked to do.
 
-COMMANDS: list = []
+Guards the only way an approval is given: by a person at a terminal, naming the request id
+and (implicitly or with --sha256) the exact content shown. Unknown, expired, already answered
+or corrupt requests are refused with a clear message and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+import click
+
+from policy.approvals import APPROVED, DENIED, PENDING, Entry, Inbox, InboxError, as_json
+from policy.grants import GrantStore
+from policy.kinds import SCOPES
+
+from .common import echo_json, fail, get_workspace, workspace_option
+
+
+def _inbox() -> tuple[Any, Inbox]:
+    ws = get_workspace()
+    return ws, Inbox(ws.approvals_dir)
+
+
+def _line(e: Entry) -> str:
+    if e.request is None:
+        return f"{e.id}  corrupt  {e.error}"
+    r = e.request
+    when = f"expires {r.expires_at}" if e.state == PENDING else (
+        f"answered {e.answer.answered_at}" if e.answer else f"expired {r.expires_at}")
+    return f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}"
+
+
+@click.group("approvals")
+@workspace_option
+def approvals() -> None:
+    """Requests from unattended runs, waiting for you (state/approvals/)."""
+
+
+@approvals.command("list")
+@workspace_option
+@click.option("--all", "show_all", is_flag=True, help="Also answered and expired requests.")
+@click.option("--json", "as_json_", is_flag=True, help="Machine-readable output.")
+@click.option("--follow", is_flag=True, help="Keep running and print new requests as they arrive.")
+@click.option("--max-events", type=int, default=None, hidden=True)
+@click.option("--timeout", "follow_timeout", type=float, default=None, hidden=True)
+def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | None,
+             follow_timeout: float | None) -> None:
+    """List pending requests (with --all, every request)."""
+    ws, inbox = _inbox()
+    if follow:
+        ws.ensure_state()
+    try:
+        entries = inbox.list(all=show_all) if ws.approvals_dir.exists() or follow else []
+    except InboxError as exc:
+        fail(str(exc))
+    if as_json_ and not follow:
+        echo_json([as_json(e) for e in entries])
+        return
+
+    def show(e: Entry) -> None:
+        click.echo(json.dumps(as_json(e), sort_keys=True) if as_json_ else _line(e))
+
+    for e in entries:
+        show(e)
+    if not entries and not as_json_:
+        click.echo("no pending approvals" if not show_all else "no approval requests")
+    if not follow:
+        return
+    count = 0
+    try:
+        for e in inbox.follow(timeout=follow_timeout):
+            show(e)
+            count += 1
+            if max_events is not None and count >= max_events:
+                return
+    except InboxError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        return
+
+
+def _diff(req: Any) -> str:
+    if req.content is None:
+        return "(no content: this request is about reaching the target, not writing to it)\n"
+    old = (req.current or "").splitlines(keepends=True)
+    new = req.content.splitlines(keepends=True)
+    lines = list(difflib.unified_diff(
+        old, new,
+        fromfile=f"a/{req.target}" if req.current is not None else "/dev/null",
+        tofile=f"b/{req.target}",
+    ))
+    if not lines:
+        return "(no change: the proposed content equals the current content)\n"
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+@approvals.command("show")
+@workspace_option
+@click.argument("request_id", metavar="ID")
+@click.option("--json", "as_json_", is_flag=True, help="Machine-readable output (includes the content).")
+def show_cmd(request_id: str, as_json_: bool) -> None:
+    """Show one request: target, reason, and a diff of the proposed change."""
+    _ws, inbox = _inbox()
+    try:
+        req = inbox.get(request_id)
+        ans = inbox.answer_of(request_id)
+    except InboxError as exc:
+        fail(str(exc))
+    entry = Entry(request_id, inbox.state(req, ans), req, ans)
+    if as_json_:
+        out = as_json(entry)
+        out.update(content=req.content, current=req.current, content_exact=req.content_exact,
+                   offers=list(req.offers))
+        echo_json(out)
+        return
+    click.echo(f"approval {req.id}: {entry.state}")
+    click.echo(f"  run:      {req.run_id}")
+    click.echo(f"  kind:     {req.kind}")
+    click.echo(f"  target:   {req.target}")
+    click.echo(f"  reason:   {req.reason}")
+    click.echo(f"  summary:  {req.summary}")
+    click.echo(f"  filed:    {req.created_at}   expires: {req.expires_at}")
+    click.echo(f"  sha256:   {req.sha256}")
+    click.echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
+    if ans is not None:
+        by = "a person" if ans.by == "cli" else "the run"
+        click.echo(f"  answer:   {ans.verdict} by {by} at {ans.answered_at}"
+                   + (f", remember {ans.remember}" if ans.verdict == APPROVED else "")
+                   + (f": {ans.reason}" if ans.reason else ""))
+    if not req.content_exact:
+        click.echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
+    click.echo("")
+    click.echo(_diff(req), nl=False)
+    if entry.state == PENDING:
+        click.echo(f"\napprove: assistant approvals approve {req.id} [--remember "
+                   + "|".join(o["scope"] for o in req.offers) + "]")
+        click.echo(f"deny:    assistant approvals deny {req.id} [--reason TEXT]")
+
+
+@approvals.command("approve")
+@workspace_option
+@click.argument("request_id", metavar="ID")
+@click.option("--remember", type=click.Choice(SCOPES), default="once", show_default=True,
+              help="once: this call; run: rest of this run; exact: always this target; dir: always its folder.")
+@click.option("--sha256", "sha", metavar="HEX", default=None,
+              help="Approve only if the content still has this sha256 (or a prefix of >= 8 hex digits).")
+def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
+    """Approve a pending request (exactly the content `show` displays)."""
+    ws, inbox = _inbox()
+    try:
+        req = inbox.get(request_id)
+        bound = req.sha256
+        if sha is not None:
+            sha = sha.strip().lower()
+            if len(sha) < 8 or not req.sha256.startswith(sha):
+                fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
+                     "the content is not what you checked: run `assistant approvals show` again")
+        ans = inbox.answer(request_id, APPROVED, sha256=bound, remember=remember,
+                           grants=GrantStore(ws.grants_path))
+    except InboxError as exc:
+        fail(str(exc))
+    offer = req.offer(ans.remember) or {}
+    extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
+    click.echo(f"approved {req.id}: {req.kind} {req.target} ({offer.get('label', ans.remember)}){extra}")
+
+
+@approvals.command("deny")
+@workspace_option
+@click.argument("request_id", metavar="ID")
+@click.option("--reason", default="", help="Why (shown to the run and kept in the audit log).")
+def deny_cmd(request_id: str, reason: str) -> None:
+    """Deny a pending request."""
+    _ws, inbox = _inbox()
+    try:
+        req = inbox.get(request_id)
+        inbox.answer(request_id, DENIED, sha256=req.sha256, reason=reason)
+    except InboxError as exc:
+        fail(str(exc))
+    click.echo(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else ""))
+
+
+COMMANDS = [approvals]

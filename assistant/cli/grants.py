@@ -1,3 +1,61 @@
-"""`assistant grants`: (being built)."""
+"""`assistant grants`: list and revoke durable grants (grants.json).
 
-COMMANDS: list = []
+Guards visibility of standing authority: every grant is listable, and revocable by its exact
+kind and target. Grants are added only by approving a request (`assistant approvals approve
+--remember exact|dir`). A corrupt grants.json is reported, never rewritten.
+"""
+
+from __future__ import annotations
+
+import click
+
+from policy.grants import GrantsError, GrantStore
+from policy.kinds import KINDS
+
+from .common import echo_json, fail, get_workspace, workspace_option
+
+
+@click.group("grants")
+@workspace_option
+def grants() -> None:
+    """Durable {kind, target} grants that let unattended runs act without asking."""
+
+
+@grants.command("list")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_cmd(as_json: bool) -> None:
+    """List every grant in grants.json."""
+    store = GrantStore(get_workspace().grants_path)
+    try:
+        items = store.load()
+    except GrantsError as exc:
+        fail(f"{exc}\n(until it is fixed, runs treat every request as having no grant)")
+    if as_json:
+        echo_json([g.as_dict() for g in items])
+        return
+    if not items:
+        click.echo("no grants")
+    for g in items:
+        click.echo(f"{g.kind:<6} {g.target}  (granted {g.granted_at or '?'}{'; ' + g.note if g.note else ''})")
+
+
+@grants.command("revoke")
+@workspace_option
+@click.argument("kind")
+@click.argument("target")
+def revoke_cmd(kind: str, target: str) -> None:
+    """Remove the grant with exactly this KIND and TARGET (as `grants list` shows it)."""
+    if kind not in KINDS:
+        fail(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    store = GrantStore(get_workspace().grants_path)
+    try:
+        removed = store.revoke(kind, target)
+    except GrantsError as exc:
+        fail(str(exc))
+    if not removed:
+        fail(f"no grant {kind} {target!r} in grants.json (see `assistant grants list`)")
+    click.echo(f"revoked {kind} {target}")
+
+
+COMMANDS = [grants]

@@ -1,0 +1,173 @@
+"""`assistant approvals ...`: list / show / approve / deny / --follow, on a real workspace."""
+
+import json
+import threading
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from assistant.cli import main
+from assistant.workspace import init_workspace
+from policy.approvals import Inbox, sha256_hex
+from policy.audit import AuditLog
+from policy.gate import Gate
+from policy.grants import GrantStore
+from policy.kinds import KINDS
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    init_workspace(root)
+    return root
+
+
+def cli(ws, *args):
+    return CliRunner().invoke(main, ["-w", str(ws), *args])
+
+
+def file_request(ws, target="people/lina.md", content="Lina likes tea.\n", current="Lina.\n", timeout=600.0):
+    inbox = Inbox(ws / "state" / "approvals")
+    req, _ = inbox.create(run_id="run-7", kind="memory", target=target, summary=f"update {target}",
+                          reason="root policy for memory in a unattended run is ask",
+                          sha256=sha256_hex(content.encode()), content=content, current=current,
+                          content_exact=True, offers=KINDS["memory"].offers(target), timeout=timeout)
+    return req
+
+
+def test_list_empty_and_json(ws):
+    r = cli(ws, "approvals", "list")
+    assert r.exit_code == 0 and "no pending approvals" in r.output
+    r = cli(ws, "approvals", "list", "--json")
+    assert r.exit_code == 0 and json.loads(r.output) == []
+
+
+def test_list_show_approve_dir_then_grants(ws):
+    req = file_request(ws)
+    r = cli(ws, "approvals", "list")
+    assert r.exit_code == 0 and req.id in r.output and "people/lina.md" in r.output and "pending" in r.output
+    [row] = json.loads(cli(ws, "approvals", "list", "--json").output)
+    assert row["id"] == req.id and row["state"] == "pending" and row["offers"] == ["once", "run", "exact", "dir"]
+
+    r = cli(ws, "approvals", "show", req.id)
+    assert r.exit_code == 0, r.output
+    for expected in ("target:   people/lina.md", "reason:", "--- a/people/lina.md", "+++ b/people/lina.md",
+                     "-Lina.", "+Lina likes tea.", req.sha256):
+        assert expected in r.output
+    # leaf-level -w works as well as group-level
+    r = CliRunner().invoke(main, ["approvals", "approve", req.id, "--remember", "dir", "-w", str(ws)])
+    assert r.exit_code == 0, r.output
+    assert "people/*" in r.output
+    r = cli(ws, "grants", "list", "--json")
+    assert [(g["kind"], g["target"]) for g in json.loads(r.output)] == [("memory", "people/*")]
+    assert cli(ws, "approvals", "list").output.strip() == "no pending approvals"
+    r = cli(ws, "approvals", "list", "--all")
+    assert "approved" in r.output and req.id in r.output
+
+
+def test_answered_expired_unknown_ids_are_errors(ws):
+    req = file_request(ws)
+    assert cli(ws, "approvals", "deny", req.id, "--reason", "not about Lina").exit_code == 0
+    for args in (["approve", req.id], ["deny", req.id]):
+        r = cli(ws, "approvals", *args)
+        assert r.exit_code != 0 and "already answered (denied)" in r.output
+    old = file_request(ws, timeout=0)
+    r = cli(ws, "approvals", "approve", old.id)
+    assert r.exit_code != 0 and "expired" in r.output
+    assert "expired" in cli(ws, "approvals", "list", "--all").output
+    for bad in ("0123456789ab", "../../grants", "nope"):
+        r = cli(ws, "approvals", "approve", bad)
+        assert r.exit_code != 0 and "unknown approval id" in r.output
+        r = cli(ws, "approvals", "show", bad)
+        assert r.exit_code != 0 and "unknown approval id" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_dir_not_offered_at_root(ws):
+    req = file_request(ws, target="top.md")
+    r = cli(ws, "approvals", "approve", req.id, "--remember", "dir")
+    assert r.exit_code != 0 and "not offered" in r.output
+    assert GrantStore(ws / "grants.json").load() == []
+    assert Inbox(ws / "state" / "approvals").answer_of(req.id) is None
+
+
+def test_sha256_option(ws):
+    req = file_request(ws)
+    r = cli(ws, "approvals", "approve", req.id, "--sha256", "deadbeefdeadbeef")
+    assert r.exit_code != 0 and "does not match" in r.output
+    assert Inbox(ws / "state" / "approvals").answer_of(req.id) is None
+    r = cli(ws, "approvals", "approve", req.id, "--sha256", req.sha256[:12])
+    assert r.exit_code == 0, r.output
+
+
+def test_inbox_refuses_a_mismatched_hash_directly(ws):
+    from policy.approvals import InboxError
+    req = file_request(ws)
+    with pytest.raises(InboxError, match="does not match"):
+        Inbox(ws / "state" / "approvals").answer(req.id, "approved", sha256="1" * 64)
+
+
+def test_corrupt_request(ws):
+    req = file_request(ws)
+    (ws / "state" / "approvals" / f"{req.id}.json").write_text("{broken")
+    r = cli(ws, "approvals", "approve", req.id)
+    assert r.exit_code != 0 and "corrupt" in r.output
+    r = cli(ws, "approvals", "list")
+    assert r.exit_code == 0 and "corrupt" in r.output
+
+
+def test_tampered_content_is_caught(ws):
+    req = file_request(ws)
+    p = ws / "state" / "approvals" / f"{req.id}.json"
+    body = json.loads(p.read_text())
+    body["content"] = "Lina's password is ..."
+    p.write_text(json.dumps(body))
+    r = cli(ws, "approvals", "show", req.id)
+    assert r.exit_code != 0 and "does not match its sha256" in r.output
+
+
+def test_follow_prints_new_requests(ws):
+    out = {}
+
+    def follow():
+        out["r"] = CliRunner().invoke(main, ["approvals", "list", "--follow", "--max-events", "1",
+                                             "--timeout", "10", "-w", str(ws)])
+    t = threading.Thread(target=follow)
+    t.start()
+    time.sleep(0.5)
+    req = file_request(ws, target="projects/garden.md")
+    t.join(15)
+    assert not t.is_alive()
+    assert out["r"].exit_code == 0, out["r"].output
+    assert req.id in out["r"].output and "projects/garden.md" in out["r"].output
+
+
+def test_follow_stops_at_timeout(ws):
+    t0 = time.monotonic()
+    r = cli(ws, "approvals", "list", "--follow", "--timeout", "0.3")
+    assert r.exit_code == 0 and time.monotonic() - t0 < 5
+
+
+def test_end_to_end_gate_waits_for_the_cli(ws):
+    gate = Gate("unattended", run_id="run-9", audit=AuditLog(ws / "state" / "audit.jsonl"),
+                grants=GrantStore(ws / "grants.json"), approvals={"channel": "inbox", "timeout": "20s"},
+                inbox=Inbox(ws / "state" / "approvals"))
+    result = {}
+    t = threading.Thread(target=lambda: result.update(d=gate.authorize(
+        "memory", "people/marek.md", content=b"Marek bakes.\n", summary="note on Marek")))
+    t.start()
+    inbox = Inbox(ws / "state" / "approvals")
+    for _ in range(1000):
+        if inbox.ids():
+            break
+        time.sleep(0.01)
+    [rid] = inbox.ids()
+    r = cli(ws, "approvals", "approve", rid, "--remember", "exact")
+    assert r.exit_code == 0, r.output
+    t.join(10)
+    d = result["d"]
+    assert d.allowed and d.remember == "exact" and d.request_id == rid
+    lines = AuditLog(ws / "state" / "audit.jsonl").read()
+    assert [(x["event"], x["verdict"]) for x in lines] == [("ruling", "ask"), ("answer", "allow")]
+    assert lines[-1]["sha256"] == sha256_hex(b"Marek bakes.\n")

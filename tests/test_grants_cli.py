@@ -1,0 +1,53 @@
+"""`assistant grants list|revoke`."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from assistant.cli import main
+from assistant.workspace import init_workspace
+from policy.grants import GrantStore
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    init_workspace(root)
+    return root
+
+
+def cli(ws, *args):
+    return CliRunner().invoke(main, [*args, "-w", str(ws)])
+
+
+def test_list_and_revoke(ws):
+    r = cli(ws, "grants", "list")
+    assert r.exit_code == 0 and "no grants" in r.output
+    store = GrantStore(ws / "grants.json")
+    store.add("memory", "people/*", note="approval abc")
+    store.add("net", "example.com")
+    r = cli(ws, "grants", "list")
+    assert r.exit_code == 0 and "people/*" in r.output and "example.com" in r.output
+    rows = json.loads(cli(ws, "grants", "list", "--json").output)
+    assert [(g["kind"], g["target"], g["note"]) for g in rows] == [("memory", "people/*", "approval abc"),
+                                                                  ("net", "example.com", "")]
+    r = cli(ws, "grants", "revoke", "memory", "people/*")
+    assert r.exit_code == 0 and "revoked" in r.output
+    assert [g.target for g in store.load()] == ["example.com"]
+
+
+def test_revoke_errors(ws):
+    r = cli(ws, "grants", "revoke", "memory", "people/*")
+    assert r.exit_code != 0 and "no grant" in r.output
+    r = cli(ws, "grants", "revoke", "shell", "x")
+    assert r.exit_code != 0 and "unknown kind" in r.output
+
+
+def test_corrupt_grants_file(ws):
+    (ws / "grants.json").write_text('{"version": 3, "grants": []}')
+    r = cli(ws, "grants", "list")
+    assert r.exit_code != 0 and "unknown version 3" in r.output and "no grant" in r.output
+    r = cli(ws, "grants", "revoke", "memory", "people/*")
+    assert r.exit_code != 0 and "unknown version 3" in r.output
+    assert (ws / "grants.json").read_text() == '{"version": 3, "grants": []}'
