@@ -1,0 +1,109 @@
+"""Shared helpers for the end-to-end tests: a fresh workspace, a script, the CLI in a subprocess,
+and a loopback web server."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from assistant.workspace import init_workspace
+
+PY = sys.executable
+
+
+def make_ws(tmp_path: Path, *, channel: str | None = None, extra_config: str = "") -> Path:
+    ws = tmp_path / "ws"
+    init_workspace(ws)
+    cfg = ws / "config.toml"
+    text = cfg.read_text()
+    if channel is not None:
+        text = text.replace('channel = "inbox"', f'channel = "{channel}"')
+    cfg.write_text(text + extra_config)
+    return ws
+
+
+def write_script(tmp_path: Path, items: list, name: str = "script.json") -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(items))
+    return p
+
+
+def cli_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 60, input: str | None = None):
+    return subprocess.run([PY, "-m", "assistant", *args], capture_output=True, text=True,
+                          env=env or cli_env(), timeout=timeout, input=input)
+
+
+def popen_cli(*args: str, env: dict | None = None):
+    return subprocess.Popen([PY, "-m", "assistant", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env or cli_env(), stdin=subprocess.DEVNULL)
+
+
+def transcripts(ws: Path) -> list[list[dict]]:
+    out = []
+    for p in sorted((ws / "state" / "transcripts").glob("*.jsonl")):
+        out.append([json.loads(line) for line in p.read_text().splitlines() if line.strip()])
+    return out
+
+
+def memory_files(ws: Path) -> dict[str, bytes]:
+    root = ws / "memory"
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+class Site:
+    """A tiny web server on 127.0.0.1 in a thread: path -> (status, headers, body)."""
+
+    def __init__(self, pages: dict[str, tuple[int, dict, bytes]]):
+        self.pages = pages
+        self.seen_headers: list[dict] = []
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                site.seen_headers.append(dict(self.headers))
+                status, headers, body = site.pages.get(self.path, (404, {"Content-Type": "text/plain"}, b"nope"))
+                if callable(body):
+                    body = body(self)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> "Site":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
