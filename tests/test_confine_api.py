@@ -368,3 +368,102 @@ def test_concurrent_writers_same_note(root, layout):
     assert errors == []
     assert root.read_bytes("shared/n.md") in payloads
     assert temps(layout.root) == []
+
+
+# ---------------------------------------------------------------- fallback and retry paths
+
+
+def test_openat2_refused_by_kernel_falls_back_to_walk(layout, monkeypatch):
+    """ENOSYS/EPERM from openat2 (old kernel, seccomp) switch to the walk, which still refuses
+    links. Only the syscall's answer is simulated; the filesystem work is real."""
+    if not confine.openat2_available():
+        pytest.skip("openat2 not available")
+    monkeypatch.setattr(confine, "_openat2_state", True)  # restored after the test
+    os.symlink(str(layout.outside), layout.root / "d")
+    for err in (confine.errno.ENOSYS, confine.errno.EPERM):
+        def refuse(*a, err=err):
+            raise OSError(err, os.strerror(err))
+        monkeypatch.setattr(confine, "_openat2", refuse)
+        before = layout.snapshot()
+        with Root(layout.root, use_openat2=True) as r:
+            assert r.uses_openat2
+            r.write_bytes("a/b/n.md", b"x")
+            assert r.uses_openat2 is False
+            assert r.read_bytes("a/b/n.md") == b"x"
+            with pytest.raises(ConfinementError, match="symlink"):
+                r.write_bytes("d/n.md", b"x")
+        layout.assert_untouched(before)
+        monkeypatch.setattr(confine, "_openat2_state", True)
+
+
+def test_openat2_eagain_is_retried(layout, monkeypatch):
+    if not confine.openat2_available():
+        pytest.skip("openat2 not available")
+    import ctypes
+    real = confine._load_syscall()
+    calls = {"n": 0}
+
+    def flaky(*args):
+        calls["n"] += 1
+        if calls["n"] <= 3:
+            ctypes.set_errno(confine.errno.EAGAIN)
+            return -1
+        return real(*args)
+
+    monkeypatch.setattr(confine, "_syscall", flaky)
+    with Root(layout.root, use_openat2=True) as r:
+        r.mkdirs("a")
+        r.write_bytes("a/b/n.md", b"x")  # "a/b" missing: openat2 ENOENT, the walk creates it
+        calls["n"] = 0
+        r.write_bytes("a/b/n.md", b"y")
+        assert calls["n"] == 4  # three EAGAINs, then the real call
+        assert r.uses_openat2
+        assert r.read_bytes("a/b/n.md") == b"y"
+
+
+# ---------------------------------------------------------------- mount points
+
+
+def _mount(args):
+    import subprocess
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+def _umount(path):
+    import subprocess
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def test_mount_point_inside_root_refused(root, layout):
+    (layout.root / "mnt").mkdir()
+    if os.geteuid() != 0 or not _mount(["-t", "tmpfs", "none", str(layout.root / "mnt")]):
+        pytest.skip("cannot mount here")
+    try:
+        with pytest.raises(ConfinementError, match="mount point"):
+            root.write_bytes("mnt/n.md", b"x")
+        with pytest.raises(ConfinementError, match="mount point"):
+            root.listdir("mnt")
+        assert os.listdir(layout.root / "mnt") == []
+        assert root.walk_files() == []
+    finally:
+        _umount(layout.root / "mnt")
+
+
+def test_bind_mount_of_outside_refused_by_openat2(layout):
+    """A bind mount of the same filesystem keeps st_dev, so only openat2's RESOLVE_NO_XDEV
+    sees it (documented limit of the walk; creating one needs root)."""
+    if not confine.openat2_available():
+        pytest.skip("openat2 not available")
+    (layout.root / "bind").mkdir()
+    if os.geteuid() != 0 or not _mount(["--bind", str(layout.outside), str(layout.root / "bind")]):
+        pytest.skip("cannot bind-mount here")
+    try:
+        before = layout.snapshot()
+        with Root(layout.root, use_openat2=True) as r:
+            with pytest.raises(ConfinementError, match="mount point"):
+                r.write_bytes("bind/new.md", b"x")
+            with pytest.raises(ConfinementError, match="mount point"):
+                r.read_bytes("bind/secret.txt")
+        layout.assert_untouched(before)
+    finally:
+        _umount(layout.root / "bind")

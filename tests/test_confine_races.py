@@ -18,7 +18,7 @@ import pytest
 from assistant.confine import ConfinementError
 from confine_fixtures import OUTSIDE_NOTE, layout, mode, root  # noqa: F401  (fixtures)
 
-DURATION = 1.5
+DURATION = 1.0
 INSIDE = b"inside note\n" * 10
 
 _libc = ctypes.CDLL(None, use_errno=True)
