@@ -33,6 +33,11 @@ scanner = Scanner({})
 gate = Gate.for_workspace("watched", run_id=f"w{wid}", config=ws.config, grants_path=ws.grants_path,
                           approvals_dir=ws.approvals_dir, audit_path=ws.audit_path)
 mem = Memory(ws, scanner, gate, lock_timeout=30)
+import time
+go = os.path.join(ws_path, "state", "go")
+deadline = time.monotonic() + 30
+while not os.path.exists(go) and time.monotonic() < deadline:   # start together
+    time.sleep(0.005)
 ok = conflicts = 0
 errors = []
 for i in range(writes):
@@ -67,6 +72,9 @@ def test_four_processes_two_hundred_writes_each(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for w in range(PROCS)
     ]
+    import time
+    time.sleep(0.5)
+    (ws.state_dir / "go").write_text("go")
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)
