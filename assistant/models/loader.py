@@ -10,7 +10,6 @@ Guards that a model spec means exactly one thing and that a bad one is a clear M
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,8 +24,9 @@ def _model_config(ws: Any) -> dict:
     return dict(cfg.get("model", {}))
 
 
-def load_model(spec: str | None, ws: Any, *, progress: TextIO | None = sys.stderr) -> Model:
-    """The Model for a session. `ws` is an assistant.workspace.Workspace (or None: defaults)."""
+def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "stderr") -> Model:
+    """The Model for a session. `ws` is an assistant.workspace.Workspace (or None: defaults).
+    `progress`: where loading progress goes ("stderr" = sys.stderr at call time; None = nowhere)."""
     root = getattr(ws, "root", None)
     if spec is None or spec == "":
         from assistant.models.llama_cpp import LlamaModel
