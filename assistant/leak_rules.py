@@ -2,8 +2,8 @@
 
 Guards against secrets that were never put in the vault (a pasted AWS key, a bearer token in a
 curl line, a private key block). Each rule is a regex written from the issuer's documented
-token format, a set of lowercase `needles` (a rule's regex only runs when one of its needles
-occurs in the text, so a note without "akia" never pays for the AWS regex), an optional
+token format and starting with a literal (so re searches for it fast), the lowercase
+`needles` every match contains (documentation, checked by the tests), an optional
 `group` naming the part of the match that is the secret (so "Authorization: Bearer" stays
 readable after redaction), and an optional `check` that rejects look-alikes (placeholders,
 kebab-case words).

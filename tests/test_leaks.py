@@ -303,3 +303,15 @@ def test_scanner_rejects_bad_input():
         Scanner({"": "something-long"})
     with pytest.raises(TypeError):
         Scanner({}).find(b"bytes")  # type: ignore[arg-type]
+
+
+def test_every_rule_token_contains_one_of_its_needles():
+    from assistant.leak_rules import RULES
+
+    for rule in RULES:
+        tokens = TOKENS.get(rule.id) or [t for k, (t, _) in fake_credential_values().items()
+                                          if k.startswith(rule.id)]
+        matched = [t for t in tokens if list(rule.spans(t))]
+        assert matched, rule.id
+        for t in matched:
+            assert any(n in t.lower() for n in rule.needles), rule.id
