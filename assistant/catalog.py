@@ -102,7 +102,10 @@ def scan(memory_dir: Path | str) -> list[Entry]:
     a problem so the catalog can list them as unreadable.
     """
     out: list[Entry] = []
-    root = os.open(os.fspath(memory_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        root = os.open(os.fspath(memory_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return out  # no memory folder yet: no notes
     try:
         dev = os.fstat(root).st_dev
         _scan_dir(root, "", 0, dev, out)
@@ -280,6 +283,8 @@ def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
         raise ValueError(f"limit must be an integer from 1 to {LIST_LIMIT_MAX}, got {limit!r}")
     entries = order(scan(memory_dir), settings.pinned)
     chosen = entries[offset : offset + limit]
+    if not chosen:
+        return len(entries), []
     with Root(memory_dir) as root:
         return len(entries), [summarize(root, e, settings, scanner) for e in chosen]
 
@@ -287,6 +292,8 @@ def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
 def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> list[Entry]:
     """Every entry in catalog order, with summaries (for listings, not for the prompt)."""
     entries = order(scan(memory_dir), settings.pinned)
+    if not entries:
+        return []
     with Root(memory_dir) as root:
         return [summarize(root, e, settings, scanner) for e in entries]
 

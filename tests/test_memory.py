@@ -471,3 +471,16 @@ def test_tools_without_memory_say_so(ws):
     ctx = ToolContext(workspace=ws, scanner=Scanner({}), gate=None, memory=None)
     with pytest.raises(ToolError, match="not available"):
         memory_read({"path": "a.md"}, ctx)
+
+
+def test_a_writer_holding_the_lock_too_long_is_a_clear_refusal(ws):
+    from assistant.locking import FileLock
+
+    ctx = make_ctx(ws)
+    ctx.memory.lock_timeout = 0.3
+    with FileLock(ws.lock_path):
+        with pytest.raises(ToolError, match=r"memory is locked by process \d+.*nothing was written"):
+            memory_write({"path": "a.md", "content": "x\n"}, ctx)
+    assert not (ws.memory_dir / "a.md").exists()
+    memory_write({"path": "a.md", "content": "x\n"}, ctx)   # free again
+    assert (ws.memory_dir / "a.md").read_text() == "x\n"
