@@ -23,10 +23,10 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .kinds import KINDS
-from .match import PatternError, compile_pattern, is_literal, literal_prefix
+from .match import PatternError, compile_pattern, is_literal, literal_prefix, literal_suffix
 
 VERSION = 1
 _MAX_BYTES = 32 * 1024 * 1024
@@ -47,48 +47,82 @@ class Grant:
         return {"kind": self.kind, "target": self.target, "granted_at": self.granted_at, "note": self.note}
 
 
+def _key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class _Buckets:
+    """Patterns keyed by a literal every match must start (or end) with."""
+
+    def __init__(self, suffix: bool) -> None:
+        self.suffix = suffix
+        self.by_key: dict[str, list[tuple[Any, Grant]]] = {}
+        self.lengths: list[int] = []
+
+    def add(self, key: str, compiled: Any, grant: Grant) -> None:
+        if key not in self.by_key:
+            self.by_key[key] = []
+            if len(key) not in self.lengths:
+                self.lengths = sorted([*self.lengths, len(key)])
+        self.by_key[key].append((compiled, grant))
+
+    def find(self, target: str) -> Grant | None:
+        n = len(target)
+        for length in self.lengths:
+            if length > n:
+                break
+            bucket = self.by_key.get(target[n - length:] if self.suffix else target[:length])
+            if bucket:
+                for compiled, grant in bucket:
+                    if compiled is None:
+                        if length == n:          # a literal grant names exactly this target
+                            return grant
+                    elif compiled.fullmatch(target):
+                        return grant
+        return None
+
+
 class GrantIndex:
-    """Grants of all kinds, looked up by literal prefix. Used for grants.json and run grants."""
+    """Grants of all kinds, looked up by literal prefix or suffix. For grants.json and run grants.
+
+    A pattern is filed under the longer of its literal prefix (`people/` for `people/*`) and
+    literal suffix (`.example.com` for `*.example.com`); a lookup tries only the buckets whose
+    key is a prefix / suffix of the target (one dict probe per distinct key length), so the
+    cost does not grow with the number of grants. Patterns with neither (`*`) are scanned.
+    """
 
     def __init__(self, grants: Iterable[Grant] = ()) -> None:
-        # kind -> literal prefix -> [(compiled or None for a literal, grant)]
-        self._by_prefix: dict[str, dict[str, list[tuple[object, Grant]]]] = {}
-        self._lengths: dict[str, list[int]] = {}
+        self._kinds: dict[str, tuple[_Buckets, _Buckets, list[tuple[Any, Grant]]]] = {}
         for g in grants:
             self.add(g)
 
     def add(self, grant: Grant) -> None:
         compiled = compile_pattern(grant.target)   # PatternError if malformed
-        literal = is_literal(grant.target)
-        prefix = grant.target if literal else literal_prefix(grant.target)
-        buckets = self._by_prefix.setdefault(grant.kind, {})
-        if prefix not in buckets:
-            buckets[prefix] = []
-            self._lengths[grant.kind] = sorted({*self._lengths.get(grant.kind, ()), len(prefix)})
-        buckets[prefix].append((None if literal else compiled, grant))
+        prefixes, suffixes, wild = self._kinds.setdefault(grant.kind, (_Buckets(False), _Buckets(True), []))
+        if is_literal(grant.target):
+            prefixes.add(grant.target, None, grant)
+            return
+        prefix, suffix = literal_prefix(grant.target), literal_suffix(grant.target)
+        if prefix and len(prefix) >= len(suffix):
+            prefixes.add(prefix, compiled, grant)
+        elif suffix:
+            suffixes.add(suffix, compiled, grant)
+        else:
+            wild.append((compiled, grant))
 
     def find(self, kind: str, target: str) -> Grant | None:
-        buckets = self._by_prefix.get(kind)
-        if not buckets:
+        entry = self._kinds.get(kind)
+        if entry is None:
             return None
-        n = len(target)
-        for length in self._lengths[kind]:
-            if length > n:
-                break
-            bucket = buckets.get(target[:length])
-            if not bucket:
-                continue
-            for compiled, grant in bucket:
-                if compiled is None:
-                    if length == n:          # a literal grant names exactly this target
-                        return grant
-                elif compiled.fullmatch(target):  # type: ignore[attr-defined]
-                    return grant
-        return None
+        prefixes, suffixes, wild = entry
+        found = prefixes.find(target) or suffixes.find(target)
+        if found is not None:
+            return found
+        return next((g for compiled, g in wild if compiled.fullmatch(target)), None)
 
 
 def _parse(raw: bytes, where: str) -> list[Grant]:
@@ -138,6 +172,14 @@ class GrantStore:
     def _read(self, fresh: bool) -> tuple[tuple[int, ...] | None, bytes | None]:
         """(stat key, bytes), or (key, None) when the cached parse is still this file."""
         try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return None, None
+        except OSError as exc:
+            raise GrantsError(f"cannot read {self.path}: {exc.strerror}") from None
+        if (_key(st) == self._cache_key) and not fresh:
+            return self._cache_key, None      # one lstat per decision while nothing changed
+        try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             return None, None
@@ -148,10 +190,7 @@ class GrantStore:
         f = os.fdopen(fd, "rb")
         try:
             st = os.fstat(f.fileno())
-            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if key == self._cache_key and not fresh:
-                f.close()
-                return key, None
+            key = _key(st)
             if not (st.st_mode & 0o170000 == 0o100000):
                 raise GrantsError(f"{self.path} is not a regular file")
             if st.st_size > _MAX_BYTES:
@@ -169,6 +208,10 @@ class GrantStore:
 
     def load(self, *, fresh: bool = False) -> list[Grant]:
         """All grants, in file order. GrantsError if the file cannot be trusted."""
+        self._refresh(fresh)
+        return list(self._grants)
+
+    def _refresh(self, fresh: bool = False) -> None:
         try:
             key, raw = self._read(fresh)
             if key is None:
@@ -179,14 +222,13 @@ class GrantStore:
         except GrantsError:
             self._cache_key, self._grants, self._index = None, [], GrantIndex()
             raise
-        return list(self._grants)
 
     def list(self) -> list[Grant]:
         return self.load()
 
     def matches(self, kind: str, target: str) -> Grant | None:
         """The first grant covering (kind, normalised target), or None. GrantsError if unreadable."""
-        self.load()
+        self._refresh()
         return self._index.find(kind, target)
 
     # ------------------------------------------------------------ writing

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["PatternError", "match", "compile_pattern", "literal_prefix", "escape", "is_literal"]
+__all__ = ["PatternError", "match", "compile_pattern", "literal_prefix", "literal_suffix", "escape", "is_literal"]
 
 _META = frozenset("*?[\\")
 
@@ -112,21 +112,48 @@ def is_literal(pattern: str) -> bool:
     return not any(c in _META for c in pattern)
 
 
-def literal_prefix(pattern: str) -> str:
-    """The unescaped literal text every match must start with (for indexing grants)."""
-    out: list[str] = []
+def _literals(pattern: str) -> list[str | None]:
+    """The pattern as one item per matched character: the literal, or None for * ? [...]."""
+    out: list[str | None] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
             out.append(pattern[i + 1])
             i += 2
-            continue
-        if c in _META:
+        elif c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            first = j
+            while j < n and not (pattern[j] == "]" and j > first):
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(None)
+            i = j + 1
+        else:
+            out.append(None if c in "*?" else c)
+            i += 1
+    return out
+
+
+def literal_prefix(pattern: str) -> str:
+    """The unescaped literal text every match must start with (for indexing grants)."""
+    out = []
+    for item in _literals(pattern):
+        if item is None:
             break
-        out.append(c)
-        i += 1
+        out.append(item)
     return "".join(out)
+
+
+def literal_suffix(pattern: str) -> str:
+    """The unescaped literal text every match must end with (`*.example.com` -> `.example.com`)."""
+    out = []
+    for item in reversed(_literals(pattern)):
+        if item is None:
+            break
+        out.append(item)
+    return "".join(reversed(out))
 
 
 def escape(literal: str) -> str:

@@ -130,3 +130,34 @@ def test_index_agrees_with_a_linear_scan():
         idx = GrantIndex([Grant("memory", p)])
         for n in names:
             assert (idx.find("memory", n) is not None) == match(p, n), (p, n)
+
+
+def test_big_index_agrees_with_a_linear_scan():
+    """Seeded random patterns and names: the indexed lookup finds a grant iff a scan does."""
+    import random
+
+    from policy.match import match
+    rng = random.Random(7)
+    alphabet = ["a", "b", "p", "/", ".md", "*", "?", "[ab]", "[^a]", "\\*", "x"]
+    pats = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(400)}
+    pats = [p for p in pats if not p.endswith("\\")]
+    grants = [Grant("memory", p) for p in pats]
+    idx = GrantIndex(grants)
+    names = {"".join(rng.choice(["a", "b", "p", "/", ".md", "x", "*"]) for _ in range(rng.randint(0, 6)))
+             for _ in range(600)}
+    for n in names:
+        found = idx.find("memory", n)
+        expected = [p for p in pats if match(p, n)]
+        assert (found is not None) == bool(expected), (n, expected)
+        if found is not None:
+            assert match(found.target, n)
+
+
+def test_suffix_indexed_patterns():
+    idx = GrantIndex([Grant("net", "*.example.com"), Grant("net", "*.svc1.example.net:443"), Grant("memory", "*")])
+    assert idx.find("net", "a.b.example.com").target == "*.example.com"
+    assert idx.find("net", "x.svc1.example.net:443") is not None
+    assert idx.find("net", "x.svc1.example.net") is None
+    assert idx.find("net", "example.com") is None
+    assert idx.find("memory", "top.md").target == "*"
+    assert idx.find("memory", "a/top.md") is None

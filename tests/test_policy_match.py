@@ -116,3 +116,12 @@ def test_error_message_is_specific():
         match("people/[ab", "people/a")
     with pytest.raises(PatternError, match="backslash"):
         match("people\\", "people")
+
+
+def test_literal_suffix():
+    from policy.match import literal_suffix
+    assert literal_suffix("*.example.com") == ".example.com"
+    assert literal_suffix("people/*") == ""
+    assert literal_suffix("*x\\*") == "x*"
+    assert literal_suffix("a[\\]]b.md") == "b.md"
+    assert literal_suffix("*[^a-z]end") == "end"
