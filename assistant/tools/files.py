@@ -91,15 +91,24 @@ def file_write(args: dict, ctx: ToolContext) -> str:
             names = ", ".join(sorted({h.name for h in hits}))
             raise ToolError(f"refused: the content carries a secret ({names}); secrets are never written to files")
     root = _root(ctx)
+    replaces_link = False
     try:
         current = root.read_bytes(path, MAX_WRITE_BYTES * 4)
     except FileNotFoundError:
         current = None
     except OSError as exc:
-        raise _os_error(path, exc) from None
+        # A symlink at the leaf is replaced as a directory entry (never written through).
+        try:
+            replaces_link = _s.S_ISLNK(root.stat(path).st_mode)
+        except OSError:
+            replaces_link = False
+        if not replaces_link:
+            raise _os_error(path, exc) from None
+        current = None
+    what = " replacing a symbolic link" if replaces_link else ""
     decision = ctx.gate.authorize(
         "file", path, content=data, current=current,
-        summary=f"file_write {path} ({len(data)} bytes)",
+        summary=f"file_write {path} ({len(data)} bytes{what})",
     )
     if not decision.allowed:
         raise ToolError(f"denied: {decision.reason}")

@@ -121,9 +121,13 @@ def _auth_header(args: dict, ctx: ToolContext) -> str | None:
     if ctx.vault is None:
         raise ToolError(f"auth {name!r} needs the vault, which is locked or missing in this session")
     try:
+        present = name in ctx.vault
+    except Exception:
+        raise ToolError(f"auth {name!r}: the vault could not be read") from None
+    if not present:
+        raise ToolError(f"auth {name!r}: no such secret in the vault")
+    try:
         value = ctx.vault.get(name)
-    except KeyError:
-        value = None
     except Exception:
         raise ToolError(f"auth {name!r}: the vault could not be read") from None
     if not value:
