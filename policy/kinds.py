@@ -69,6 +69,11 @@ class Offer:
     pattern: str
     label: str
 
+    @property
+    def target(self) -> str:
+        """The grant target this offer would record (same as pattern)."""
+        return self.pattern
+
     def as_dict(self) -> dict[str, str]:
         return {"scope": self.scope, "pattern": self.pattern, "label": self.label}
 
@@ -234,6 +239,12 @@ KINDS: dict[str, Kind] = {
     "net": Kind("net", "host or host:port, e.g. example.com:443",
                 net_target, net_parent, "every subdomain"),
 }
+
+
+def offers(kind: str, target: str) -> tuple[Offer, ...]:
+    """The approval offers for a target of a kind (validated and normalised first)."""
+    spec = KINDS[kind]
+    return spec.offers(spec.normalise(target))
 
 
 # ---------------------------------------------------------------- config tightening
