@@ -65,8 +65,8 @@ class Denied(NoteError):
     """The gate did not allow the write (deny, no approver, timeout, approval for other bytes)."""
 
 
-class NotFound(NoteError):
-    """No note at that path."""
+class NotFound(NoteError, FileNotFoundError):
+    """No note at that path (also a FileNotFoundError)."""
 
 
 class Unreadable(NoteError):

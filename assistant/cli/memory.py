@@ -131,6 +131,8 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
     """Create or replace a note with the text on stdin (whole-file replacement)."""
     if base and force:
         fail("give --base or --force, not both")
+    if sys.stdin.isatty():
+        click.echo(f"reading the new text of {path} from stdin; end with Ctrl-D", err=True)
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     mem = _memory()
     try:
