@@ -70,3 +70,24 @@ def test_watch_notes_generator_stops_on_event(tmp_path):
     t.join(5)
     assert not t.is_alive()
     assert NoteChange("x.md", "added") in got or NoteChange("x.md", "modified") in got
+
+
+def test_watcher_sees_memory_writes_and_hand_edits(tmp_path):
+    from assistant.leaks import Scanner
+    from assistant.memory import Memory
+    from assistant.workspace import init_workspace, open_workspace
+    from policy.gate import Gate
+
+    init_workspace(tmp_path / "ws")
+    ws = open_workspace(tmp_path / "ws")
+    ws.ensure_state()
+    gate = Gate.for_workspace("watched", run_id="t", config=ws.config, grants_path=ws.grants_path,
+                              approvals_dir=ws.approvals_dir, audit_path=ws.audit_path)
+    mem = Memory(ws, Scanner({}), gate)
+    with MemoryWatcher(ws.memory_dir) as w:
+        mem.write("people/anna.md", "Anna keeps bees.\n")
+        (ws.memory_dir / "people" / "lina.md").write_text("hand edited\n")
+        mem.remove("people/marek.md")
+        seen = wait_for(w, {"people/anna.md", "people/lina.md", "people/marek.md"})
+    assert set(seen) == {"people/anna.md", "people/lina.md", "people/marek.md"}
+    assert seen["people/marek.md"] == "deleted"
