@@ -154,3 +154,21 @@ def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
         assert "limits.max_steps" in result.message
     transcript = ws.transcripts_dir / f"{parts.session_id}.jsonl"
     assert transcript.exists()
+
+
+def test_lazy_grammar_sampling_matches_grammar_first_when_greedy(tools):
+    # With greedy sampling, "pick the best token, check it, else pick the best allowed token"
+    # must give exactly what applying the grammar to the whole vocabulary first gives.
+    m = LlamaModel({"n_ctx": 2048, "n_threads": 2, "temperature": 0.0, "seed": 1}, progress=None)
+    schema = action_schema(tools, max_reply=24)
+    conv = Conversation(PERSONA, tools, CATALOG)
+    conv.add_user("Remember that my dentist is Dr Lee.")
+    texts = {}
+    for lazy in (True, False):
+        m.llama.lazy_grammar = lazy
+        m.llama.reset()
+        texts[lazy] = m.step(conv.messages(), schema, max_tokens=40).text
+    assert texts[True] == texts[False]
+    sampler = m.llama.last_sampler  # the lazy one, from the first run
+    assert sampler.tokens > 0
+    assert sampler.fallbacks >= 1   # the grammar did have to step in (e.g. the opening brace)

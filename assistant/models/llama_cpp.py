@@ -126,8 +126,19 @@ def _counting_llama_class():
     tokens evaluated). The first record of a completion is the prompt evaluation."""
     import llama_cpp
 
+    from assistant.models.sampling import LazyGrammarSampler
+
     class CountingLlama(llama_cpp.Llama):
         _eval_log: list | None = None
+        lazy_grammar: bool = True      # see assistant/models/sampling.py
+        last_sampler: Any = None
+
+        def _init_sampler(self, *args, grammar=None, **kwargs):
+            if grammar is None or not self.lazy_grammar:
+                return super()._init_sampler(*args, grammar=grammar, **kwargs)
+            chain = super()._init_sampler(*args, grammar=None, **kwargs)
+            self.last_sampler = LazyGrammarSampler(self, chain, grammar)
+            return self.last_sampler
 
         def eval(self, tokens):  # noqa: A003 (llama-cpp-python's name)
             log = self._eval_log
