@@ -37,8 +37,8 @@ from .leak_rules import RULES, Rule
 
 VAULT_RULE = "vault"
 
-# Variants shorter than this (after whitespace removal) are not indexed: too short to scan
-# for without false alarms. The vault refuses values under 8 characters anyway.
+# Encoded variants shorter than this (after whitespace removal) are not indexed: too short
+# to scan for without false alarms. The vault refuses values under 8 characters anyway.
 MIN_VARIANT = 6
 
 # The automaton holds only the first KEY_PREFIX characters of each variant; a prefix hit is
@@ -141,7 +141,9 @@ def variants(name: str, value: str) -> list[_Variant]:
 
     def add(encoding: str, text: str, fold: str = _CS, left: bool = False, right: bool = False):
         exact = _strip_ws(text)
-        if len(exact) >= MIN_VARIANT:
+        # The raw value is always looked for (the caller asked for it); encoded forms only
+        # when long enough not to raise false alarms.
+        if exact and (encoding == "raw" or len(exact) >= MIN_VARIANT):
             out.append(_Variant(name, encoding, exact, fold, left, right))
 
     add("raw", value)

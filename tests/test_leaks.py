@@ -354,3 +354,10 @@ def test_many_hits_of_one_value():
     found = scanner.find(text)
     assert len(found) == 5000
     assert scanner.redact(text) == "[redacted:x] " * 5000
+
+
+def test_short_values_given_directly_are_still_matched_raw():
+    scanner = Scanner({"pin": "4821"})
+    assert scanner.redact("code 4821 ok") == "code [redacted:pin] ok"
+    kinds = {v.encoding for v in variants("pin", "4821")}
+    assert "raw" in kinds and "reversed" not in kinds and "base64/1" not in kinds  # too short
