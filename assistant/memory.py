@@ -368,11 +368,19 @@ class Memory:
             return _catalog.page(self.ws.memory_dir, self.settings, self.scanner, offset=offset, limit=limit)
         except ValueError as exc:
             raise NoteError(str(exc)) from None
+        except OSError as exc:
+            raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
 
     def entries(self) -> list[Entry]:
         """Every note in catalog order, with summaries (for `assistant memory ls`)."""
-        return _catalog.all_entries(self.ws.memory_dir, self.settings, self.scanner)
+        try:
+            return _catalog.all_entries(self.ws.memory_dir, self.settings, self.scanner)
+        except OSError as exc:
+            raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
 
     def catalog(self) -> str:
         """The catalog block, exactly as the model sees it."""
-        return _catalog.render(self.ws.memory_dir, self.settings, self.scanner)
+        try:
+            return _catalog.render(self.ws.memory_dir, self.settings, self.scanner)
+        except OSError as exc:
+            raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
