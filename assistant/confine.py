@@ -490,7 +490,11 @@ class Root:
             os.close(fd)
 
     def walk_files(self, rel: str = "") -> list[str]:
-        """Relative paths of every regular file beneath `rel`; no link followed, dot-leading skipped."""
+        """Sorted relative paths of every regular file beneath `rel` (default: the whole root).
+
+        No link is followed, other filesystems are not entered, and dot-leading or otherwise
+        unaddressable names (which no caller could open) are skipped, files and directories alike.
+        """
         fd = self._open_listable(rel)
         out: list[str] = []
         try:

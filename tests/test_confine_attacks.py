@@ -14,13 +14,13 @@ import socket
 import stat
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import pytest
 
 from assistant.confine import ConfinementError
-from confine_fixtures import SENTINEL_BYTES, layout, mode, root  # noqa: F401  (fixtures)
+from confine_fixtures import layout, mode, root  # noqa: F401  (fixtures)
 
 CE = ConfinementError
 NF = FileNotFoundError
@@ -33,7 +33,6 @@ class Case:
     expect: type | tuple | None  # exception(s) expected; None = must succeed
     setup: Callable | None = None  # (layout) -> ctx
     check: Callable | None = None  # (layout, ctx) -> None, after the action
-    tags: set = field(default_factory=set)
 
 
 CASES: list[Case] = []
@@ -107,10 +106,6 @@ for p in [".", "./secret.txt", "a/./b", "a/.", "a//b", "a/", "", "/", "//outside
     case(f"shape[read:{p!r}]", op_read(p), CE)
 
 # ----------------------------------------------------------------- absolute paths
-def _abs_sentinel(L):
-    return str(L.sentinel)
-
-
 case("absolute[read sentinel]", lambda r, L, c: r.read_bytes(str(L.sentinel)), CE)
 case("absolute[write sentinel]", lambda r, L, c: r.write_bytes(str(L.sentinel), b"x"), CE)
 case("absolute[write new outside]", lambda r, L, c: r.write_bytes(str(L.outside / "new.md"), b"x"), CE)

@@ -87,7 +87,7 @@ def run_race(root, layout, swapper, write_path, min_ops=1000):
     assert (layout.outside / "sub" / "note.md").read_bytes() == OUTSIDE_NOTE
     ops = sum(v for k, v in stats.items() if k != "swaps")
     assert ops >= min_ops, stats
-    assert stats["swaps"] > 100, stats
+    assert stats["swaps"] > 20, stats
     # the race really happened: some operations were refused, some went through
     assert stats["w_refused"] + stats["r_refused"] > 0, stats
     assert stats["w_ok"] + stats["r_ok"] > 0, stats
@@ -139,23 +139,19 @@ def test_leaf_swapped_for_symlink(root, layout):
     """The note itself flips between a regular file and a symlink to the outside note."""
     (layout.root / "d").mkdir()
     (layout.root / "d" / "n.md").write_bytes(INSIDE)
-    link = layout.root / "d" / "link"
-    os.symlink(str(layout.outside / "sub" / "note.md"), link)
     note = layout.root / "d" / "n.md"
+    tmp_link, tmp_file = layout.root / "d" / "swap-link", layout.root / "d" / "swap-file"
+    flip = [0]
 
-    if has_exchange:
-        def swap():
-            try:
-                exchange(str(note), str(link))
-            except FileNotFoundError:
-                pass  # the writer's rename just replaced one of them
-            if not os.path.lexists(link):
-                os.symlink(str(layout.outside / "sub" / "note.md"), link)
-    else:
-        def swap():
-            tmp = layout.root / "d" / "swap"
-            os.symlink(str(layout.outside / "sub" / "note.md"), tmp)
-            os.replace(tmp, note)
+    def swap():
+        # each step atomically (rename) puts either a link to outside or a regular file at n.md
+        flip[0] += 1
+        if flip[0] % 2:
+            os.symlink(str(layout.outside / "sub" / "note.md"), tmp_link)
+            os.replace(tmp_link, note)
+        else:
+            tmp_file.write_bytes(INSIDE)
+            os.replace(tmp_file, note)
 
     run_race(root, layout, swap, "d/n.md", min_ops=500)
 
