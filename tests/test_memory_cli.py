@@ -235,3 +235,84 @@ def test_watch_prints_changes_as_they_happen(ws):
     finally:
         proc.kill()
         proc.wait()
+
+
+# --- unattended memory_write answered with `assistant approvals` from another terminal ----------
+
+def cli(ws, *args):
+    return subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), *args],
+                          capture_output=True, text=True, timeout=30)
+
+
+class CliApprover(__import__("threading").Thread):
+    """A person at another terminal: waits for the request, checks it, answers with the CLI."""
+
+    def __init__(self, ws, verb, *extra):
+        super().__init__(daemon=True)
+        self.ws, self.verb, self.extra = ws, verb, extra
+        self.shown = None
+        self.answer = None
+        self.error = None
+
+    def run(self):
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                rows = json.loads(cli(self.ws, "approvals", "list", "--json").stdout or "[]")
+                if rows:
+                    rid = rows[0]["id"]
+                    self.shown = json.loads(cli(self.ws, "approvals", "show", rid, "--json").stdout)
+                    self.answer = cli(self.ws, "approvals", self.verb, rid, *self.extra)
+                    return
+                time.sleep(0.1)
+            self.error = "no request appeared"
+        except Exception as exc:
+            self.error = repr(exc)
+
+
+def unattended_memory(ws_path, timeout="20s"):
+    from assistant.memory import Memory
+    from assistant.tools.base import ToolContext
+    from policy.gate import Gate
+
+    w = open_workspace(ws_path)
+    w.config["approvals"]["timeout"] = timeout
+    w.ensure_state()
+    scanner = Scanner({})
+    gate = Gate.for_workspace("unattended", run_id="scheduled-1", config=w.config, grants_path=w.grants_path,
+                              approvals_dir=w.approvals_dir, audit_path=w.audit_path, redact=scanner.redact)
+    return ToolContext(workspace=w, scanner=scanner, gate=gate, memory=Memory(w, scanner, gate))
+
+
+def test_unattended_write_approved_with_the_approvals_cli(ws):
+    from assistant.tools.memory import memory_write
+
+    ctx = unattended_memory(ws)
+    content = "---\ndescription: Anna, neighbour\n---\nAnna keeps bees at number 12.\n"
+    person = CliApprover(ws, "approve")
+    person.start()
+    out = memory_write({"path": "people/anna.md", "content": content}, ctx)
+    person.join(20)
+    assert person.error is None, person.error
+    assert person.answer.returncode == 0, person.answer.stderr
+    assert person.shown["content"] == content
+    data = (ws / "memory/people/anna.md").read_bytes()
+    assert data == content.encode()
+    assert __import__("hashlib").sha256(data).hexdigest() == person.shown["sha256"]
+    assert out.startswith("created people/anna.md")
+
+
+def test_unattended_write_denied_with_the_approvals_cli(ws):
+    from assistant.tools.base import ToolError
+    from assistant.tools.memory import memory_write
+
+    ctx = unattended_memory(ws)
+    before = (ws / "memory/people/lina.md").read_bytes()
+    rev = revision(before)
+    person = CliApprover(ws, "deny", "--reason", "not from a scheduled run")
+    person.start()
+    with pytest.raises(ToolError, match="denied.*not from a scheduled run"):
+        memory_write({"path": "people/lina.md", "content": "rewritten\n", "base": rev}, ctx)
+    person.join(20)
+    assert person.error is None and person.answer.returncode == 0
+    assert (ws / "memory/people/lina.md").read_bytes() == before
