@@ -156,6 +156,7 @@ def variants(name: str, value: str) -> list[_Variant]:
     add("hex", raw.hex(), _HEX)
     add("hex-escaped", "".join(f"\\x{b:02x}" for b in raw), _HEX)
     add("percent", urllib.parse.quote(value, safe=""), _PCT)
+    add("percent-default", urllib.parse.quote(value), _PCT)
     add("percent-path", urllib.parse.quote(value, safe="/:@!$&'()*+,;="), _PCT)
     add("percent-form", urllib.parse.quote_plus(value, safe=""), _PCT)
     add("percent-all", "".join(f"%{b:02X}" for b in raw), _PCT)

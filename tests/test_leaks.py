@@ -102,6 +102,8 @@ ENCODINGS = {
     "hex-upper": SECRET.encode().hex().upper(),
     "hex-mixed": "".join(c.upper() if i % 3 else c for i, c in enumerate(SECRET.encode().hex())),
     "percent": urllib.parse.quote(SECRET, safe=""),
+    "percent-default": urllib.parse.quote(SECRET),
+    "percent-path": urllib.parse.quote(SECRET, safe="/:@&+"),
     "percent-lower": urllib.parse.quote(SECRET, safe="").lower().replace("tr0ub4dor", "Tr0ub4dor"),
     "percent-form": urllib.parse.quote_plus(SECRET),
     "percent-all": "".join(f"%{b:02x}" for b in SECRET.encode()),
