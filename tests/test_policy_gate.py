@@ -75,11 +75,19 @@ def approver(ws, action, *, wait=10.0):
     return t, errors
 
 
+def put(path, text):
+    """Make a file appear whole (as a forger's file would: the inbox is watched, so a file
+    written in place can be read half-written, which the gate also denies)."""
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def raw_answer(inbox, rid, **over):
     req = inbox.get(rid)
     body = {"version": 1, "id": rid, "verdict": "approved", "sha256": req.sha256, "remember": "once",
             "reason": "", "answered_at": "", "by": "cli", **over}
-    (inbox.path / f"{rid}.answer.json").write_text(json.dumps(body))
+    put(inbox.path / f"{rid}.answer.json", json.dumps(body))
 
 
 # ------------------------------------------------------------------ the fail-closed matrix
@@ -170,7 +178,7 @@ def test_inbox_missing_is_deny(ws):
 
 
 def test_corrupt_answer_file(ws):
-    t, errs = approver(ws, lambda inbox, rid: (inbox.path / f"{rid}.answer.json").write_text("{not json"))
+    t, errs = approver(ws, lambda inbox, rid: put(inbox.path / f"{rid}.answer.json", "{not json"))
     gate, w = make(ws)
     d = w.write("people/lina.md", "hello lina")
     t.join()
@@ -181,8 +189,8 @@ def test_corrupt_answer_file(ws):
 def test_corrupt_request_file(ws):
     def act(inbox, rid):
         req = inbox.get(rid)
-        (inbox.path / f"{rid}.json").write_text("{garbage")
-        (inbox.path / f"{rid}.answer.json").write_text(json.dumps(
+        put(inbox.path / f"{rid}.json", "{garbage")
+        put(inbox.path / f"{rid}.answer.json", json.dumps(
             {"version": 1, "id": rid, "verdict": "approved", "sha256": req.sha256, "remember": "once"}))
     t, errs = approver(ws, act)
     gate, w = make(ws)
@@ -199,7 +207,7 @@ def test_request_rewritten_with_other_content(ws):
         body = json.loads(path.read_text())
         sha = body["sha256"]
         body["content"], body["content_exact"] = "something else", False
-        path.write_text(json.dumps(body))
+        put(path, json.dumps(body))
         raw_answer(inbox, rid, sha256=sha)
     t, errs = approver(ws, act)
     gate, w = make(ws)
@@ -394,3 +402,30 @@ def test_inline_asker_raising_or_missing_is_deny(ws):
     gate, _ = make(ws, mode="watched")
     d = gate.authorize("net", "example.com")
     assert not d.allowed and "inline" in d.reason
+
+
+def test_unattended_net_ask_has_no_content_and_is_bound_to_the_request(ws):
+    seen = {}
+
+    def act(inbox, rid):
+        seen["req"] = inbox.get(rid)
+        inbox.answer(rid, "approved", sha256=seen["req"].sha256, remember="dir", grants=GrantStore(ws / "grants.json"))
+    t, errs = approver(ws, act)
+    gate, _ = make(ws)
+    d = gate.authorize("net", "API.Example.com", summary="fetch https://api.example.com/x")
+    t.join()
+    assert not errs and d.allowed and d.sha256 is None
+    assert seen["req"].content is None and seen["req"].target == "api.example.com"
+    assert [g.target for g in GrantStore(ws / "grants.json").load()] == ["*.example.com"]
+    gate2, _ = make(ws, channel="none")
+    assert gate2.authorize("net", "www.example.com").allowed
+    assert not gate2.authorize("net", "example.com").allowed
+
+
+def test_half_written_answer_is_denied(ws):
+    """An answer file that is empty when noticed (not written the CLI's atomic way) is a deny."""
+    t, errs = approver(ws, lambda inbox, rid: (inbox.path / f"{rid}.answer.json").touch())
+    gate, w = make(ws)
+    d = w.write("people/lina.md", "hello lina")
+    t.join()
+    assert_denied(ws, w, d, "unreadable answer")
