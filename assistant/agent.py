@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from .actions import ActionError, Reply, ToolCall, action_schema, parse_action
+from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
 from .models.base import ModelError
 from .tools.base import Tool, ToolContext, ToolError
 from .workspace import parse_duration
@@ -241,6 +241,12 @@ def _short_args(args: dict, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def reply_limit(max_tokens: int) -> int:
+    """Longest reply (characters) a step can always finish within `max_tokens`: every token
+    carries at least one character, and the JSON around the reply takes a few tokens."""
+    return max(16, min(DEFAULT_MAX_REPLY, max_tokens - 12))
+
+
 class Agent:
     """Runs turns of one session. `on_event(name, data)` sees everything as it happens:
     token, tool_call, ruling, tool_result, invalid, reply, stopped, error."""
@@ -264,7 +270,9 @@ class Agent:
         self.transcript = transcript
         self.limits = limits or Limits()
         self.on_event = on_event
-        self.max_reply = max_reply or getattr(conversation, "max_reply", None) or 4000
+        # The reply's length bound is what the grammar enforces; keeping it within the token
+        # budget means a step always closes its JSON instead of being cut off mid-string.
+        self.max_reply = max_reply or reply_limit(self.limits.max_tokens)
         self.schema = action_schema(self.tool_list, max_reply=self.max_reply)
         # Every gate call any tool makes in this session (memory's included) goes through here.
         if isinstance(ctx.gate, ObservedGate):
@@ -507,6 +515,7 @@ def new_agent(parts: SessionParts, model: Any, *, on_event: EventSink | None = N
     """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
     from .prompt import Conversation
 
-    conversation = Conversation(parts.ws.persona(), parts.tools, parts.memory.catalog())
+    conversation = Conversation(parts.ws.persona(), parts.tools, parts.memory.catalog(),
+                                max_reply=reply_limit(parts.limits.max_tokens))
     return Agent(model=model, tools=parts.tools, ctx=parts.ctx, conversation=conversation,
                  transcript=parts.transcript, limits=parts.limits, on_event=on_event)
