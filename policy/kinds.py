@@ -41,6 +41,7 @@ ROOT_POLICY: dict[str, dict[str, str]] = {
     "file":   {WATCHED: ALLOW, UNATTENDED: ALLOW},
     "net":    {WATCHED: ASK,   UNATTENDED: ASK},
 }
+_MODE_TEXT = {WATCHED: "a watched chat", UNATTENDED: "an unattended run"}
 # Who is asked when the ruling is `ask`: the person in the chat, or the inbox.
 ASK_CHANNEL = {WATCHED: "inline", UNATTENDED: "out_of_band"}
 
@@ -257,7 +258,7 @@ class Cell:
 def policy_table(config_policy: Mapping[str, object] | None) -> dict[tuple[str, str], Cell]:
     """The effective ruling table: ROOT_POLICY with the person's tightenings applied."""
     table = {
-        (kind, mode): Cell(verdict, f"root policy for {kind} in a {mode} run is {verdict}")
+        (kind, mode): Cell(verdict, f"root policy for {kind} in {_MODE_TEXT[mode]} is {verdict}")
         for kind, row in ROOT_POLICY.items()
         for mode, verdict in row.items()
     }

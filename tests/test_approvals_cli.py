@@ -30,7 +30,7 @@ def cli(ws, *args):
 def file_request(ws, target="people/lina.md", content="Lina likes tea.\n", current="Lina.\n", timeout=600.0):
     inbox = Inbox(ws / "state" / "approvals")
     req, _ = inbox.create(run_id="run-7", kind="memory", target=target, summary=f"update {target}",
-                          reason="root policy for memory in a unattended run is ask",
+                          reason="root policy for memory in an unattended run is ask",
                           sha256=sha256_hex(content.encode()), content=content, current=current,
                           content_exact=True, offers=KINDS["memory"].offers(target), timeout=timeout)
     return req
