@@ -156,7 +156,8 @@ class Gate:
     # ------------------------------------------------------------ unattended run
     def _ask_out_of_band(self, ruling: Ruling, summary: str, content: bytes | None,
                          current: bytes | None, sha: str | None) -> Decision:
-        assert self.inbox is not None   # engine denies when there is no inbox
+        if self.inbox is None:   # the engine already denies this; never rely on it alone
+            return self._answered(ruling, sha, DENY, "no approval inbox to ask through", None)
         bound = sha or hashlib.sha256(b"").hexdigest()
         shown = content.decode("utf-8", "replace") if content is not None else None
         shown_redacted = self._text(shown) if shown is not None else None
