@@ -236,6 +236,54 @@ class ReplyStream:
             self.on_text(chunk)
 
 
+class SafeStream:
+    """Redacts a streamed reply before any of it is shown.
+
+    The whole text so far is redacted on every piece and only what lies more than `holdback`
+    characters before its end is emitted, so a secret still being produced (shorter than the
+    holdback) is never shown in part. `finish()` emits the redacted rest. If a redaction ever
+    reaches back into text already shown (a secret longer than the holdback), streaming stops
+    (`intact` False) and the caller prints the full redacted reply instead."""
+
+    def __init__(self, emit: Callable[[str], None], redact: Callable[[str], str], holdback: int = 96) -> None:
+        self.emit, self.redact, self.holdback = emit, redact, holdback
+        self.raw = ""
+        self.shown = ""
+        self.intact = True
+
+    def _push(self, upto_end: bool) -> None:
+        if not self.intact:
+            return
+        red = self.redact(self.raw)
+        stable = red if upto_end else red[: max(0, len(red) - self.holdback)]
+        if not stable.startswith(self.shown):
+            self.intact = False
+            return
+        new = stable[len(self.shown):]
+        if new:
+            self.shown = stable
+            self.emit(new)
+
+    def feed(self, piece: str) -> None:
+        self.raw += piece
+        self._push(False)
+
+    def finish(self) -> None:
+        self._push(True)
+
+
+def _redact_value(value: Any, scanner: Any) -> Any:
+    if scanner is None:
+        return value
+    if isinstance(value, str):
+        return scanner.redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(v, scanner) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(v, scanner) for v in value]
+    return value
+
+
 def _short_args(args: dict, limit: int = 160) -> str:
     text = json.dumps(args, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -285,11 +333,14 @@ class Agent:
 
     # -- plumbing
     def _emit(self, name: str, data: dict) -> None:
-        if self.transcript is not None and name != "token":
-            try:
-                self.transcript.append(name, **data)
-            except Exception:
-                pass
+        """Every event leaves redacted: the display and the transcript never see a secret."""
+        if name != "token":
+            data = _redact_value(data, self.scanner)
+            if self.transcript is not None:
+                try:
+                    self.transcript.append(name, **data)
+                except Exception:
+                    pass
         if self.on_event is not None:
             self.on_event(name, data)
 
@@ -314,7 +365,8 @@ class Agent:
     def _loop(self, result: TurnResult) -> None:
         while True:
             result.steps += 1
-            streamer = ReplyStream(lambda chunk: self._emit("token", {"text": chunk}))
+            safe = SafeStream(lambda chunk: self._emit("token", {"text": chunk}), self._redact)
+            streamer = ReplyStream(safe.feed)
             step = self.model.step(self.conversation.messages(), self.schema,
                                    max_tokens=self.limits.max_tokens, on_token=streamer.feed)
             raw = step.text
@@ -330,7 +382,8 @@ class Agent:
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
                 result.outcome, result.reply = "reply", action.text
-                self._emit("reply", {"text": action.text})
+                safe.finish()
+                self._emit("reply", {"text": action.text, "streamed": safe.intact and bool(safe.shown)})
                 return
             if action is None:
                 self._emit("invalid", {"error": parse_error})

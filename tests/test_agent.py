@@ -307,3 +307,18 @@ def test_reply_stream_decodes_escapes_in_any_chunking():
     out = []
     ReplyStream(out.append).feed('{"tool": "x", "args": {"reply": "no"}}')
     assert out == []
+
+
+def test_streamed_reply_never_shows_part_of_a_secret(tmp_path):
+    events = []
+    long_text = "word " * 40
+    reply = f"{long_text}the key is {SECRET} and {long_text}end"
+    agent, _ = make_agent(tmp_path, script(tmp_path, [{"reply": reply}]), [echo_tool()], events=events)
+    res = agent.turn("x")
+    tokens = [d["text"] for n, d in events if n == "token"]
+    assert len(tokens) > 3                                   # it did stream
+    shown = "".join(tokens)
+    assert shown == reply.replace(SECRET, "[redacted:API_TOKEN]")
+    assert all(SECRET[:6] not in t for t in tokens)
+    final = [d for n, d in events if n == "reply"][0]
+    assert final["streamed"] is True and SECRET not in final["text"]

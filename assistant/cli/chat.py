@@ -100,6 +100,10 @@ class ChatUI:
         if name == "reply":
             if not self.streaming:
                 self.echo(f"{self.name}: {data['text']}")
+            elif not data.get("streamed", True):
+                # streaming stopped part-way (a long secret was redacted): show it whole
+                self.end_stream()
+                self.echo(f"{self.name} (in full): {data['text']}")
             else:
                 self.end_stream()
             return
