@@ -313,8 +313,10 @@ def test_streamed_reply_never_shows_part_of_a_secret(tmp_path):
     events = []
     long_text = "word " * 40
     reply = f"{long_text}the key is {SECRET} and {long_text}end"
-    agent, _ = make_agent(tmp_path, script(tmp_path, [{"reply": reply}]), [echo_tool()], events=events)
+    agent, _ = make_agent(tmp_path, script(tmp_path, [{"reply": reply}]), [echo_tool()], events=events,
+                          limits=Limits(max_steps=2, tool_timeout=5, max_tokens=2000))
     res = agent.turn("x")
+    assert res.outcome == "reply"
     tokens = [d["text"] for n, d in events if n == "token"]
     assert len(tokens) > 3                                   # it did stream
     shown = "".join(tokens)
@@ -322,3 +324,16 @@ def test_streamed_reply_never_shows_part_of_a_secret(tmp_path):
     assert all(SECRET[:6] not in t for t in tokens)
     final = [d for n, d in events if n == "reply"][0]
     assert final["streamed"] is True and SECRET not in final["text"]
+
+
+def test_reply_longer_than_the_token_budget_is_refused(tmp_path):
+    """The reply bound follows max_tokens, so the grammar makes a step close its JSON in time."""
+    from assistant.agent import reply_limit
+
+    assert reply_limit(64) == 52 and reply_limit(512) == 500 and reply_limit(100_000) == 4000
+    model = script(tmp_path, [{"reply": "x" * 60}, {"reply": "short"}])
+    agent, _ = make_agent(tmp_path, model, [echo_tool()], limits=Limits(max_steps=2, tool_timeout=5, max_tokens=64))
+    assert agent.schema["anyOf"][0]["properties"]["reply"]["maxLength"] == 52
+    res = agent.turn("x")
+    assert res.outcome == "reply" and res.reply == "short"
+    assert "the limit is 52" in model.calls[1][-1]["content"]
