@@ -74,8 +74,9 @@ def memory_group() -> None:
     """Your notes in memory/: list, read, write, edit, remove, and the catalog the model sees.
 
     Writes from here are yours (you are watching), so they are allowed, but they go through
-    the same checks as the model's: path rules, size, the leak scanner, and read-before-
-    overwrite (pass --base REV from `memory cat --json`, or --force to replace whatever is there).
+    the same checks as the model's: path rules, size, the leak scanner, and read before
+    overwrite (pass --base REV as shown by `memory cat`, or --force to replace whatever is
+    there).
     """
 
 
