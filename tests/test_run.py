@@ -1,0 +1,126 @@
+"""`assistant run` / `schedule run`: unattended outcomes, answered from another process via the CLI."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from click.testing import CliRunner
+
+from assistant.cli import main
+
+from e2e_helpers import make_ws, memory_files, popen_cli, run_cli, transcripts, write_script
+
+NOTE = "Marek prefers planting plans as PDF.\n"
+
+
+def _pending(ws, target, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--json"])
+        if r.exit_code == 0:
+            for item in json.loads(r.stdout or "[]"):
+                if item["target"] == target and item["state"] == "pending":
+                    return item
+        time.sleep(0.05)
+    raise AssertionError(f"no pending request for {target}")
+
+
+def _write_script(tmp_path, name="s.json", path="people/marek-prefs.md", content=NOTE, reply="saved"):
+    return write_script(tmp_path, [{"tool": "memory_write", "args": {"path": path, "content": content}},
+                                   {"reply": reply}], name)
+
+
+def test_denied_through_the_cli_exit_3_nothing_written(tmp_path):
+    ws = make_ws(tmp_path)
+    before = memory_files(ws)
+    proc = popen_cli("-w", str(ws), "run", "--model", f"script:{_write_script(tmp_path)}",
+                     "--approval-timeout", "60s", "note Marek's preference")
+    try:
+        req = _pending(ws, "people/marek-prefs.md")
+        assert req["summary"].startswith("memory_write people/marek-prefs.md")
+        show = CliRunner().invoke(main, ["-w", str(ws), "approvals", "show", req["id"]])
+        assert "Marek prefers planting plans as PDF." in show.stdout
+        r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "deny", req["id"], "--reason", "not now"])
+        assert r.exit_code == 0, r.stderr
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, out + err
+    assert out.startswith("denied: memory_write memory people/marek-prefs.md") and "not now" in out
+    assert len(out.strip().splitlines()) == 1
+    assert memory_files(ws) == before
+
+
+def test_remember_exact_then_next_run_needs_no_approval(tmp_path):
+    ws = make_ws(tmp_path)
+    proc = popen_cli("-w", str(ws), "run", "--model", f"script:{_write_script(tmp_path)}",
+                     "--approval-timeout", "60s", "note it")
+    try:
+        req = _pending(ws, "people/marek-prefs.md")
+        r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "approve", req["id"], "--remember", "exact"])
+        assert r.exit_code == 0, r.stderr
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and out.strip() == "done: saved"
+    assert (ws / "memory" / "people" / "marek-prefs.md").read_text() == NOTE
+
+    # the grant now covers this exact note: a later run replaces it (read first) without asking
+    from assistant.notes import revision
+
+    rev = revision(NOTE.encode())
+    second = write_script(tmp_path, [
+        {"tool": "memory_read", "args": {"path": "people/marek-prefs.md"}},
+        {"tool": "memory_write", "args": {"path": "people/marek-prefs.md", "content": "PDF, A3.\n", "base": rev}},
+        {"reply": "updated"},
+    ], "second.json")
+    r = run_cli("-w", str(ws), "run", "--model", f"script:{second}", "--approval-timeout", "1s", "update")
+    assert r.returncode == 0 and r.stdout.strip() == "done: updated", r.stdout + r.stderr
+    assert (ws / "memory" / "people" / "marek-prefs.md").read_text() == "PDF, A3.\n"
+    # ...but not a sibling note
+    third = _write_script(tmp_path, "third.json", path="people/other.md")
+    r = run_cli("-w", str(ws), "run", "--model", f"script:{third}", "--approval-timeout", "0.5s", "other")
+    assert r.returncode == 3 and "expired" in r.stdout
+    assert not (ws / "memory" / "people" / "other.md").exists()
+
+
+def test_expired_request_stays_listed(tmp_path):
+    ws = make_ws(tmp_path)
+    r = run_cli("-w", str(ws), "run", "--model", f"script:{_write_script(tmp_path)}",
+                "--approval-timeout", "0.3s", "note it")
+    assert r.returncode == 3 and r.stdout.startswith("denied:") and "expired" in r.stdout
+    listed = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--all", "--json"])
+    [item] = json.loads(listed.stdout)
+    assert item["state"] == "expired" and item["target"] == "people/marek-prefs.md"
+
+
+def test_run_needs_no_terminal_and_logs_progress_to_stderr(tmp_path):
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, [{"tool": "file_list", "args": {"path": ""}}, {"reply": "two\nlines"}])
+    r = run_cli("-w", str(ws), "run", "--model", f"script:{script}", "list", "my", "files")
+    assert r.returncode == 0
+    assert r.stdout == "done: two lines\n"                  # one line, whatever the reply
+    assert "[tool] file_list" in r.stderr and "transcript: state/transcripts/" in r.stderr
+    [events] = transcripts(ws)
+    assert events[0]["event"] == "session_start" and events[0]["task"] == "list my files"
+    assert events[0]["mode"] == "unattended"
+
+
+def test_schedule_run_uses_the_configured_task(tmp_path):
+    ws = make_ws(tmp_path, channel="none")
+    script = write_script(tmp_path, [{"reply": "nothing needs attention"}])
+    r = run_cli("-w", str(ws), "schedule", "run", "morning-review", "--model", f"script:{script}")
+    assert r.returncode == 0 and r.stdout.strip() == "done: nothing needs attention"
+    [events] = transcripts(ws)
+    assert events[0]["task"].startswith("Look over my notes on ongoing projects")
+    assert events[0]["label"] == "schedule morning-review"
+
+
+def test_empty_task_is_refused(tmp_path):
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, [{"reply": "x"}])
+    r = run_cli("-w", str(ws), "run", "--model", f"script:{script}", "   ")
+    assert r.returncode == 1 and "task is empty" in r.stderr
