@@ -351,7 +351,7 @@ class Agent:
     def turn(self, text: str, changed_notes: list[str] | tuple[str, ...] = ()) -> TurnResult:
         first_ruling = len(self.gate.rulings)
         result = TurnResult(outcome="error")
-        self._emit("user", {"text": text})
+        self._emit("user", {"text": text, "changed_notes": list(changed_notes)})
         self.conversation.add_user(text, changed_notes)
         try:
             self._loop(result)
