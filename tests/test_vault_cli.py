@@ -92,6 +92,12 @@ def test_init_prompts_with_confirmation_and_refuses_mismatch(ws):
     assert r.exit_code == 1 and "already exists" in r.output
 
 
+def test_init_from_a_pipe_accepts_a_single_line(ws):
+    r = run(ws, "init", input="piped passphrase\n", env={ENV_PASSPHRASE: None})
+    assert r.exit_code == 0, r.output
+    assert Vault.open(ws / "vault.enc", "piped passphrase").names() == []
+
+
 def test_set_with_prompted_passphrase_then_value_from_stdin(ws):
     assert run(ws, "init").exit_code == 0
     r = run(ws, "set", "k", input=PASS + "\n" + VALUE + "\n", env={ENV_PASSPHRASE: None})

@@ -29,7 +29,7 @@ ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
 
 def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
-    """Hidden prompt on a terminal; from a pipe, one line (two when confirming)."""
+    """Hidden prompt on a terminal; from a pipe, one line (and an optional matching repeat)."""
     if _stdin_is_tty():
         try:
             return click.prompt(label, hide_input=True, confirmation_prompt=confirm, err=True)
@@ -39,8 +39,9 @@ def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
     if first is None:
         fail(f"no {label.lower()} given on stdin: {UNLOCK_HELP}")
     if confirm:
+        # From a pipe the confirmation line is optional; given, it must match.
         second = _read_line()
-        if second != first:
+        if second is not None and second != first:
             fail(f"{label.lower()}: the two entries do not match")
     return first
 
