@@ -158,6 +158,7 @@ def variants(name: str, value: str) -> list[_Variant]:
     add("percent", urllib.parse.quote(value, safe=""), _PCT)
     add("percent-default", urllib.parse.quote(value), _PCT)
     add("percent-path", urllib.parse.quote(value, safe="/:@!$&'()*+,;="), _PCT)
+    add("percent-js", urllib.parse.quote(value, safe="!*'()~"), _PCT)   # encodeURIComponent
     add("percent-form", urllib.parse.quote_plus(value, safe=""), _PCT)
     add("percent-all", "".join(f"%{b:02X}" for b in raw), _PCT)
     add("json", json.dumps(value)[1:-1])

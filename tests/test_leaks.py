@@ -104,6 +104,7 @@ ENCODINGS = {
     "percent": urllib.parse.quote(SECRET, safe=""),
     "percent-default": urllib.parse.quote(SECRET),
     "percent-path": urllib.parse.quote(SECRET, safe="/:@&+"),
+    "percent-encodeURIComponent": urllib.parse.quote(SECRET + "!*()", safe="!*'()~"),
     "percent-lower": urllib.parse.quote(SECRET, safe="").lower().replace("tr0ub4dor", "Tr0ub4dor"),
     "percent-form": urllib.parse.quote_plus(SECRET),
     "percent-all": "".join(f"%{b:02x}" for b in SECRET.encode()),
