@@ -359,6 +359,12 @@ class Agent:
             result.outcome = "error"
             result.message = f"model error: {self._redact(str(exc))}"
             self._emit("error", {"message": result.message})
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:   # a backend crash ends the turn with a message, not a traceback
+            result.outcome = "error"
+            result.message = f"model backend failed: {type(exc).__name__}: {self._redact(str(exc))}"
+            self._emit("error", {"message": result.message})
         result.rulings = list(self.gate.rulings[first_ruling:])
         return result
 

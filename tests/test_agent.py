@@ -337,3 +337,15 @@ def test_reply_longer_than_the_token_budget_is_refused(tmp_path):
     res = agent.turn("x")
     assert res.outcome == "reply" and res.reply == "short"
     assert "the limit is 52" in model.calls[1][-1]["content"]
+
+
+def test_backend_crash_ends_turn_with_message(tmp_path):
+    class Crashing:
+        name = "crash"
+
+        def step(self, messages, schema, *, max_tokens, on_token=None):
+            raise RuntimeError(f"llama_decode failed near {SECRET}")
+
+    agent, tr = make_agent(tmp_path, Crashing(), [echo_tool()])
+    res = agent.turn("x")
+    assert res.outcome == "error" and "RuntimeError" in res.message and SECRET not in res.message

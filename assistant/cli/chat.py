@@ -161,8 +161,6 @@ def chat_command(model_spec: str | None) -> None:
         except ModelError as exc:
             parts.transcript.append("error", message=str(exc))
             fail(str(exc))
-        name = parts.ws.persona().split(",", 1)[0]
-        ui.name = "assistant"
         parts.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
         watcher = MemoryWatcher(ws.memory_dir).start()
         agent = new_agent(parts, model, on_event=ui.on_event)

@@ -69,7 +69,12 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         parts.transcript.append("session_start", mode="unattended", label=label,
                                 model=getattr(model, "name", type(model).__name__), task=task)
         agent = new_agent(parts, model, on_event=_progress)
-        result = agent.turn(task)
+        try:
+            result = agent.turn(task)
+        except KeyboardInterrupt:
+            parts.transcript.append("session_end", outcome="interrupted")
+            click.echo("error: interrupted; nothing further was done")
+            return EXIT_ERROR
         rel = parts.transcript.path.relative_to(ws.root)
         parts.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
                                 tool_calls=result.tool_calls, denials=len(result.denials))
