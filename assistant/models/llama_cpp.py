@@ -149,6 +149,32 @@ def _counting_llama_class():
     return CountingLlama
 
 
+SEGMENT_CACHE_MAX = 1024
+
+
+def segment_tokenizer(llama: Any) -> Callable[[bytes, bool], list[int]]:
+    """tokenize(data, special) memoized per Llama: the history's segments (the long system
+    prompt above all) are the same every step, so only the new ones are tokenized."""
+    cache = getattr(llama, "_segment_cache", None)
+    if cache is None:
+        cache = {}
+        try:
+            llama._segment_cache = cache
+        except AttributeError:
+            pass
+
+    def tokenize(data: bytes, special: bool) -> list[int]:
+        key = (data, special)
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) >= SEGMENT_CACHE_MAX:
+                cache.clear()
+            hit = cache[key] = tuple(llama.tokenize(data, add_bos=False, special=special))
+        return list(hit)
+
+    return tokenize
+
+
 def _gemma_handler(
     *,
     llama: Any,
@@ -169,7 +195,7 @@ def _gemma_handler(
     import llama_cpp
 
     segs = gemma_segments(messages)
-    tokens = tokenize_segments(segs, lambda data, special: llama.tokenize(data, add_bos=False, special=special))
+    tokens = tokenize_segments(segs, segment_tokenizer(llama))
     if response_format is not None and response_format.get("type") == "json_object":
         if "schema" in response_format:
             grammar = llama_cpp.LlamaGrammar.from_string(schema_to_gbnf(response_format["schema"]), verbose=False)
@@ -278,8 +304,7 @@ class LlamaModel:
 
     def count_tokens(self, messages: list[dict]) -> int:
         """Tokens in the rendered prompt (our Gemma format only)."""
-        segs = gemma_segments(messages)
-        return len(tokenize_segments(segs, lambda d, s: self._llm.tokenize(d, add_bos=False, special=s)))
+        return len(tokenize_segments(gemma_segments(messages), segment_tokenizer(self._llm)))
 
     def _grammar(self, schema: dict) -> Any:
         import llama_cpp
@@ -331,6 +356,9 @@ class LlamaModel:
                 raise ModelError(f"the conversation no longer fits the model's context (n_ctx={self.n_ctx}); "
                                  "start a new session or raise model.n_ctx") from None
             raise ModelError(f"llama.cpp failed: {msg}") from None
+        except RuntimeError as exc:   # llama_decode failures (e.g. no KV slot)
+            llm.reset()
+            raise ModelError(f"llama.cpp failed while generating: {exc}") from None
         finally:
             llm._eval_log = None
         if log:
