@@ -352,7 +352,12 @@ class Agent:
         first_ruling = len(self.gate.rulings)
         result = TurnResult(outcome="error")
         self._emit("user", {"text": text, "changed_notes": list(changed_notes)})
-        self.conversation.add_user(text, changed_notes)
+        # The model never sees a secret value, not even one the person typed.
+        shown = self._redact(text)
+        if shown != text:
+            self._emit("notice", {"message": "a secret in the message was replaced by [redacted:NAME] "
+                                             "before the model saw it"})
+        self.conversation.add_user(shown, changed_notes)
         try:
             self._loop(result)
         except ModelError as exc:

@@ -210,6 +210,7 @@ def test_secrets_redacted_from_model_and_transcript(tmp_path):
     agent, tr = make_agent(tmp_path, model, tools)
     res = agent.turn(f"user pasted {SECRET}")
     tr.close()
+    assert SECRET not in model.calls[0][-1]["content"] and "[redacted:API_TOKEN]" in model.calls[0][-1]["content"]
     assert "[redacted:API_TOKEN]" in model.calls[1][-1]["content"]
     assert SECRET not in model.calls[1][-1]["content"] and SECRET not in model.calls[2][-1]["content"]
     raw = tr.path.read_text()

@@ -107,7 +107,7 @@ class ChatUI:
             else:
                 self.end_stream()
             return
-        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error"):
+        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice"):
             return
         self.end_stream()
         if name == "tool_call":
@@ -122,6 +122,8 @@ class ChatUI:
                       + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
         elif name == "invalid":
             self.echo(f"  ! model step refused: {_short(data.get('error', ''), 200)}")
+        elif name == "notice":
+            self.echo(f"  ({data.get('message', '')})")
         elif name == "stopped":
             self.echo(f"  stopped: {data.get('message', '')}")
         elif name == "error":
