@@ -21,6 +21,7 @@ import getpass
 import json
 import os
 import re
+import stat
 import struct
 import sys
 import time
@@ -303,8 +304,6 @@ def _read(path: Path) -> bytes:
 
 
 def _is_regular(mode: int) -> bool:
-    import stat
-
     return stat.S_ISREG(mode)
 
 
