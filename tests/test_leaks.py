@@ -364,3 +364,23 @@ def test_short_values_given_directly_are_still_matched_raw():
     assert scanner.redact("code 4821 ok") == "code [redacted:pin] ok"
     kinds = {v.encoding for v in variants("pin", "4821")}
     assert "raw" in kinds and "reversed" not in kinds and "base64/1" not in kinds  # too short
+
+
+def test_offset_mapping_with_unicode_whitespace_and_backslashes():
+    """Spans map back exactly through every kind of dropped character, ASCII text or not."""
+    rng = random.Random(99)
+    gaps = [" ", "\n", "\t", "\r\n", "\xa0", "\u2028", "\u3000", "\\", "\\\\", " \\\n "]
+    fillers = ["plain words here", "ünïcödé wörds — “quoted”", "İstanbul ΣΑΣ", "x\\y z", "a\u2003b"]
+    value = "Qm7-vault-" + "value-Zx42"
+    scanner = Scanner({"v": value})
+    for _ in range(200):
+        cut = rng.randint(1, len(value) - 1)
+        piece = value[:cut] + rng.choice(gaps) + value[cut:]
+        before = "".join(rng.choice(fillers) + rng.choice(gaps) for _ in range(rng.randint(0, 6)))
+        after = "".join(rng.choice(gaps) + rng.choice(fillers) for _ in range(rng.randint(0, 6)))
+        text = before + " " + piece + " " + after
+        found = scanner.find(text)
+        assert [f.name for f in found] == ["v"], repr(text)
+        f = found[0]
+        assert text[f.start:f.end] == piece
+        assert scanner.redact(text) == before + " [redacted:v] " + after
