@@ -144,6 +144,11 @@ RULES: tuple[Rule, ...] = (
     # AWS access key ids: a 4-letter type prefix (AKIA long-term, ASIA temporary STS) + 16.
     Rule("aws-access-key", _tok("A(?:KIA|SIA)", r"[A-Z0-9]{16}+(?![A-Za-z0-9])", "[A-Za-z0-9]"),
          ("akia", "asia")),
+    # AWS secret access keys have no prefix: only caught next to their usual name.
+    Rule("aws-secret-key",
+         _r(r"aws_?secret_?(?:access_?)?key[\"']?\s*+[:=]\s*+[\"']?(?P<secret>[a-z0-9/+]{40})"
+            r"(?![a-z0-9/+])"),
+         ("aws_secret", "awssecret"), group="secret", on_lower=True),
     # GitHub: classic ghp_/gho_/ghu_/ghs_/ghr_ + 36 base62 (server tokens may be longer);
     # fine-grained PATs github_pat_ + 22 + "_" + 59.
     Rule("github-token", _tok("gh[pousr]_", r"[A-Za-z0-9]{36,251}+" + _E),
@@ -164,6 +169,8 @@ RULES: tuple[Rule, ...] = (
     Rule("slack-token",
          _tok("xox[abprse]-", r"(?:[0-9]++-)*+[A-Za-z0-9]{8,}+(?:-[A-Za-z0-9]++)*+" + _E),
          ("xox",)),
+    Rule("slack-token",
+         _tok("xapp-", r"[0-9]++-[A-Za-z0-9]++-[0-9]++-[A-Za-z0-9]{20,}+" + _E), ("xapp-",)),
     Rule("slack-webhook",
          _r(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}+"),
          ("hooks.slack.com",)),

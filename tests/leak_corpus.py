@@ -47,6 +47,8 @@ def fake_tokens(seed: int = 7) -> dict[str, list[str]]:
             "xo" + "xb-" + p(r, string.digits, 12) + "-" + p(r, string.digits, 13) + "-" + p(r, B62, 24),
             "xo" + "xp-" + p(r, string.digits, 12) + "-" + p(r, string.digits, 12) + "-"
             + p(r, string.digits, 13) + "-" + p(r, "0123456789abcdef", 32),
+            "xa" + "pp-1-A" + p(r, UPPER_DIGITS, 10) + "-" + p(r, string.digits, 13) + "-"
+            + p(r, "0123456789abcdef", 64),
         ],
         "slack-webhook": [
             "https://hooks" + ".slack.com/services/T" + p(r, UPPER_DIGITS, 8) + "/B"
@@ -75,11 +77,14 @@ def fake_credential_values(seed: int = 8) -> dict[str, tuple[str, str]]:
     bearer = p = _pick(r, B64URL, 40)
     basic = base64.b64encode(("alice:" + _pick(r, B62, 14)).encode()).decode()
     pw = _pick(r, B62, 16)
+    aws_secret = _pick(r, B62 + "/+", 40)
     del p
     return {
         "authorization-header/bearer": ("Authorization: Bearer " + bearer, bearer),
         "authorization-header/basic": ("authorization: Basic " + basic, basic),
         "url-password": ("postgres://app:" + pw + "@db.internal:5432/prod", pw),
+        "aws-secret-key": ("aws_secret_access_key = " + aws_secret, aws_secret),
+        "aws-secret-key/env": ("AWS_SECRET_ACCESS_KEY=" + aws_secret, aws_secret),
     }
 
 
