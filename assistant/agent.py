@@ -247,6 +247,8 @@ class SafeStream:
 
     def __init__(self, emit: Callable[[str], None], redact: Callable[[str], str], holdback: int = 96) -> None:
         self.emit, self.redact, self.holdback = emit, redact, holdback
+        self.step = 24
+        self._pushed_at = 0
         self.raw = ""
         self.shown = ""
         self.intact = True
@@ -266,7 +268,10 @@ class SafeStream:
 
     def feed(self, piece: str) -> None:
         self.raw += piece
-        self._push(False)
+        # Redact in steps of a few words, not per token: the whole text is rescanned each time.
+        if len(self.raw) - self._pushed_at >= self.step:
+            self._pushed_at = len(self.raw)
+            self._push(False)
 
     def finish(self) -> None:
         self._push(True)
