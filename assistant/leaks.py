@@ -18,8 +18,9 @@ How the vault values are matched, in one pass whatever their number:
   or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
   its span is mapped back from the normalised view to the original text.
-The shape rules (assistant/leak_rules.py) run on the original text; each regex starts with
-a literal so re's fast prefix search keeps it cheap.
+The shape rules (assistant/leak_rules.py) run on the original text, and only those whose
+literal needles the same automaton pass saw; each regex starts with a literal so re's fast
+prefix search keeps it cheap.
 """
 
 from __future__ import annotations
@@ -227,17 +228,28 @@ class Scanner:
         self._rules = tuple(rules)
         self._variants: list[_Variant] = []
         self._auto = None
-        by_key: dict[str, list[int]] = {}
+        # key -> ([variant indices], [rule indices]): the vault variants' prefixes and the
+        # shape rules' needles share the one automaton, so the same pass that finds vault
+        # values also tells which shape rules can match at all.
+        by_key: dict[str, tuple[list[int], list[int]]] = {}
         for name in self._names:
             for v in variants(name, secrets[name]):
                 idx = len(self._variants)
                 self._variants.append(v)
                 key = _casefold_same_length(v.exact)[:KEY_PREFIX]
-                by_key.setdefault(key, []).append(idx)
+                by_key.setdefault(key, ([], []))[0].append(idx)
+        # Without vault values there is no pass to piggy-back on: all rules just run (a pass
+        # for the needles alone would cost more than the regexes it could skip).
+        for r, rule in enumerate(self._rules if self._variants else ()):
+            for needle in rule.needles:
+                key = _casefold_same_length(_strip_ws(needle))
+                if not key:
+                    raise ValueError(f"rule {rule.id}: empty needle")
+                by_key.setdefault(key, ([], []))[1].append(r)
         if by_key:
             auto = ahocorasick.Automaton()
-            for key, idxs in by_key.items():
-                auto.add_word(key, (len(key), tuple(idxs)))
+            for key, (idxs, ridxs) in by_key.items():
+                auto.add_word(key, (len(key), tuple(idxs), frozenset(ridxs)))
             auto.make_automaton()
             self._auto = auto
 
@@ -250,14 +262,20 @@ class Scanner:
 
     # -- matching ---------------------------------------------------------------------
 
-    def _vault_findings(self, text: str) -> list[Finding]:
+    def _scan(self, text: str) -> tuple[list[Finding], set[int] | None]:
+        """(vault findings, indices of the shape rules whose needles occur; None = all)."""
         if self._auto is None:
-            return []
+            return [], None
         norm = _strip_ws(text)
         folded = _casefold_same_length(norm)
         raw_hits: list[tuple[int, int, _Variant]] = []
         variants_ = self._variants
-        for end_idx, (length, idxs) in self._auto.iter(folded):
+        active: set[int] = set()
+        for end_idx, (length, idxs, ridxs) in self._auto.iter(folded):
+            if ridxs:
+                active |= ridxs
+                if not idxs:
+                    continue
             start = end_idx - length + 1
             for i in idxs:
                 v = variants_[i]
@@ -270,7 +288,7 @@ class Scanner:
                 if ok:
                     raw_hits.append((start, end, v))
         if not raw_hits:
-            return []
+            return [], active
         raw_hits.sort(key=lambda h: (h[0], h[1]))
         # Map each span back to the original text: starts and (inclusive) ends together, in
         # one ordered walk.
@@ -288,16 +306,17 @@ class Scanner:
                 while e < len(text) and text[e] == "=":
                     e += 1
             found.append(Finding(v.name, VAULT_RULE, s, e))
-        return found
+        return found, active
 
-    def _shape_findings(self, text: str) -> list[Finding]:
-        # Every rule's regex starts with a literal, so re's fast prefix search makes each
-        # one cheap (~0.5 ms/MiB); gating them on needles costs as much as it saves.
+    def _shape_findings(self, text: str, active: set[int] | None = None) -> list[Finding]:
+        # Each regex starts with a literal (re's fast prefix search keeps it ~0.5 ms/MiB),
+        # and only rules whose needles the automaton pass saw are run at all.
+        rules = self._rules if active is None else [self._rules[i] for i in sorted(active)]
         lowered = None
-        if any(rule.on_lower for rule in self._rules):
+        if any(rule.on_lower for rule in rules):
             lowered = _casefold_same_length(text)
         found: list[Finding] = []
-        for rule in self._rules:
+        for rule in rules:
             for s, e in rule.spans(text, lowered):
                 found.append(Finding(rule.id, rule.id, s, e))
         return found
@@ -306,7 +325,8 @@ class Scanner:
         """All hits, sorted by position; overlapping hits of the same secret/rule are merged."""
         if not isinstance(text, str):
             raise TypeError("Scanner.find expects str")
-        hits = self._vault_findings(text) + self._shape_findings(text)
+        vault_hits, active = self._scan(text)
+        hits = vault_hits + self._shape_findings(text, active)
         hits.sort(key=lambda f: (f.start, -f.end, f.rule != VAULT_RULE, f.name))
         last: dict[tuple[str, str], int] = {}   # (name, rule) -> index in out of its latest span
         out: list[Finding] = []

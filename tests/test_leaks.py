@@ -22,6 +22,10 @@ from leak_corpus import (
 
 TOKENS = fake_tokens()
 SHAPES = Scanner({})
+# With vault values, the shape rules are gated by their needles in the same automaton pass:
+# every shape test runs against both.
+WITH_VAULT = Scanner(random_secrets(5, seed=4))
+SCANNERS = pytest.mark.parametrize("scanner", [SHAPES, WITH_VAULT], ids=["shapes", "gated"])
 
 
 # -- shape rules --------------------------------------------------------------------------
@@ -31,29 +35,31 @@ def test_every_rule_has_a_fake_token():
     assert covered == set(RULE_IDS)
 
 
+@SCANNERS
 @pytest.mark.parametrize(
     "rule,token", [(rule, tok) for rule, toks in TOKENS.items() for tok in toks],
     ids=lambda v: v if v in TOKENS else "",
 )
-def test_shape_rule_finds_token_and_redaction_keeps_context(rule, token):
+def test_shape_rule_finds_token_and_redaction_keeps_context(scanner, rule, token):
     text = f"Notes for today.\nThe value is {token} (do not share).\nBye."
-    found = SHAPES.find(text)
+    found = scanner.find(text)
     start = text.index(token)
     assert found == [Finding(rule, rule, start, start + len(token))]
-    redacted = SHAPES.redact(text)
+    redacted = scanner.redact(text)
     assert redacted == f"Notes for today.\nThe value is [redacted:{rule}] (do not share).\nBye."
     assert token not in redacted
 
 
+@SCANNERS
 @pytest.mark.parametrize("key", sorted(fake_credential_values()))
-def test_contextual_rules_redact_only_the_credential(key):
+def test_contextual_rules_redact_only_the_credential(scanner, key):
     text, secret = fake_credential_values()[key]
     rule = key.split("/")[0]
     note = f"log line: {text}\nnext line"
-    found = SHAPES.find(note)
+    found = scanner.find(note)
     assert [(f.name, f.rule) for f in found] == [(rule, rule)]
     assert note[found[0].start:found[0].end] == secret
-    assert SHAPES.redact(note) == note.replace(secret, f"[redacted:{rule}]")
+    assert scanner.redact(note) == note.replace(secret, f"[redacted:{rule}]")
 
 
 @pytest.mark.parametrize("text", [
@@ -73,7 +79,7 @@ def test_contextual_rules_redact_only_the_credential(key):
     "hf" + "_hub_download(repo_id='x')",
 ])
 def test_near_misses_are_not_findings(text):
-    assert SHAPES.find(text) == []
+    assert SHAPES.find(text) == [] and WITH_VAULT.find(text) == []
 
 
 def test_truncated_private_key_block_still_caught():
