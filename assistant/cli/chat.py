@@ -36,6 +36,11 @@ class ChatUI:
     def __init__(self, stdin=None, out=None) -> None:
         self.stdin = stdin or sys.stdin
         self.interactive = bool(getattr(self.stdin, "isatty", lambda: False)())
+        if self.interactive:
+            try:
+                import readline  # noqa: F401  (line editing and history for input())
+            except ImportError:
+                pass
         self.streaming = False
         self.lock = threading.Lock()
         self.name = "assistant"

@@ -1,5 +1,5 @@
-"""Shared helpers for the end-to-end tests: a fresh workspace, a script, the CLI in a subprocess,
-and a loopback web server."""
+"""Shared helpers for the end-to-end tests (no tests here): a fresh workspace, a script, the
+CLI in a subprocess, and a loopback web server."""
 
 from __future__ import annotations
 
