@@ -117,7 +117,9 @@ class ObservedGate:
         self.rulings: list[Ruling] = []
         self._lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:   # mode, session, ... of the wrapped gate
+    def __getattr__(self, name: str) -> Any:   # mode, session, run_id ... of the wrapped gate
+        if name == "gate":
+            raise AttributeError(name)
         return getattr(self.gate, name)
 
     def authorize(self, kind: str, target: str, **kw: Any) -> Any:
