@@ -172,3 +172,15 @@ def test_lazy_grammar_sampling_matches_grammar_first_when_greedy(tools):
     sampler = m.llama.last_sampler  # the lazy one, from the first run
     assert sampler.tokens > 0
     assert sampler.fallbacks >= 1   # the grammar did have to step in (e.g. the opening brace)
+
+
+def test_other_chat_formats_pass_through_with_our_grammar(tools):
+    with pytest.raises(ModelError, match="unknown model.chat_format 'nonsense'"):
+        LlamaModel({"chat_format": "nonsense"}, progress=None)
+    m = LlamaModel({"n_ctx": 2048, "n_threads": 2, "chat_format": "chatml"}, progress=None)
+    conv = Conversation(PERSONA, tools, CATALOG)
+    conv.add_user("Hello!")
+    r = m.step(conv.messages(), action_schema(tools, max_reply=40), max_tokens=120)
+    assert r.finish_reason == "stop"
+    parse_action(r.text, tools, max_reply=40)
+    assert r.prompt_tokens == r.evaluated_tokens > 100

@@ -233,6 +233,24 @@ def _chat_chunks(chunks: Iterator[dict]) -> Iterator[dict]:
         }
 
 
+class _WithoutStopStrings:
+    """The Llama as seen by a llama-cpp-python chat handler, minus the format's stop *strings*.
+
+    A stop string is matched against generated text, so a JSON reply that happens to contain
+    "<|im_end|>" as characters would be cut mid-string. With a grammar the action ends when
+    the grammar is complete and only an end-of-generation token is allowed."""
+
+    def __init__(self, llm: Any):
+        self._llm = llm
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    def create_completion(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["stop"] = []
+        return self._llm.create_completion(*args, **kwargs)
+
+
 class LlamaModel:
     """A GGUF model in process. `config` is the [model] section of config.toml; `root` is the
     workspace root (relative model paths are taken from there)."""
@@ -270,6 +288,8 @@ class LlamaModel:
             kwargs["chat_handler"] = _gemma_handler
         else:
             kwargs["chat_format"] = self.chat_format
+        if self.chat_format != "gemma":
+            self._check_chat_format()
         _say(progress, f"loading {self.path} ({size / 1e6:.0f} MB, n_ctx={self.n_ctx}, {threads} threads)")
         t0 = time.monotonic()
         try:
@@ -277,10 +297,15 @@ class LlamaModel:
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {self.path}: {exc} (is it a complete GGUF "
                              "file for a model this llama-cpp-python supports?)") from None
-        if self.chat_format != "gemma":
-            self._check_chat_format()
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
         self._grammars: dict[str, Any] = {}
+
+    def _passthrough_handler(self) -> Any:
+        from llama_cpp import llama_chat_format
+
+        llm = self._llm
+        return (llm._chat_handlers.get(self.chat_format)
+                or llama_chat_format.get_chat_completion_handler(self.chat_format))
 
     def _check_chat_format(self) -> None:
         from llama_cpp import llama_chat_format
@@ -340,7 +365,11 @@ class LlamaModel:
         parts: list[str] = []
         finish = ""
         try:
-            for chunk in llm.create_chat_completion(**request):
+            if self.chat_format == "gemma":
+                chunks = llm.create_chat_completion(**request)
+            else:
+                chunks = self._passthrough_handler()(llama=_WithoutStopStrings(llm), **request)
+            for chunk in chunks:
                 choice = chunk["choices"][0]
                 piece = choice.get("delta", {}).get("content") or ""
                 if piece:
