@@ -16,9 +16,11 @@ Guards three things.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
@@ -106,6 +108,37 @@ def check_model_file(p: Path) -> int:
         raise ModelError(f"{p} is not a GGUF model file (it does not start with 'GGUF'); "
                          "download a .gguf model or fix model.path")
     return st.st_size
+
+
+@contextlib.contextmanager
+def _captured_stderr():
+    """Collect what llama.cpp writes to file descriptor 2 while loading (it logs chatty warnings
+    even when not verbose). Yields a list that receives the text; the caller shows it only when
+    the load fails."""
+    out: list[str] = []
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield out
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield out
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            out.append(tmp.read(64 * 1024).decode("utf-8", "replace"))
+
+
+def _log_tail(text: str, lines: int = 6) -> str:
+    kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
+    return ("\nllama.cpp said:\n  " + "\n  ".join(kept)) if kept else ""
 
 
 def _threads(n: Any) -> int:
@@ -292,11 +325,17 @@ class LlamaModel:
             self._check_chat_format()
         _say(progress, f"loading {self.path} ({size / 1e6:.0f} MB, n_ctx={self.n_ctx}, {threads} threads)")
         t0 = time.monotonic()
-        try:
-            self._llm = llama_class(**kwargs)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelError(f"llama.cpp could not load {self.path}: {exc} (is it a complete GGUF "
-                             "file for a model this llama-cpp-python supports?)") from None
+        failure: Exception | None = None
+        with _captured_stderr() as log:
+            try:
+                self._llm = llama_class(**kwargs)
+            except (ValueError, RuntimeError, OSError) as exc:
+                failure = exc
+        if failure is not None or verbose:
+            sys.stderr.write("".join(log) if verbose else "")
+        if failure is not None:
+            raise ModelError(f"llama.cpp could not load {self.path}: {failure} (is it a complete GGUF "
+                             "file for a model this llama-cpp-python supports?)" + _log_tail("".join(log)))
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
         self._grammars: dict[str, Any] = {}
 
