@@ -41,6 +41,7 @@ SUPPORTED_KEYWORDS = frozenset({
 SUPPORTED_TYPES = ("object", "string", "integer", "number", "boolean", "array")
 
 _TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ActionError(ValueError):
@@ -289,7 +290,23 @@ def parse_json(text: str) -> dict:
         raise ActionError(f"an action must be a JSON object, got {_type_name(value)}")
     if _depth(value) > MAX_DEPTH + 2:
         raise ActionError("the action is nested too deeply")
+    _check_text(value)
     return value
+
+
+def _check_text(value: Any) -> None:
+    """JSON may spell a lone UTF-16 surrogate (\\ud800); Python then holds a string that cannot
+    be encoded as UTF-8 and would fail far from here (writing a note). Refuse it at the door."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise ActionError("the action contains an invalid \\u escape (a lone surrogate)")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_text(k)
+            _check_text(v)
+    elif isinstance(value, list):
+        for v in value:
+            _check_text(v)
 
 
 def parse_action(text: str, tools: Iterable[Any], *, max_reply: int = DEFAULT_MAX_REPLY) -> Action:
@@ -302,6 +319,7 @@ def action_from_value(value: Any, tools: Iterable[Any], *, max_reply: int = DEFA
     """Like parse_action, for an already-decoded JSON value (e.g. one entry of a script)."""
     if not isinstance(value, dict):
         raise ActionError(f"an action must be a JSON object, got {_type_name(value)}")
+    _check_text(value)
     keys = set(value)
     if keys == {"reply"}:
         text = value["reply"]

@@ -212,3 +212,13 @@ def test_action_json_roundtrip_keeps_unicode():
     a = ToolCall("memory_write", {"path": "people/zoë.md", "content": "Zoë — 🎉"})
     assert parse_action(action_json(a), TOOLS) == a
     assert "Zoë" in action_json(a)
+
+
+def test_lone_surrogate_escapes_refused_but_pairs_accepted():
+    with pytest.raises(ActionError, match="lone surrogate"):
+        parse_action('{"reply": "bad \\ud800 here"}', TOOLS)
+    with pytest.raises(ActionError, match="lone surrogate"):
+        parse_action('{"tool": "memory_write", "args": {"path": "a.md", "content": "x\\udfff"}}', TOOLS)
+    ok = parse_action('{"reply": "party \\ud83c\\udf89"}', TOOLS)
+    assert ok == Reply("party 🎉")
+    ok.text.encode("utf-8")
