@@ -184,3 +184,11 @@ def test_other_chat_formats_pass_through_with_our_grammar(tools):
     assert r.finish_reason == "stop"
     parse_action(r.text, tools, max_reply=40)
     assert r.prompt_tokens == r.evaluated_tokens > 100
+
+
+def test_a_conversation_that_outgrows_the_context_is_a_clear_error(tools):
+    m = LlamaModel({"n_ctx": 512, "n_threads": 2}, progress=None)
+    conv = Conversation(PERSONA, tools, CATALOG)
+    conv.add_user("Hello! " * 200)
+    with pytest.raises(ModelError, match=r"no longer fits the model's context \(n_ctx=512\)"):
+        m.step(conv.messages(), action_schema(tools, max_reply=40), max_tokens=40)
