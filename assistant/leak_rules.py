@@ -13,6 +13,7 @@ Rule ids are stable: they appear in refusals and in "[redacted:RULE]" labels.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -100,26 +101,29 @@ def _not_placeholder(value: str) -> bool:
 # with no END line runs to the end of its base64 body (a truncated paste is still a leak).
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]{1,16} ){0,3})PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY_LINE = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:[^\n]*)[ \t]*\r?(?:\n|$)")
+_PEM_END = re.compile(r"-----END ((?:[A-Z0-9]{1,16} ){0,3})PRIVATE KEY(?: BLOCK)?-----")
 _PEM_MAX = 64 * 1024
 
 
 def _pem_finder(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
+    # Linear whatever the input: the END lines are found in one pass (indexed by kind, then
+    # looked up by bisection), and nothing copies the text before a match. Searching for
+    # each kind's END line separately, or slicing text[:end], made a MiB of distinct (or
+    # unterminated) BEGIN lines cost tens of seconds.
     pos = 0
-    next_end: dict[str, int] = {}   # kind -> start of the next END line at/after a position
+    ends: dict[str, list[tuple[int, int]]] | None = None   # kind -> [(start, end)] in order
     while True:
         m = _PEM_BEGIN.search(text, pos)
         if m is None:
             return
-        kind = m.group(1)
-        cached = next_end.get(kind)
-        if cached is None or (0 <= cached < m.end()):
-            marker = re.compile(r"-----END " + re.escape(kind) + r"PRIVATE KEY(?: BLOCK)?-----")
-            e = marker.search(text, m.end())
-            next_end[kind] = e.start() if e else -1
-        end_at = next_end[kind]
-        if 0 <= end_at and end_at - m.end() <= _PEM_MAX:
-            e = re.compile(r"-----END " + re.escape(kind) + r"PRIVATE KEY(?: BLOCK)?-----").match(text, end_at)
-            end = e.end() if e else end_at
+        if ends is None:
+            ends = {}
+            for e in _PEM_END.finditer(text, m.end()):
+                ends.setdefault(e.group(1), []).append((e.start(), e.end()))
+        found = ends.get(m.group(1), ())
+        i = bisect.bisect_left(found, (m.end(), -1))
+        if i < len(found) and found[i][0] - m.end() <= _PEM_MAX:
+            end = found[i][1]
         else:
             end = m.end()
             if end < len(text) and text[end] == "\r":
@@ -131,7 +135,7 @@ def _pem_finder(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
                 if b is None or b.end() == end:
                     break
                 end = b.end()
-            end = len(text[:end].rstrip())
+            end = m.end() + len(text[m.end():end].rstrip())
         yield m.start(), end
         pos = max(end, m.end())
 
