@@ -24,7 +24,7 @@ pytestmark = pytest.mark.llama
 PERSONA = "You are Robin, the personal assistant of Pat Example. Be brief."
 CATALOG = "- people/ann.md: Ann, Pat's sister, lives in Leeds\n- projects/garden.md: raised beds, spring plan"
 MAX_REPLY = 160
-MAX_TOKENS = 200
+MAX_TOKENS = 256
 
 
 def _tight(tool):

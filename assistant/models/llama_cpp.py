@@ -182,7 +182,7 @@ def _counting_llama_class():
     return CountingLlama
 
 
-SEGMENT_CACHE_MAX = 1024
+SEGMENT_CACHE_MAX = 512
 
 
 def segment_tokenizer(llama: Any) -> Callable[[bytes, bool], list[int]]:
