@@ -10,7 +10,8 @@ Differences from Python's `fnmatch` (where `*` crosses `/`, `[!a]` negates, `\\`
 and `[` unclosed is a literal) and `PurePath.match` (matches from the right, so `b/*.md`
 matches `a/b/c.md`) are pinned by tests/test_policy_match.py.
 
-Patterns compile once (cached) to an anchored regular expression.
+Patterns compile once (cached) into Go's chunks (the text between stars), each a small regex
+matched at one position; the walk over the chunks is Go's, so there is no backtracking.
 """
 
 from __future__ import annotations
@@ -45,66 +46,115 @@ def _class_char(pattern: str, i: int, where: int) -> tuple[str, int]:
     return c, i + 1
 
 
-def _translate(pattern: str) -> str:
-    out: list[str] = []
+def _class(pattern: str, i: int) -> tuple[str, int]:
+    """The regex for the class starting at pattern[i] == '[', and the index after its ']'."""
+    start, n = i, len(pattern)
+    i += 1
+    negated = i < n and pattern[i] == "^"
+    if negated:
+        i += 1
+    ranges: list[tuple[str, str]] = []
+    while True:
+        if i < n and pattern[i] == "]" and ranges:
+            break
+        lo, i = _class_char(pattern, i, start)
+        hi = lo
+        if pattern[i] == "-":
+            hi, i = _class_char(pattern, i + 1, start)
+        ranges.append((lo, hi))
+    # Go accepts lo > hi and simply never matches that range.
+    body = "".join(
+        re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}"
+        for lo, hi in ranges
+        if lo <= hi
+    )
+    # (a class, as in Go, may match '/': only * and ? stop at it)
+    if body:
+        return f"[{'^' if negated else ''}{body}]", i + 1
+    return ("(?s:.)" if negated else "(?!)"), i + 1
+
+
+def _chunks(pattern: str) -> list[tuple[bool, str]]:
+    """Go's scanChunk: (star before it, regex of the fixed-length chunk up to the next star).
+
+    A chunk matches a fixed number of characters, so `re.match(name, pos)` tries it at one place.
+    """
+    out: list[tuple[bool, str]] = []
     i, n = 0, len(pattern)
     while i < n:
-        c = pattern[i]
-        if c == "*":
-            while i < n and pattern[i] == "*":
+        star = False
+        while i < n and pattern[i] == "*":
+            star, i = True, i + 1
+        parts: list[str] = []
+        while i < n and pattern[i] != "*":
+            c = pattern[i]
+            if c == "?":
+                parts.append("[^/]")
+            elif c == "\\":
                 i += 1
-            out.append("[^/]*")
-            continue
-        if c == "?":
-            out.append("[^/]")
-        elif c == "\\":
-            i += 1
-            if i >= n:
-                raise PatternError(f"trailing backslash in {pattern!r}")
-            out.append(re.escape(pattern[i]))
-        elif c == "[":
-            start = i
-            i += 1
-            negated = i < n and pattern[i] == "^"
-            if negated:
-                i += 1
-            ranges: list[tuple[str, str]] = []
-            while True:
-                if i < n and pattern[i] == "]" and ranges:
-                    break
-                lo, i = _class_char(pattern, i, start)
-                hi = lo
-                if pattern[i] == "-":
-                    hi, i = _class_char(pattern, i + 1, start)
-                ranges.append((lo, hi))
-            # Go accepts lo > hi and simply never matches that range.
-            body = "".join(
-                re.escape(lo) if lo == hi else f"{re.escape(lo)}-{re.escape(hi)}"
-                for lo, hi in ranges
-                if lo <= hi
-            )
-            if body:
-                out.append(f"[{'^' if negated else ''}{body}]")
+                if i >= n:
+                    raise PatternError(f"trailing backslash in {pattern!r}")
+                parts.append(re.escape(pattern[i]))
+            elif c == "[":
+                part, i = _class(pattern, i)
+                parts.append(part)
+                continue
             else:
-                out.append("(?s:.)" if negated else "(?!)")
-            # (a negated class, as in Go, may match '/': only * and ? stop at it)
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+                parts.append(re.escape(c))
+            i += 1
+        out.append((star, "".join(parts)))
+    return out
+
+
+class _GoPattern:
+    """A compiled pattern, matched the way Go's path.Match walks it.
+
+    Go matches each chunk that follows a star at the first place it fits and never goes back to
+    try a later place (only the last chunk slides until it ends the name), and a star never
+    skips a '/'. A backtracking regex of the whole pattern would match more: `*[^a]*` would take
+    `x/y` by letting the class eat the '/', which Go refuses. So the walk below is Go's.
+    """
+
+    __slots__ = ("pattern", "chunks")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.chunks = [(star, re.compile(rx, re.DOTALL) if rx else None) for star, rx in _chunks(pattern)]
+
+    def fullmatch(self, name: str) -> bool:
+        pos, n, last = 0, len(name), len(self.chunks) - 1
+        for k, (star, chunk) in enumerate(self.chunks):
+            if chunk is None:                      # a trailing star: the rest, unless it has a '/'
+                return name.find("/", pos) < 0
+            m = chunk.match(name, pos)
+            if m is not None and (m.end() == n or k < last):
+                pos = m.end()
+                continue
+            if not star:
+                return False
+            i = pos
+            while i < n and name[i] != "/":        # the star skips i+1 characters, never a '/'
+                m = chunk.match(name, i + 1)
+                if m is not None and (m.end() == n or k < last):
+                    pos = m.end()
+                    break
+                i += 1
+            else:
+                return False
+        return pos == n
 
 
 @lru_cache(maxsize=65536)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """The compiled, anchored form of a valid pattern, or PatternError."""
+def compile_pattern(pattern: str) -> _GoPattern:
+    """The compiled form of a valid pattern (use `.fullmatch(name)`), or PatternError."""
     if not isinstance(pattern, str):
         raise PatternError(f"a pattern must be a string, got {type(pattern).__name__}")
-    return re.compile(_translate(pattern), re.DOTALL)
+    return _GoPattern(pattern)
 
 
 def match(pattern: str, name: str) -> bool:
     """Whether name matches all of pattern (Go path.Match). Malformed pattern -> PatternError."""
-    return compile_pattern(pattern).fullmatch(name) is not None
+    return compile_pattern(pattern).fullmatch(name)
 
 
 def is_literal(pattern: str) -> bool:
