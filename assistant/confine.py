@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import secrets
 import stat as _stat
 import sys
+import threading
 import time
 import unicodedata
 
@@ -38,6 +40,21 @@ MAX_COMPONENT_BYTES = 255
 TEMP_PREFIX = ".tmp-"
 DEFAULT_MAX_READ = 64 * 1024 * 1024
 _EAGAIN_RETRIES = 16
+
+
+def _holding(method):
+    """Run `method` with the root descriptor pinned: `close()` from another thread waits to
+    close it until every operation using it has finished. Without this, a concurrent close
+    frees the descriptor *number* mid-operation, the next `open` anywhere in the process
+    reuses it, and the operation resolves its path under that unrelated directory."""
+    @functools.wraps(method)
+    def pinned(self, *args, **kwargs):
+        self._pin()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._unpin()
+    return pinned
 
 
 class ConfinementError(PermissionError):
@@ -231,6 +248,10 @@ class Root:
 
     def __init__(self, path: str | os.PathLike, *, use_openat2: bool | None = None,
                  max_read_bytes: int = DEFAULT_MAX_READ):
+        self._lock = threading.Lock()
+        self._closed = False
+        self._refs = 0  # operations using the descriptor right now
+        self._fd: int | None = None
         self.path = os.fspath(path)
         if use_openat2 is None:
             use_openat2 = not _env_forbids_openat2()
@@ -242,7 +263,7 @@ class Root:
         except BaseException:
             os.close(fd)
             raise
-        self._fd: int | None = fd
+        self._fd = fd
 
     # -- lifecycle
     @property
@@ -250,12 +271,33 @@ class Root:
         return self._use_openat2
 
     def fileno(self) -> int:
-        if self._fd is None:
+        if self._fd is None or self._closed:
             raise ValueError("Root is closed")
         return self._fd
 
     def close(self) -> None:
-        fd, self._fd = self._fd, None
+        """Close the root; operations already running finish first (the descriptor is
+        closed by the last of them), new ones get ValueError."""
+        with self._lock:
+            self._closed = True
+            fd = self._fd if self._refs == 0 else None
+            if fd is not None:
+                self._fd = None
+        if fd is not None:
+            os.close(fd)
+
+    def _pin(self) -> None:
+        with self._lock:
+            if self._fd is None or self._closed:
+                raise ValueError("Root is closed")
+            self._refs += 1
+
+    def _unpin(self) -> None:
+        with self._lock:
+            self._refs -= 1
+            fd = self._fd if (self._closed and self._refs == 0) else None
+            if fd is not None:
+                self._fd = None
         if fd is not None:
             os.close(fd)
 
@@ -272,7 +314,7 @@ class Root:
             pass
 
     def __repr__(self) -> str:
-        state = "closed" if self._fd is None else ("openat2" if self._use_openat2 else "walk")
+        state = "closed" if self._closed or self._fd is None else ("openat2" if self._use_openat2 else "walk")
         return f"Root({self.path!r}, {state})"
 
     # -- the resolver -------------------------------------------------------------------
@@ -434,6 +476,7 @@ class Root:
             if owned:
                 os.close(parent)
 
+    @_holding
     def read_bytes(self, rel: str, max_bytes: int | None = None) -> bytes:
         """Whole content of a regular file; more than `max_bytes` -> FileTooLargeError."""
         limit = self.max_read_bytes if max_bytes is None else max_bytes
@@ -452,6 +495,7 @@ class Root:
         finally:
             os.close(fd)
 
+    @_holding
     def read_head(self, rel: str, n: int) -> bytes:
         """At most the first `n` bytes of a regular file, without reading the rest."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
@@ -462,6 +506,7 @@ class Root:
         finally:
             os.close(fd)
 
+    @_holding
     def stat(self, rel: str) -> os.stat_result:
         """lstat of the leaf (a symlink is reported as a symlink, never followed)."""
         parent, owned, leaf = self._parent(rel)
@@ -474,6 +519,7 @@ class Root:
             if owned:
                 os.close(parent)
 
+    @_holding
     def exists(self, rel: str) -> bool:
         try:
             self.stat(rel)
@@ -481,6 +527,7 @@ class Root:
         except FileNotFoundError:
             return False
 
+    @_holding
     def listdir(self, rel: str = "") -> list[str]:
         """Sorted entry names of a directory (dot-leading and unaddressable names omitted)."""
         fd = self._open_listable(rel)
@@ -489,6 +536,7 @@ class Root:
         finally:
             os.close(fd)
 
+    @_holding
     def walk_files(self, rel: str = "") -> list[str]:
         """Sorted relative paths of every regular file beneath `rel` (default: the whole root).
 
@@ -531,6 +579,7 @@ class Root:
 
     # -- writes -------------------------------------------------------------------------
 
+    @_holding
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Atomically replace (or create) `rel` with `data`; missing parents made 0o700.
 
@@ -566,6 +615,7 @@ class Root:
             if owned:
                 os.close(parent)
 
+    @_holding
     def mkdirs(self, rel: str) -> None:
         """Create `rel` and any missing parents (0o700); existing directories are fine."""
         parts = validate_relpath(rel)
@@ -573,6 +623,7 @@ class Root:
         if owned:
             os.close(fd)
 
+    @_holding
     def remove(self, rel: str) -> None:
         """Remove a file, a link entry (never its target) or an empty directory."""
         parent, owned, leaf = self._parent(rel)
@@ -596,6 +647,7 @@ class Root:
             if owned:
                 os.close(parent)
 
+    @_holding
     def rename(self, old: str, new: str) -> None:
         """Move `old` to `new` inside the root (missing parents of `new` made 0o700).
 
@@ -642,6 +694,7 @@ class Root:
             if own_o:
                 os.close(po)
 
+    @_holding
     def sweep_temp(self, older_than: float = 3600.0) -> int:
         """Remove our stale temp files (regular files named TEMP_PREFIX*) older than
         `older_than` seconds anywhere under the root (0 = all). Returns how many."""
