@@ -78,10 +78,10 @@ def _reachable(session: Session, channel: str) -> str | None:
 
 def decide(kind: str, target: str, mode: str, session: Session) -> Ruling:
     """The ruling for one call. Never raises for bad input: that is a deny with the reason."""
-    spec = KINDS.get(kind)
+    spec = KINDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
         return Ruling(DENY, f"unknown kind {kind!r} (known: {', '.join(KINDS)})", kind=str(kind))
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         return Ruling(DENY, f"unknown run mode {mode!r} (known: {', '.join(MODES)})", kind=kind)
     try:
         norm = spec.normalise(target)

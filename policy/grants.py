@@ -125,14 +125,27 @@ class GrantIndex:
         return next((g for compiled, g in wild if compiled.fullmatch(target)), None)
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise GrantsError(f"key {key!r} appears twice in one object")
+        seen[key] = value
+    return seen
+
+
 def _parse(raw: bytes, where: str) -> list[Grant]:
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise GrantsError(f"{where} is not valid JSON ({exc}); fix or remove it") from None
+    except RecursionError:
+        raise GrantsError(f"{where} is nested too deeply to be a grants file") from None
+    except GrantsError as exc:
+        raise GrantsError(f"{where}: {exc} (which one counts would be a guess)") from None
     if not isinstance(data, dict):
         raise GrantsError(f"{where}: expected an object with \"version\" and \"grants\"")
-    if data.get("version") != VERSION:
+    if type(data.get("version")) is not int or data.get("version") != VERSION:   # not true, not 1.0
         raise GrantsError(f"{where}: unknown version {data.get('version')!r} (this program reads version {VERSION})")
     items = data.get("grants")
     if not isinstance(items, list):
@@ -142,7 +155,7 @@ def _parse(raw: bytes, where: str) -> list[Grant]:
         if not isinstance(item, dict):
             raise GrantsError(f"{where}: grant #{i} is not an object")
         kind, target = item.get("kind"), item.get("target")
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             raise GrantsError(f"{where}: grant #{i} has unknown kind {kind!r} (known: {', '.join(KINDS)})")
         if not isinstance(target, str) or not target:
             raise GrantsError(f"{where}: grant #{i} ({kind}) has no target")
@@ -180,7 +193,8 @@ class GrantStore:
         if (_key(st) == self._cache_key) and not fresh:
             return self._cache_key, None      # one lstat per decision while nothing changed
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # O_NONBLOCK: a FIFO named grants.json must be an error, not a decision that never returns.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             return None, None
         except OSError as exc:
@@ -196,6 +210,9 @@ class GrantStore:
             if st.st_size > _MAX_BYTES:
                 raise GrantsError(f"{self.path} is larger than {_MAX_BYTES} bytes")
             raw = f.read(_MAX_BYTES + 1)
+        except OSError as exc:
+            f.close()
+            raise GrantsError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         except BaseException:
             f.close()
             raise
