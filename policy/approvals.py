@@ -34,7 +34,7 @@ from typing import Any, Iterator, Sequence
 
 from .audit import timestamp
 from .grants import GrantsError, GrantStore
-from .kinds import DURABLE, KINDS, SCOPES, Offer
+from .kinds import DURABLE, KINDS, SCOPES, Offer, TargetError
 
 VERSION = 1
 PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
@@ -205,7 +205,8 @@ class Inbox:
     def _read(self, name: str) -> bytes | None:
         dfd = self._dirfd()
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            # O_NONBLOCK: a FIFO in the inbox is "not a regular file", not a run that never returns.
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -259,6 +260,11 @@ class Inbox:
             offers=tuple(o.as_dict() for o in offers),
         )
         data = req.to_json()
+        # An answer already on file under this new id (left over, or planted) predates the
+        # question: it cannot be its answer. Checked before the request appears (nobody can know
+        # the id sooner), so an answer seen later was written after the request was filed.
+        if self._read(f"{req.id}.answer.json") is not None:   # (InboxError if odd or unreadable)
+            raise InboxError(f"an answer to {req.id} was on file before the request was filed; not asking")
         self._create(f"{req.id}.json", data)
         return req, data
 
@@ -330,31 +336,31 @@ class Inbox:
                 f"sha256 {sha256[:16]}... does not match approval {request_id} ({req.sha256[:16]}...); "
                 "what is written must be what was shown"
             )
-        granted = None
+        pattern = None
         if verdict == APPROVED:
-            offer = req.offer(remember)
-            if offer is None:
-                offered = ", ".join(o["scope"] for o in req.offers)
-                raise InboxError(f"--remember {remember} is not offered for {req.target} (offered: {offered})")
-            if remember in DURABLE and grants is not None:
-                try:
-                    granted = grants.add(req.kind, offer["pattern"], note=f"approval {request_id}")
-                except GrantsError as exc:
-                    raise InboxError(f"not approved: the grant could not be recorded: {exc}") from None
+            offered = _policy_offers(req)
+            if req.offer(remember) is None or remember not in offered:
+                names = ", ".join(o["scope"] for o in req.offers)
+                raise InboxError(f"--remember {remember} is not offered for {req.target} (offered: {names})")
+            pattern = offered[remember]
         else:
             remember = "once"
         ans = Answer(request_id, verdict, sha256, remember, reason, timestamp(self.clock()), by)
+        # The answer first, the grant after: link(2) decides which of two racing answers wins, and
+        # only the winner records a grant (a loser's grant never exists, not even for a moment).
         try:
             self._create(f"{request_id}.answer.json", ans.to_json())
         except FileExistsError:
             current = self.answer_of(request_id)
-            if granted is not None and granted.note == f"approval {request_id}" and not (
-                current and current.verdict == APPROVED and current.remember == remember
-            ):
-                grants.revoke(granted.kind, granted.target)   # lost the race: take our grant back
             raise InboxError(
                 f"approval {request_id} was already answered ({current.verdict if current else 'unknown'})"
             ) from None
+        if pattern is not None and remember in DURABLE and grants is not None:
+            try:
+                grants.add(req.kind, pattern, note=f"approval {request_id}")
+            except GrantsError as exc:
+                raise InboxError(f"approved, but the grant could not be recorded: {exc} "
+                                 "(a waiting run records it itself, and denies if it cannot)") from None
         return ans
 
     def close(self, request_id: str, verdict: str, reason: str, *, sha256: str) -> Answer:
@@ -426,6 +432,26 @@ class Inbox:
                     raise KeyboardInterrupt
                 if got == "stop":
                     return
+
+
+def _policy_offers(req: Request) -> dict[str, str]:
+    """scope -> grant pattern, as the policy offers them for this request's target.
+
+    The request file is data, not authority: its offers must be exactly what kinds.offers()
+    gives for its target, so an edited file cannot turn `exact` into `people/*` or add a `dir`
+    offer for a root note.
+    """
+    spec = KINDS[req.kind]
+    try:
+        norm = spec.normalise(req.target)
+    except TargetError as exc:
+        raise InboxError(f"approval request {req.id} is corrupt: {exc}") from None
+    policy = {o.scope: o.pattern for o in spec.offers(norm)}
+    on_file = {o.get("scope"): o.get("pattern") for o in req.offers}
+    if norm != req.target or on_file != policy or len(on_file) != len(req.offers):
+        raise InboxError(f"approval request {req.id} is corrupt: its offers are not the ones the policy "
+                         f"makes for {req.target!r}; not approving")
+    return policy
 
 
 def as_json(entry: Entry) -> dict[str, Any]:

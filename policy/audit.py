@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -48,10 +49,14 @@ class AuditLog:
         except (TypeError, ValueError) as exc:
             raise AuditError(f"audit event is not serialisable: {exc}") from None
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            # O_NONBLOCK: a FIFO here must be an error, not a gate that never returns.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                         | os.O_NONBLOCK, 0o600)
         except OSError as exc:
             raise AuditError(f"cannot open audit log {self.path}: {exc.strerror or exc}") from None
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise AuditError(f"audit log {self.path} is not a regular file")
             written = os.write(fd, line)
             if written != len(line):
                 raise AuditError(f"short write to audit log {self.path} ({written} of {len(line)} bytes)")
