@@ -82,9 +82,11 @@ class Gate:
         if self.channel not in ("inbox", "none"):
             raise ValueError(f"approvals.channel must be \"inbox\" or \"none\", got {self.channel!r}")
         self.timeout = seconds(cfg.get("timeout", "15m"))
-        self.notify = list(cfg.get("notify") or [])
-        if not all(isinstance(a, str) for a in self.notify):
-            raise ValueError("approvals.notify must be a list of strings (an argv)")
+        notify = cfg.get("notify") or []
+        if not isinstance(notify, (list, tuple)) or not all(isinstance(a, str) for a in notify):
+            raise ValueError("approvals.notify must be a list of strings (an argv), "
+                             f"e.g. [\"notify-send\", \"{{summary}}\"], got {type(notify).__name__}")
+        self.notify = list(notify)
         self.notify_timeout = notify_timeout
         self.session = Session(run_id, grants=grants, policy=policy,
                                channel=self.channel if inbox is not None else "none",
@@ -107,25 +109,32 @@ class Gate:
         except Exception as exc:    # every error path is a deny
             reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")
             try:
-                self._log("error", kind, str(target), DENY, reason, sha)
+                self._log("error", kind, target, DENY, reason, sha)
             except Exception:
                 pass
             return Decision(False, DENY, reason, sha)
 
     def _text(self, s: str) -> str:
-        return self.redact(s)
+        """s as it may leave this process. A redactor that fails withholds the text (never raises)."""
+        try:
+            out = self.redact(s)
+        except Exception:
+            return "[withheld: the redactor failed]"
+        return out if isinstance(out, str) else "[withheld: the redactor failed]"
 
-    def _log(self, event: str, kind: str, target: str, verdict: str, reason: str, sha: str | None,
+    def _log(self, event: str, kind: Any, target: Any, verdict: str, reason: str, sha: str | None,
              **extra: Any) -> None:
-        self.audit.append({"event": event, "run": self.run_id, "mode": self.mode, "kind": kind,
-                           "target": target, "verdict": verdict, "reason": self._text(reason),
-                           "sha256": sha, **extra})
+        # Every text field goes through redact, whatever the audit log itself does: kind and
+        # target come from the caller (a non-string target is logged as its redacted repr).
+        record = {"event": event, "run": self.run_id, "mode": self.mode, "kind": str(kind),
+                  "target": str(target), "verdict": verdict, "reason": reason, "sha256": sha, **extra}
+        self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
                    summary: str, sha: str | None) -> Decision:
-        if isinstance(target, str) and self._text(target) != target:
-            reason = "denied: the target contains a secret value"
-            self._log("ruling", kind, self._text(target), DENY, reason, sha)
+        if self._text(str(target)) != str(target) or self._text(str(kind)) != str(kind):
+            reason = "denied: the kind or target contains a secret value (or could not be checked)"
+            self._log("ruling", kind, target, DENY, reason, sha)
             return Decision(False, DENY, reason, sha)
         ruling = decide(kind, target, self.mode, self.session)
         shown_target = ruling.target or str(target)
@@ -166,7 +175,7 @@ class Gate:
         try:
             req, written = self.inbox.create(
                 run_id=self.run_id, kind=ruling.kind, target=ruling.target, summary=summary,
-                reason=ruling.reason, sha256=bound, content=shown_redacted,
+                reason=self._text(ruling.reason), sha256=bound, content=shown_redacted,
                 current=self._text(current.decode("utf-8", "replace")) if current is not None else None,
                 content_exact=exact, offers=ruling.offers, timeout=self.timeout)
         except (InboxError, FileExistsError) as exc:
@@ -187,9 +196,24 @@ class Gate:
         except InboxError as exc:
             return self._answered(ruling, sha, DENY, f"unreadable answer: {exc}", req.id)
         except KeyboardInterrupt:
-            self.inbox.close(req.id, DENIED, "the waiting run was interrupted", sha256=req.sha256)
-            self._answered(ruling, sha, DENY, "interrupted while waiting for an answer", req.id)
+            for record in (lambda: self.inbox.close(req.id, DENIED, "the waiting run was interrupted",
+                                                    sha256=req.sha256),
+                           lambda: self._answered(ruling, sha, DENY, "interrupted while waiting for an answer",
+                                                  req.id)):
+                try:
+                    record()
+                except Exception:
+                    pass     # the interrupt itself must reach the caller
             raise
+        except Exception as exc:
+            # The watcher failed (inotify limits, the folder vanished...): the run gives up, so the
+            # record must say so too, or a person could still "approve" a request nobody waits for.
+            reason = f"waiting for the answer failed ({type(exc).__name__}: {exc})"
+            try:
+                self.inbox.close(req.id, DENIED, self._text(reason), sha256=req.sha256)
+            except Exception as close_exc:
+                reason += f" (and the request could not be closed: {close_exc})"
+            return self._answered(ruling, sha, DENY, reason, req.id)
         return self._check_answer(ruling, sha, req.id, req.sha256, written, answer)
 
     def _check_answer(self, ruling: Ruling, sha: str | None, req_id: str, bound: str,
