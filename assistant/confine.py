@@ -456,6 +456,8 @@ class Root:
                 raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
             if not _stat.S_ISREG(pre.st_mode):
                 raise ConfinementError(_not_regular(rel, pre.st_mode))
+            if pre.st_nlink > 1:
+                raise ConfinementError(_hard_linked(rel, pre.st_nlink))
             try:
                 fd = os.open(leaf, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_NOCTTY | _O_CLOEXEC,
                              dir_fd=parent)
@@ -467,10 +469,15 @@ class Root:
                 if e.errno == errno.ENXIO:
                     raise ConfinementError(f"{_show(rel)} is a socket, not a regular file") from None
                 raise
-            st = os.fstat(fd)
-            if not _stat.S_ISREG(st.st_mode):
+            try:
+                st = os.fstat(fd)
+                if not _stat.S_ISREG(st.st_mode):
+                    raise ConfinementError(_not_regular(rel, st.st_mode))
+                if st.st_nlink > 1:
+                    raise ConfinementError(_hard_linked(rel, st.st_nlink))
+            except BaseException:
                 os.close(fd)
-                raise ConfinementError(_not_regular(rel, st.st_mode))
+                raise
             return fd, st
         finally:
             if owned:
@@ -735,6 +742,13 @@ def _kind(mode: int) -> str:
 def _not_regular(rel: str, mode: int) -> str:
     extra = "; reads never follow links" if _stat.S_ISLNK(mode) else ""
     return f"{_show(rel)} is {_kind(mode)}, not a regular file{extra}"
+
+
+def _hard_linked(rel: str, nlink: int) -> str:
+    # A descriptor walk cannot tell where a hard link's other names live: one may be a file
+    # outside the root (a key, the audit log). Reads refuse it; writes replace the entry.
+    return (f"{_show(rel)} has {nlink} hard links; its other names may be outside the root, "
+            "so it is never read (write it to replace it with a file of its own)")
 
 
 def _refuse_non_file_leaf(parent: int, leaf: str, rel: str) -> None:

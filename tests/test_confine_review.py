@@ -79,3 +79,31 @@ def test_closed_root_refuses_new_operations(layout, mode):
             op()
     assert not (layout.root / "b.md").exists()
     assert "closed" in repr(r)
+
+
+# ------------------------------------------------------------ hard links are never read
+@pytest.mark.parametrize("rel", ["hl.md", "x/y/hl.md"])
+def test_hard_link_to_outside_file_is_never_read(root, layout, rel):
+    """A hard link planted inside the root to an outside file (a key, the audit log) is
+    indistinguishable by descriptors from a note: reading it would read the outside file.
+    Reads refuse any leaf with more than one link; a write replaces the entry."""
+    (layout.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    os.link(layout.sentinel, layout.root / rel)
+    before = layout.snapshot()
+    with pytest.raises(ConfinementError, match="hard links"):
+        root.read_bytes(rel)
+    with pytest.raises(ConfinementError, match="hard links"):
+        root.read_head(rel, 16)
+    layout.assert_untouched(before)  # sentinel's atime unmoved: not a byte was read
+    assert root.stat(rel).st_nlink == 2  # stat (metadata only) still answers
+    root.write_bytes(rel, b"ours now\n")
+    assert root.read_bytes(rel) == b"ours now\n"
+    assert layout.sentinel.read_bytes() == SENTINEL_BYTES
+
+
+def test_hard_link_between_two_notes_is_refused_for_reads_too(root, layout):
+    root.write_bytes("a.md", b"a\n")
+    os.link(layout.root / "a.md", layout.root / "b.md")
+    for rel in ("a.md", "b.md"):
+        with pytest.raises(ConfinementError, match="2 hard links"):
+            root.read_bytes(rel)
