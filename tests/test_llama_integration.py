@@ -2,6 +2,8 @@
 
 Skipped (with the reason) when llama-cpp-python or the embedded model package is not
 installed; CI installs both, so these run there. Kept to a few short steps (~20-40 s on 2 cores).
+One thread: llama.cpp's threads spin at barriers, so on a busy shared machine 2 threads can be
+several times slower than 1.
 """
 
 import dataclasses
@@ -44,7 +46,7 @@ def tools():
 
 @pytest.fixture(scope="module")
 def model():
-    return LlamaModel({"n_ctx": 2048, "n_threads": 2, "temperature": 0.2, "seed": 7}, progress=None)
+    return LlamaModel({"n_ctx": 2048, "n_threads": 1, "temperature": 0.2, "seed": 7}, progress=None)
 
 
 def test_embedded_model_loads_with_progress(capsys):
@@ -159,7 +161,7 @@ def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
 def test_lazy_grammar_sampling_matches_grammar_first_when_greedy(tools):
     # With greedy sampling, "pick the best token, check it, else pick the best allowed token"
     # must give exactly what applying the grammar to the whole vocabulary first gives.
-    m = LlamaModel({"n_ctx": 2048, "n_threads": 2, "temperature": 0.0, "seed": 1}, progress=None)
+    m = LlamaModel({"n_ctx": 2048, "n_threads": 1, "temperature": 0.0, "seed": 1}, progress=None)
     schema = action_schema(tools, max_reply=24)
     conv = Conversation(PERSONA, tools, CATALOG)
     conv.add_user("Remember that my dentist is Dr Lee.")
@@ -177,7 +179,7 @@ def test_lazy_grammar_sampling_matches_grammar_first_when_greedy(tools):
 def test_other_chat_formats_pass_through_with_our_grammar(tools):
     with pytest.raises(ModelError, match="unknown model.chat_format 'nonsense'"):
         LlamaModel({"chat_format": "nonsense"}, progress=None)
-    m = LlamaModel({"n_ctx": 2048, "n_threads": 2, "chat_format": "chatml"}, progress=None)
+    m = LlamaModel({"n_ctx": 2048, "n_threads": 1, "chat_format": "chatml"}, progress=None)
     conv = Conversation(PERSONA, tools, CATALOG)
     conv.add_user("Hello!")
     r = m.step(conv.messages(), action_schema(tools, max_reply=40), max_tokens=120)
@@ -187,7 +189,7 @@ def test_other_chat_formats_pass_through_with_our_grammar(tools):
 
 
 def test_a_conversation_that_outgrows_the_context_is_a_clear_error(tools):
-    m = LlamaModel({"n_ctx": 512, "n_threads": 2}, progress=None)
+    m = LlamaModel({"n_ctx": 512, "n_threads": 1}, progress=None)
     conv = Conversation(PERSONA, tools, CATALOG)
     conv.add_user("Hello! " * 200)
     with pytest.raises(ModelError, match=r"no longer fits the model's context \(n_ctx=512\)"):
