@@ -88,3 +88,19 @@ def test_embedded_model_is_assembled_once_offline_and_checked(tmp_path, monkeypa
     finally:
         if target.exists():
             os.unlink(target)
+
+
+@needs_llama
+@pytest.mark.parametrize("key, value, needle", [
+    ("n_ctx", 64, "model.n_ctx must be a whole number >= 256, got 64"),
+    ("n_ctx", "big", "model.n_ctx must be a whole number"),
+    ("temperature", -1, "model.temperature must be a number >= 0"),
+    ("seed", 1.5, "model.seed must be a whole number"),
+    ("max_tokens", True, "model.max_tokens must be a whole number"),
+    ("n_threads", "many", "model.n_threads must be an integer"),
+])
+def test_bad_model_settings_are_clear_errors(tmp_path, key, value, needle):
+    from assistant.models.llama_cpp import LlamaModel
+
+    with pytest.raises(ModelError, match=needle):
+        LlamaModel({key: value}, tmp_path, progress=None)

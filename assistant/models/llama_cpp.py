@@ -141,6 +141,18 @@ def _log_tail(text: str, lines: int = 6) -> str:
     return ("\nllama.cpp said:\n  " + "\n  ".join(kept)) if kept else ""
 
 
+def _setting(cfg: dict, key: str, kind: type, default: Any, *, low: float) -> Any:
+    """A numeric [model] setting, or a ModelError naming it."""
+    value = cfg.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        ok = ok and float(value).is_integer()
+    if not ok or value < low:
+        what = "a whole number" if kind is int else "a number"
+        raise ModelError(f"model.{key} must be {what} >= {low:g}, got {value!r}")
+    return kind(value)
+
+
 def _threads(n: Any) -> int:
     try:
         n = int(n)
@@ -299,12 +311,10 @@ class LlamaModel:
     ):
         cfg = dict(config or {})
         self.chat_format = str(cfg.get("chat_format") or "gemma")
-        self.temperature = float(cfg.get("temperature", 0.2))
-        self.seed = int(cfg.get("seed", 42))
-        self.n_ctx = int(cfg.get("n_ctx", 8192))
-        if self.n_ctx < 256:
-            raise ModelError(f"model.n_ctx must be at least 256, got {self.n_ctx}")
-        self.max_tokens = int(cfg.get("max_tokens", 512))
+        self.temperature = _setting(cfg, "temperature", float, 0.2, low=0.0)
+        self.seed = _setting(cfg, "seed", int, 42, low=0)
+        self.n_ctx = _setting(cfg, "n_ctx", int, 8192, low=256)
+        self.max_tokens = _setting(cfg, "max_tokens", int, 512, low=1)
         threads = _threads(cfg.get("n_threads", 0))
         self.path = resolve_model_path(str(cfg.get("path") or ""), Path(root) if root else None, progress)
         size = check_model_file(self.path)
@@ -343,7 +353,7 @@ class LlamaModel:
         from llama_cpp import llama_chat_format
 
         llm = self._llm
-        return (llm._chat_handlers.get(self.chat_format)
+        return (getattr(llm, "_chat_handlers", {}).get(self.chat_format)
                 or llama_chat_format.get_chat_completion_handler(self.chat_format))
 
     def _check_chat_format(self) -> None:
