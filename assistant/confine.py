@@ -336,7 +336,8 @@ class Root:
             raise ValueError("Root is closed")
         return self._fd
 
-    def _open_dir(self, parts: list[str], *, create: bool = False) -> tuple[int, bool]:
+    def _open_dir(self, parts: list[str], *, create: bool = False,
+                  made: list[int] | None = None) -> tuple[int, bool]:
         """Open the directory named by validated `parts`; returns (fd, owned).
 
         The returned fd is a real (non-O_PATH) directory descriptor, usable for fsync,
@@ -364,15 +365,16 @@ class Root:
                 # Missing (create), a link, or not a directory: the walk below decides, and
                 # names the component. The walk is itself confined, so this is never a
                 # weaker path, only a slower one.
-        return self._walk(root, parts, create=create), True
+        return self._walk(root, parts, create=create, made=made), True
 
-    def _walk(self, root: int, parts: list[str], *, create: bool) -> int:
+    def _walk(self, root: int, parts: list[str], *, create: bool,
+              made: list[int] | None = None) -> int:
         cur = root
         try:
             for i, comp in enumerate(parts):
                 last = i == len(parts) - 1
                 flags = (os.O_RDONLY if last else _DIR_STEP) | _DIR_FLAGS
-                nxt = self._step(cur, comp, flags, parts[: i + 1], create)
+                nxt = self._step(cur, comp, flags, parts[: i + 1], create, made)
                 if cur != root:
                     os.close(cur)
                 cur = nxt
@@ -382,7 +384,8 @@ class Root:
                 os.close(cur)
             raise
 
-    def _step(self, dirfd: int, comp: str, flags: int, so_far: list[str], create: bool) -> int:
+    def _step(self, dirfd: int, comp: str, flags: int, so_far: list[str], create: bool,
+              made: list[int] | None = None) -> int:
         created = False
         for attempt in (0, 1):
             try:
@@ -398,6 +401,8 @@ class Root:
                 try:
                     os.mkdir(comp, 0o700, dir_fd=dirfd)
                     created = True
+                    if made is not None:
+                        made.append(len(so_far))
                 except FileExistsError:
                     pass
             except OSError as e:
@@ -439,11 +444,30 @@ class Root:
             return fd
         return os.open(".", _REAL_DIR, dir_fd=self._root())
 
-    def _parent(self, rel: str, *, create: bool = False) -> tuple[int, bool, str]:
+    def _parent(self, rel: str, *, create: bool = False,
+                made: list[int] | None = None) -> tuple[int, bool, str]:
         """The resolver: validated `rel` -> (parent dir fd, owned, leaf name)."""
         parts = validate_relpath(rel)
-        fd, owned = self._open_dir(parts[:-1], create=create)
+        fd, owned = self._open_dir(parts[:-1], create=create, made=made)
         return fd, owned, parts[-1]
+
+    def _unmake(self, rel: str, made: list[int]) -> None:
+        """After a failed write/rename: remove the parent directories it created (deepest
+        first), if still empty. Each is re-resolved through the confined resolver and
+        removed with rmdir, which never follows a link and never removes a non-empty one."""
+        parts = validate_relpath(rel)
+        for n in sorted(set(made), reverse=True):
+            try:
+                fd, owned = self._open_dir(parts[: n - 1])
+            except OSError:
+                return
+            try:
+                os.rmdir(parts[n - 1], dir_fd=fd)
+            except OSError:
+                return  # no longer empty (someone else wrote there), or gone
+            finally:
+                if owned:
+                    os.close(fd)
 
     # -- reads --------------------------------------------------------------------------
 
@@ -596,7 +620,8 @@ class Root:
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}")
-        parent, owned, leaf = self._parent(rel, create=True)
+        made: list[int] = []
+        parent, owned, leaf = self._parent(rel, create=True, made=made)
         try:
             _refuse_non_file_leaf(parent, leaf, rel)
             tmp = _new_temp_name()
@@ -613,6 +638,8 @@ class Root:
                 os.rename(tmp, leaf, src_dir_fd=parent, dst_dir_fd=parent)
             except BaseException as exc:
                 _unlink_quietly(parent, tmp)
+                if made:
+                    self._unmake(rel, made)
                 if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or (
                         isinstance(exc, OSError) and exc.errno in (errno.EEXIST, errno.ENOTEMPTY)):
                     raise ConfinementError(f"{_show(rel)} is a directory, not a file") from None
@@ -661,8 +688,8 @@ class Root:
         A symlink at `new` is replaced as an entry. A symlink at `old` is refused: links are
         only ever replaced or removed, never carried around.
         """
-        validate_relpath(old)
-        validate_relpath(new)
+        old_parts = validate_relpath(old)
+        new_parts = validate_relpath(new)
         po, own_o, lo = self._parent(old)
         try:
             try:
@@ -673,7 +700,12 @@ class Root:
                 raise ConfinementError(f"{_show(old)} is a symlink; links are never moved")
             if not (_stat.S_ISREG(st.st_mode) or _stat.S_ISDIR(st.st_mode)):
                 raise ConfinementError(_not_regular(old, st.st_mode))
-            pn, own_n, ln = self._parent(new, create=True)
+            if len(new_parts) > len(old_parts) and new_parts[: len(old_parts)] == old_parts:
+                # refused before any parent of `new` is created inside `old`
+                raise ConfinementError(f"cannot move {_show(old)} inside itself ({_show(new)})")
+            made: list[int] = []
+            pn, own_n, ln = self._parent(new, create=True, made=made)
+            ok = False
             try:
                 if _stat.S_ISREG(st.st_mode):
                     _refuse_non_file_leaf(pn, ln, new)
@@ -691,10 +723,13 @@ class Root:
                             f"cannot move directory {_show(old)} inside itself ({_show(new)})"
                         ) from None
                     raise
+                ok = True
                 _fsync_dir(pn)
                 if pn != po:
                     _fsync_dir(po)
             finally:
+                if not ok and made:
+                    self._unmake(new, made)
                 if own_n:
                     os.close(pn)
         finally:

@@ -107,3 +107,68 @@ def test_hard_link_between_two_notes_is_refused_for_reads_too(root, layout):
     for rel in ("a.md", "b.md"):
         with pytest.raises(ConfinementError, match="2 hard links"):
             root.read_bytes(rel)
+
+
+# ------------------------------------------------------------ failures leave nothing behind
+def _tree(path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+def test_rename_into_itself_creates_nothing(root, layout):
+    root.write_bytes("a/n.md", b"n\n")
+    before = _tree(layout.root)
+    with pytest.raises(ConfinementError, match="inside itself"):
+        root.rename("a", "a/b/c/d")
+    with pytest.raises(ConfinementError, match="inside itself"):
+        root.rename("a", "a/x")
+    assert _tree(layout.root) == before  # no a/b, a/b/c made on the way to the refusal
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 256 KiB tmpfs (needs root and mount); skipped where that is not possible."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or os.system(f"mount -t tmpfs -o size=256k tmpfs {mnt} 2>/dev/null") != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        (mnt / "root").mkdir()
+        yield mnt / "root"
+    finally:
+        os.system(f"umount -l {mnt}")
+
+
+def test_full_disk_leaves_old_note_and_no_temp_or_new_dirs(small_fs, mode):
+    r = make_root(small_fs, mode)
+    try:
+        r.write_bytes("a/n.md", b"old\n")
+        before = _tree(small_fs)
+        fds = _fd_count()
+        for rel in ("a/n.md", "new/deeper/still/n.md", "a/fresh/n.md"):
+            with pytest.raises(OSError) as ei:
+                r.write_bytes(rel, b"x" * (1024 * 1024))
+            assert ei.value.errno in (28, 27), ei.value  # ENOSPC (or EFBIG)
+            assert _tree(small_fs) == before, rel  # no .tmp-*, no half-made parents
+        assert r.read_bytes("a/n.md") == b"old\n"
+        assert _fd_count() == fds
+    finally:
+        r.close()
+
+
+def test_failed_rename_removes_the_parents_it_made(small_fs, mode):
+    """rename creates missing parents of `new` first; when the rename itself then fails
+    (here: the source is a mount point, EBUSY/EXDEV) those parents are removed again."""
+    (small_fs / "m").mkdir()
+    if os.system(f"mount -t tmpfs -o size=64k tmpfs {small_fs / 'm'} 2>/dev/null") != 0:
+        pytest.skip("cannot mount")
+    try:
+        r = make_root(small_fs, mode)
+        try:
+            before = _tree(small_fs)
+            with pytest.raises(OSError):
+                r.rename("m", "x/y/z/m")
+            assert _tree(small_fs) == before
+        finally:
+            r.close()
+    finally:
+        os.system(f"umount -l {small_fs / 'm'}")
