@@ -30,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .audit import timestamp
 from .grants import GrantsError, GrantStore
@@ -409,11 +409,16 @@ class Inbox:
                 if got == "stop":
                     return None
 
-    def follow(self, *, stop_event: Any = None, timeout: float | None = None) -> Iterator[Entry]:
-        """Yield each request filed from now on (for `approvals list --follow`)."""
+    def follow(self, *, stop_event: Any = None, timeout: float | None = None,
+               seen: Iterable[str] | None = None) -> Iterator[Entry]:
+        """Yield each request not in `seen` (default: those on file now), as it is filed.
+
+        A caller that listed the inbox first passes the ids it listed, so a request filed between
+        its listing and this call is still yielded (none falls into the gap).
+        """
         from watchfiles._rust_notify import RustNotify
 
-        seen = set(self.ids())
+        seen = set(self.ids()) if seen is None else set(seen)
         deadline = None if timeout is None else time.monotonic() + timeout
         with RustNotify([str(self.path)], False, False, 50, False, False) as watcher:
             while True:

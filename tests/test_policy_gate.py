@@ -105,7 +105,7 @@ def test_channel_none_denies_at_once_without_a_request(ws):
     gate, w = make(ws, channel="none")
     t0 = time.monotonic()
     d = w.write("people/lina.md", "hello lina")
-    assert time.monotonic() - t0 < 1
+    assert time.monotonic() - t0 < 5     # far below the 10 s timeout: it never waited (bound loose for a busy CI)
     assert_denied(ws, w, d, "channel is 'none'")
     assert os.listdir(ws / "state" / "approvals") == []
 

@@ -372,3 +372,27 @@ def test_config_cannot_loosen_and_typos_are_errors():
                 {"memory_unattended": "Allow"}, {"memory_unattended": None}):
         with pytest.raises(PolicyConfigError):
             Session("r", policy=bad)
+
+
+# ------------------------------------------------------------------ --follow: nothing falls between listing and watching
+def test_follow_yields_a_request_filed_between_the_listing_and_the_watch(ws):
+    inbox = Inbox(ws / "state" / "approvals")
+    listed = {e.id for e in inbox.list()}            # what `list --follow` printed first
+    req = _file_request(inbox)                        # filed before follow() starts watching
+    got = next(inbox.follow(timeout=5, seen=listed))
+    assert got.id == req.id and got.state == "pending"
+
+
+def test_follow_cli_prints_a_request_filed_before_it_started_watching(tmp_path):
+    """The CLI run end to end with a request already filed: printed once (by the listing)."""
+    from click.testing import CliRunner
+
+    from assistant.cli import main
+    from assistant.workspace import init_workspace
+    ws = tmp_path / "ws"
+    init_workspace(ws)
+    inbox = Inbox(ws / "state" / "approvals")
+    req = _file_request(inbox)
+    r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--follow", "--timeout", "0.3"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count(req.id) == 1

@@ -54,6 +54,9 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
     if follow:
         ws.ensure_state()
     try:
+        # The ids on file before listing: --follow prints every request not among them or the
+        # listing, so one filed while we list is printed once, never lost in between.
+        before = set(inbox.ids()) if follow else set()
         entries = inbox.list(all=show_all) if ws.approvals_dir.exists() or follow else []
     except InboxError as exc:
         fail(str(exc))
@@ -72,7 +75,7 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         return
     count = 0
     try:
-        for e in inbox.follow(timeout=follow_timeout):
+        for e in inbox.follow(timeout=follow_timeout, seen=before | {e.id for e in entries}):
             show(e)
             count += 1
             if max_events is not None and count >= max_events:
