@@ -482,12 +482,21 @@ class Root:
                 raise ConfinementError(_not_regular(rel, pre.st_mode))
             if pre.st_nlink > 1:
                 raise ConfinementError(_hard_linked(rel, pre.st_nlink))
+            flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_NOCTTY | _O_CLOEXEC
             try:
-                fd = os.open(leaf, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_NOCTTY | _O_CLOEXEC,
-                             dir_fd=parent)
+                if self._use_openat2:
+                    # RESOLVE_NO_XDEV also at the leaf: a file bind-mounted over a note (even
+                    # from this same filesystem) is EXDEV, not read
+                    fd = _openat2(parent, os.fsencode(leaf), flags)
+                else:
+                    fd = os.open(leaf, flags, dir_fd=parent)
             except FileNotFoundError:
                 raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
             except OSError as e:
+                if e.errno == errno.ENOENT:  # from openat2, which raises plain OSError
+                    raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
+                if e.errno == errno.EXDEV:
+                    raise ConfinementError(f"{_show(rel)} is a mount point; it is never read") from None
                 if e.errno in (errno.ELOOP, errno.EMLINK):
                     raise ConfinementError(f"{_show(rel)} is a symlink; reads never follow links") from None
                 if e.errno == errno.ENXIO:
@@ -499,6 +508,9 @@ class Root:
                     raise ConfinementError(_not_regular(rel, st.st_mode))
                 if st.st_nlink > 1:
                     raise ConfinementError(_hard_linked(rel, st.st_nlink))
+                if st.st_dev != self._dev:
+                    raise ConfinementError(f"{_show(rel)} is on another filesystem (a mount point); "
+                                           "it is never read")
             except BaseException:
                 os.close(fd)
                 raise
