@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import unicodedata
 from typing import Any
 
 import click
@@ -18,6 +19,22 @@ from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
 from .common import echo_json, fail, get_workspace, workspace_option
+
+
+def _visible(text: str, *, keep_newlines: bool = False) -> str:
+    """text with every control, format (bidi, zero-width) or separator character shown as an
+    escape: the proposed content comes from the model, and an ANSI sequence or a carriage return
+    in it could hide a line from the person approving it ("what is written is what was shown")."""
+    out = []
+    for ch in text:
+        if (ch == "\n" and keep_newlines) or ch == "\t":
+            out.append(ch)
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _inbox() -> tuple[Any, Inbox]:
@@ -31,7 +48,7 @@ def _line(e: Entry) -> str:
     r = e.request
     when = f"expires {r.expires_at}" if e.state == PENDING else (
         f"answered {e.answer.answered_at}" if e.answer else f"expired {r.expires_at}")
-    return f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}"
+    return _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
 
 
 @click.group("approvals")
@@ -86,11 +103,17 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         return
 
 
+def _lines(text: str) -> list[str]:
+    """Lines split at "\\n" only (str.splitlines would also split at \\r, \\f, U+2028...)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def _diff(req: Any) -> str:
     if req.content is None:
         return "(no content: this request is about reaching the target, not writing to it)\n"
-    old = (req.current or "").splitlines(keepends=True)
-    new = req.content.splitlines(keepends=True)
+    old = _lines(req.current or "")
+    new = _lines(req.content)
     lines = list(difflib.unified_diff(
         old, new,
         fromfile=f"a/{req.target}" if req.current is not None else "/dev/null",
@@ -98,7 +121,8 @@ def _diff(req: Any) -> str:
     ))
     if not lines:
         return "(no change: the proposed content equals the current content)\n"
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return "".join(_visible(line, keep_newlines=True) if line.endswith("\n")
+                   else _visible(line) + "\n\\ No newline at end of file\n" for line in lines)
 
 
 @approvals.command("show")
@@ -120,22 +144,26 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
                    offers=list(req.offers))
         echo_json(out)
         return
-    click.echo(f"approval {req.id}: {entry.state}")
-    click.echo(f"  run:      {req.run_id}")
-    click.echo(f"  kind:     {req.kind}")
-    click.echo(f"  target:   {req.target}")
-    click.echo(f"  reason:   {req.reason}")
-    click.echo(f"  summary:  {req.summary}")
-    click.echo(f"  filed:    {req.created_at}   expires: {req.expires_at}")
-    click.echo(f"  sha256:   {req.sha256}")
-    click.echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
+
+    def echo(text: str) -> None:
+        click.echo(_visible(text))
+
+    echo(f"approval {req.id}: {entry.state}")
+    echo(f"  run:      {req.run_id}")
+    echo(f"  kind:     {req.kind}")
+    echo(f"  target:   {req.target}")
+    echo(f"  reason:   {req.reason}")
+    echo(f"  summary:  {req.summary}")
+    echo(f"  filed:    {req.created_at}   expires: {req.expires_at}")
+    echo(f"  sha256:   {req.sha256}")
+    echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
     if ans is not None:
         by = "a person" if ans.by == "cli" else "the run"
-        click.echo(f"  answer:   {ans.verdict} by {by} at {ans.answered_at}"
+        echo(f"  answer:   {ans.verdict} by {by} at {ans.answered_at}"
                    + (f", remember {ans.remember}" if ans.verdict == APPROVED else "")
                    + (f": {ans.reason}" if ans.reason else ""))
     if not req.content_exact:
-        click.echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
+        echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
     click.echo("")
     click.echo(_diff(req), nl=False)
     if entry.state == PENDING:
