@@ -170,7 +170,9 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 
 _DIR_STEP = _O_PATH or os.O_RDONLY  # intermediate components: path-only where possible
-_DIR_FLAGS = _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
+# O_NONBLOCK: harmless on a directory; where a kernel checks O_DIRECTORY only after the open
+# (not Linux), a FIFO raced in at a directory's name still cannot block us
+_DIR_FLAGS = _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK
 _REAL_DIR = os.O_RDONLY | _DIR_FLAGS  # a directory fd usable for fsync/listdir
 
 _RESOLVE_NO_XDEV = 0x01
