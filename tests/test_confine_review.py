@@ -218,3 +218,42 @@ def test_same_fs_file_bind_mount_over_leaf_refused_by_openat2(layout):
         layout.assert_untouched(before)
     finally:
         os.system(f"umount -l {layout.root / 'x.md'}")
+
+
+# ------------------------------------------------------------ no descriptor or temp leaks
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_thousands_of_failing_operations_leak_no_fd_and_no_temp(root, layout):
+    r = layout.root
+    (r / "a" / "b").mkdir(parents=True)
+    os.symlink(str(layout.outside), r / "lnk")
+    os.symlink("a", r / "rel")
+    os.mkfifo(r / "fifo")
+    (r / "dir.md").mkdir()
+    (r / "f.md").write_bytes(b"x")
+    os.link(layout.sentinel, r / "hl.md")
+    bad = ["lnk/x.md", "rel/b/x.md", "fifo", "fifo/x.md", "dir.md", "f.md/x", "nope/x.md",
+           "a/b/nope.md", "lnk", "hl.md", "a/../x", ".tmp-0123456789abcdef"]
+    ops = [lambda p: root.read_bytes(p), lambda p: root.read_head(p, 5),
+           lambda p: root.write_bytes(p, b"z"), lambda p: root.stat(p), lambda p: root.listdir(p),
+           lambda p: root.rename(p, "a/moved.md"), lambda p: root.rename("f.md", p),
+           lambda p: root.mkdirs(p)]
+    before = layout.snapshot()
+    fds = _fd_count()
+    count = 0
+    for _ in range(20):
+        for p in bad:
+            for op in ops:
+                try:
+                    op(p)
+                except (OSError, ValueError):
+                    pass
+                count += 1
+                if not (r / "f.md").exists():  # a rename that went through: put it back
+                    os.rename(r / "a" / "moved.md", r / "f.md")
+        root.write_bytes("a/b/c/n.md", b"ok")
+        assert root.read_bytes("a/b/c/n.md") == b"ok"
+    assert count >= 1900
+    assert _fd_count() == fds
+    layout.assert_untouched(before)
+    leftovers = [str(p) for p in r.rglob(".*")]
+    assert leftovers == [], leftovers
