@@ -103,8 +103,13 @@ class Gate:
     # ------------------------------------------------------------ the one call
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "") -> Decision:
-        sha = hashlib.sha256(content).hexdigest() if content is not None else None
+        sha = None
         try:
+            if content is not None and not isinstance(content, bytes):
+                raise TypeError(f"content must be bytes, got {type(content).__name__}")
+            if current is not None and not isinstance(current, bytes):
+                raise TypeError(f"current must be bytes, got {type(current).__name__}")
+            sha = hashlib.sha256(content).hexdigest() if content is not None else None
             return self._authorize(kind, target, content, current, summary, sha)
         except Exception as exc:    # every error path is a deny
             reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")

@@ -430,3 +430,20 @@ def test_show_renders_control_characters_visibly(tmp_path, trick):
     show = CliRunner().invoke(main, ["-w", str(ws), "approvals", "show", req.id]).output
     added = [line for line in show.splitlines() if line.startswith("+") and "curl" in line]
     assert len(added) == 1 and "No newline" not in show
+
+
+@pytest.mark.parametrize("kw", [{"content": "a str, not bytes"}, {"content": b"x", "current": "str"},
+                                {"content": memoryview(b"x")}])
+def test_content_of_the_wrong_type_is_an_audited_deny_not_an_exception(ws, kw):
+    gate = Gate("watched", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl"))
+    d = gate.authorize("memory", "people/a.md", **kw)     # watched memory would be allowed
+    assert not d.allowed and "must be bytes" in d.reason
+    assert AuditLog(ws / "state" / "audit.jsonl").read()[-1]["verdict"] == "deny"
+
+
+def test_dir_offer_escapes_the_folder_name():
+    offers = {o.scope: o.pattern for o in KINDS["memory"].offers("p*[x]/a.md")}
+    assert offers["exact"] == "p\\*\\[x]/a.md" and offers["dir"] == "p\\*\\[x]/*"
+    assert match(offers["dir"], "p*[x]/b.md")
+    assert not match(offers["dir"], "pz[x]/b.md") and not match(offers["dir"], "px/b.md")
+    assert not match(offers["dir"], "p*[x]/sub/b.md")
