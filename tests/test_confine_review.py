@@ -388,3 +388,29 @@ def test_mkdirs_never_follows_a_link_swapped_in_after_mkdirat(root, layout):
     _race(swap, op)
     layout.assert_untouched(before)
     assert not (layout.outside / "b").exists()
+
+
+# ------------------------------------------------------------ huge, sparse, device leaves
+def test_read_head_of_a_huge_sparse_file_reads_only_the_head(root, layout):
+    p = layout.root / "huge.md"
+    with open(p, "wb") as f:
+        f.write(b"head\n")
+        f.truncate(1 << 40)  # 1 TiB, sparse
+    assert root.read_head("huge.md", 5) == b"head\n"
+    assert root.read_head("huge.md", 0) == b""
+    with pytest.raises(OSError, match="limit"):
+        root.read_bytes("huge.md")  # refused by size, before any read
+    with pytest.raises(ValueError):
+        root.read_head("huge.md", -1)
+
+
+def test_device_node_at_the_leaf_is_never_opened(root, layout):
+    if os.geteuid() != 0:
+        pytest.skip("mknod needs root")
+    import stat as st
+    os.mknod(layout.root / "zero.md", st.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero
+    for op in (lambda: root.read_bytes("zero.md"), lambda: root.read_head("zero.md", 8),
+               lambda: root.write_bytes("zero.md", b"x"), lambda: root.rename("zero.md", "z.md")):
+        with pytest.raises(ConfinementError, match="character device"):
+            op()
+    assert st.S_ISCHR(os.lstat(layout.root / "zero.md").st_mode)
