@@ -290,6 +290,19 @@ class Scanner:
         if not raw_hits:
             return [], active
         raw_hits.sort(key=lambda h: (h[0], h[1]))
+        # Overlapping hits of the same variant become one span (find() would merge them
+        # anyway): a value like "aaaa..." in a run of "a"s is one hit, not one per offset.
+        merged: list[tuple[int, int, _Variant]] = []
+        open_: dict[int, int] = {}      # id(variant) -> index in merged of its latest span
+        for start, end, v in raw_hits:
+            k = open_.get(id(v))
+            if k is not None and start < merged[k][1]:
+                if end > merged[k][1]:
+                    merged[k] = (merged[k][0], end, v)
+                continue
+            open_[id(v)] = len(merged)
+            merged.append((start, end, v))
+        raw_hits = merged
         # Map each span back to the original text: starts and (inclusive) ends together, in
         # one ordered walk.
         mapped = _map_positions(text, [h[0] for h in raw_hits] + [h[1] - 1 for h in raw_hits])
@@ -378,13 +391,14 @@ class Scanner:
 
 
 def _map_positions(text: str, positions: list[int]) -> list[int]:
-    """Original indices of the given whitespace-free positions (any order)."""
-    order = sorted(range(len(positions)), key=positions.__getitem__)
+    """Original indices of the given whitespace-free positions (any order).
+
+    Each distinct position is mapped once, in increasing order: a repeated position (the
+    end of one hit is the start of the next) would otherwise send the map back to the
+    start of the text, which made many overlapping hits quadratic."""
     m = _OffsetMap(text)
-    out = [0] * len(positions)
-    for k in order:
-        out[k] = m.index_of(positions[k])
-    return out
+    where = {p: m.index_of(p) for p in sorted(set(positions))}
+    return [where[p] for p in positions]
 
 
 def shapes_only() -> Scanner:

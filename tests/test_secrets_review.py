@@ -67,3 +67,23 @@ def test_private_key_rule_still_pairs_begin_with_its_own_end():
     assert "MIIEowIBAAKCAQEA" not in red and "MHcCAQEEIBB" not in red
     assert red.startswith("a\n[redacted:private-key]") and red.endswith("\nz")
     assert "prose after" in red
+
+
+# --- 2. vault matching: quadratic when hits overlap ------------------------------------------
+
+@pytest.mark.parametrize("value,text", [
+    ("a" * 16, "a" * (1 << 20)),
+    ("ab" * 8, "ab" * (1 << 19)),
+    ("aaaaaaaa", " a" * (1 << 19)),
+])
+def test_overlapping_vault_hits_are_linear_and_redacted_once(value, text):
+    scanner = Scanner({"x": value})
+    red = _bounded(lambda: scanner.redact(text), 20.0)
+    assert red.strip() == "[redacted:x]"
+
+
+def test_overlapping_hits_of_distinct_variants_map_to_exact_spans():
+    # The end of one hit is the start of the next (a shared position): spans stay exact.
+    text = "pre " + SECRET + SECRET[::-1] + " " + SECRET + " post"
+    red = Scanner({"k": SECRET}).redact(text)
+    assert red == "pre [redacted:k][redacted:k] [redacted:k] post"
