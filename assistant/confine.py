@@ -498,7 +498,8 @@ class Root:
                 if e.errno == errno.ENOENT:  # from openat2, which raises plain OSError
                     raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
                 if e.errno == errno.EXDEV:
-                    raise ConfinementError(f"{_show(rel)} is a mount point; it is never read") from None
+                    raise ConfinementError(
+                        f"{_show(rel)} is a mount point (or left the root); it is never read") from None
                 if e.errno in (errno.ELOOP, errno.EMLINK):
                     raise ConfinementError(f"{_show(rel)} is a symlink; reads never follow links") from None
                 if e.errno == errno.ENXIO:
@@ -613,9 +614,12 @@ class Root:
                 out.append(rel)
             elif e.is_dir(follow_symlinks=False) and depth + 1 < MAX_DEPTH:
                 try:
-                    sub = os.open(name, _REAL_DIR, dir_fd=fd)
+                    if self._use_openat2:  # RESOLVE_NO_XDEV: not even a same-fs bind mount
+                        sub = _openat2(fd, os.fsencode(name), _REAL_DIR)
+                    else:
+                        sub = os.open(name, _REAL_DIR, dir_fd=fd)
                 except OSError:
-                    continue  # vanished or swapped for a link since the listing: skip it
+                    continue  # vanished, swapped for a link, or a mount point: skip it
                 try:
                     if os.fstat(sub).st_dev == self._dev:
                         self._walk_tree(sub, rel, depth + 1, out, on_temp)

@@ -414,3 +414,25 @@ def test_device_node_at_the_leaf_is_never_opened(root, layout):
         with pytest.raises(ConfinementError, match="character device"):
             op()
     assert st.S_ISCHR(os.lstat(layout.root / "zero.md").st_mode)
+
+
+def test_walk_and_sweep_do_not_enter_a_same_fs_bind_mount_with_openat2(layout):
+    """sweep_temp deletes old `.tmp-*` files wherever it walks: entering a bind mount of an
+    outside directory would delete outside files. openat2 mode refuses the mount (the walk
+    mode's st_dev check sees only other filesystems; documented limit)."""
+    from assistant.confine import openat2_available
+    if not openat2_available():
+        pytest.skip("openat2 not available")
+    stale = layout.outside / ".tmp-0123456789abcdef"
+    stale.write_bytes(b"outside, looks like our temp\n")
+    os.utime(stale, (1, 1))
+    (layout.root / "m").mkdir()
+    if not _mount_ok(f"mount --bind {layout.outside} {layout.root / 'm'}"):
+        pytest.skip("needs root to bind-mount")
+    try:
+        with make_root(layout.root, "openat2") as r:
+            assert r.walk_files() == []
+            assert r.sweep_temp(0) == 0
+        assert stale.exists()
+    finally:
+        os.system(f"umount -l {layout.root / 'm'}")
