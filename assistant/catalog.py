@@ -211,7 +211,11 @@ def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any)
         return replace(entry, path=path, problem="not UTF-8 text")
     if "\x00" in text:
         text = text.split("\x00", 1)[0]  # sparse or binary tail: the text part is what we show
-    text = _redact(scanner, text)
+        complete = True
+    if complete or scanner is None:
+        text = _redact(scanner, text)
+    else:  # a secret cut by the end of the head must not show in part
+        text = scanner.redact_prefix(text)
     summary = cut(clean_line(summary_from_head(text, complete)), settings.width)
     problem = None
     if entry.size > settings.max_note_bytes:

@@ -47,6 +47,12 @@ MIN_VARIANT = 6
 # cost little more than 10 (and a 16-character prefix of random data almost never recurs).
 KEY_PREFIX = 16
 
+# Scanner.redact_prefix drops this many trailing non-whitespace characters of a truncated
+# text: room for the longest shape token that only matches whole (a 256-character URL
+# password before its "@", a 93-character fine-grained GitHub token) and for a vault value
+# cut before KEY_PREFIX of its characters.
+TAIL_GUARD = 320
+
 _B64_STD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_CHARS = frozenset(_B64_STD + "-_")
 
@@ -262,8 +268,11 @@ class Scanner:
 
     # -- matching ---------------------------------------------------------------------
 
-    def _scan(self, text: str) -> tuple[list[Finding], set[int] | None]:
-        """(vault findings, indices of the shape rules whose needles occur; None = all)."""
+    def _scan(self, text: str, truncated: bool = False) -> tuple[list[Finding], set[int] | None]:
+        """(vault findings, indices of the shape rules whose needles occur; None = all).
+
+        `truncated`: the text is the beginning of a longer one, so a variant whose indexed
+        prefix is present but which runs past the end counts as a hit up to the end."""
         if self._auto is None:
             return [], None
         norm = _strip_ws(text)
@@ -281,10 +290,13 @@ class Scanner:
                 v = variants_[i]
                 end = start + len(v.exact)
                 seg = norm[start:end]
+                ref = v.exact
+                if truncated and end > len(norm):
+                    ref, end = ref[: len(seg)], len(norm)
                 if v.fold == _CS:
-                    ok = seg == v.exact
+                    ok = seg == ref
                 else:
-                    ok = _canon(v.fold, seg) == _canon(v.fold, v.exact)
+                    ok = _canon(v.fold, seg) == _canon(v.fold, ref)
                 if ok:
                     raw_hits.append((start, end, v))
         if not raw_hits:
@@ -334,11 +346,14 @@ class Scanner:
                 found.append(Finding(rule.id, rule.id, s, e))
         return found
 
-    def find(self, text: str) -> list[Finding]:
-        """All hits, sorted by position; overlapping hits of the same secret/rule are merged."""
+    def find(self, text: str, *, truncated: bool = False) -> list[Finding]:
+        """All hits, sorted by position; overlapping hits of the same secret/rule are merged.
+
+        `truncated`: `text` is the beginning of a longer text; a vault value cut by its end
+        (at least KEY_PREFIX characters of an encoded form present) is a hit up to the end."""
         if not isinstance(text, str):
             raise TypeError("Scanner.find expects str")
-        vault_hits, active = self._scan(text)
+        vault_hits, active = self._scan(text, truncated)
         hits = vault_hits + self._shape_findings(text, active)
         hits.sort(key=lambda f: (f.start, -f.end, f.rule != VAULT_RULE, f.name))
         last: dict[tuple[str, str], int] = {}   # (name, rule) -> index in out of its latest span
@@ -365,11 +380,31 @@ class Scanner:
         hits = self.find(text)
         if not hits:
             return text
+        return self._render(text, hits, len(text))
+
+    def redact_prefix(self, text: str, marker: str = "\u2026") -> str:
+        """Redact `text`, the beginning of a longer text (a note's head, output cut at a limit).
+
+        Truncation must not turn a secret into an unrecognisable part of one: a vault value
+        cut by the end is redacted (`find(truncated=True)`), and the last TAIL_GUARD
+        non-whitespace characters, where the start of a shorter cut value or token cannot be
+        told from ordinary text, are replaced by `marker`. Cut text before redacting it only
+        through this method.
+        """
+        hits = self.find(text, truncated=True)
+        kept = len(_strip_ws(text))
+        cut = 0 if kept <= TAIL_GUARD else _map_positions(text, [kept - TAIL_GUARD])[0]
+        return self._render(text, hits, cut) + marker
+
+    def _render(self, text: str, hits: list[Finding], cut: int) -> str:
+        """`text[:cut]` with the hits replaced by labels; a hit running past `cut` ends it."""
         parts: list[str] = []
         pos = 0
         i = 0
         while i < len(hits):
             start, end = hits[i].start, hits[i].end
+            if start >= cut:
+                break
             label = hits[i].name if hits[i].rule == VAULT_RULE else None
             first_rule = hits[i].name
             j = i + 1
@@ -382,7 +417,7 @@ class Scanner:
             parts.append(f"[redacted:{label or first_rule}]")
             pos = end
             i = j
-        parts.append(text[pos:])
+        parts.append(text[pos:cut])
         return "".join(parts)
 
     def names_found(self, text: str) -> list[str]:

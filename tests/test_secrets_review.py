@@ -87,3 +87,53 @@ def test_overlapping_hits_of_distinct_variants_map_to_exact_spans():
     text = "pre " + SECRET + SECRET[::-1] + " " + SECRET + " post"
     red = Scanner({"k": SECRET}).redact(text)
     assert red == "pre [redacted:k][redacted:k] [redacted:k] post"
+
+
+# --- 3. a secret cut by the end of a note's head showed in part in the catalog ---------------
+
+LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param("\n" * 2030 + LONG + "\n", id="vault-value-body-line"),
+    pytest.param(" " * 2020 + GH_TOKEN + "\n", id="shape-token-body-line"),
+    pytest.param("---\n" + "k: v\n" * 404 + "description: " + LONG + "\n---\n", id="description"),
+    pytest.param("x" * 1000 + "\n" + LONG * 100, id="long-value-after-summary"),
+])
+def test_catalog_never_shows_part_of_a_secret_cut_by_the_head(tmp_path, body):
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    (mem / "n.md").write_text(body)
+    block = render(mem, CatalogSettings(), Scanner({"k": LONG}))
+    for value in (LONG, GH_TOKEN):
+        for k in range(6, len(value) + 1):
+            assert value[:k] not in block, f"{k} leading characters of a secret in the catalog"
+
+
+def test_catalog_summary_of_a_huge_one_line_note_is_kept(tmp_path):
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    (mem / "big.md").write_text("long line of prose " * 2000)
+    block = render(mem, CatalogSettings(), Scanner({"k": LONG}))
+    assert "- big.md: long line of prose long line of prose" in block
+
+
+def test_redact_prefix_redacts_a_vault_value_cut_by_the_end_in_any_encoding():
+    import base64
+    scanner = Scanner({"k": LONG})
+    forms = [LONG, LONG.encode().hex().upper(), base64.b64encode(b"user:" + LONG.encode()).decode()]
+    for form in forms:
+        for keep in (16, 20, len(form) - 1):
+            text = "x" * 400 + " " + form[:keep]
+            out = scanner.redact_prefix(text)
+            assert form[:8] not in out
+            assert out.startswith("x" * 80)
+
+
+def test_redact_prefix_keeps_text_before_the_guard_and_marks_the_cut():
+    scanner = Scanner({"k": LONG})
+    text = "hello " * 200
+    out = scanner.redact_prefix(text)
+    assert out.endswith("\u2026") and out.startswith("hello hello")
+    assert len(out) < len(text)
+    assert scanner.redact_prefix("tiny") == "\u2026"
