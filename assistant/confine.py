@@ -88,6 +88,12 @@ _LOOKALIKES = {
     "\uff0e": "fullwidth full stop",
     "\ufe52": "small full stop",
     "\u3002": "ideographic full stop",
+    "\u2571": "box drawings light diagonal",
+    "\u2572": "box drawings light diagonal (reverse)",
+    "\u27cb": "mathematical rising diagonal",
+    "\u27cd": "mathematical falling diagonal",
+    "\u29f9": "big reverse solidus",
+    "\uff61": "halfwidth ideographic full stop",
 }
 
 
@@ -121,6 +127,12 @@ def _component_problem(comp: str) -> str | None:
         problem = _char_problem(ch)
         if problem:
             return problem
+    # compatibility forms the table above does not list: "℀" is "a/c", "︰" is ".."
+    folded = unicodedata.normalize("NFKC", comp)
+    if "/" in folded or "\\" in folded:
+        return f"reads as {folded!r} once normalised (NFKC), which looks like a path"
+    if folded.startswith("."):
+        return f"reads as {folded!r} once normalised (NFKC): a dot-leading name"
     if len(comp.encode("utf-8")) > MAX_COMPONENT_BYTES:
         return f"is longer than {MAX_COMPONENT_BYTES} bytes"
     return None

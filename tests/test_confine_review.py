@@ -436,3 +436,23 @@ def test_walk_and_sweep_do_not_enter_a_same_fs_bind_mount_with_openat2(layout):
         assert stale.exists()
     finally:
         os.system(f"umount -l {layout.root / 'm'}")
+
+
+# ------------------------------------------------------------ lookalikes the table missed
+@pytest.mark.parametrize("rel, why", [
+    ("\u2100.md", "NFKC"), ("notes/\u2105/x.md", "NFKC"), ("a/\ufe30/b.md", "NFKC"),
+    ("\ufe19.md", "NFKC"), ("a\u2571b.md", "diagonal"), ("a\u29f9b.md", "reverse solidus"),
+    ("a\u27cbb.md", "diagonal"), ("\uff61\uff61/x.md", "full stop"),
+])
+def test_separator_and_dot_lookalikes_refused(root, layout, rel, why):
+    """Names that *render* as a path ("℀" is "a/c", "︰" is "..") would mislead whoever reads
+    an approval request; the component and the reason are named, nothing is created."""
+    with pytest.raises(ConfinementError, match=why):
+        root.write_bytes(rel, b"x")
+    assert list(layout.root.iterdir()) == []
+
+
+@pytest.mark.parametrize("rel", ["\u00bd.md", "caf\u00e9.md", "\u2488 list.md", "\u65e5\u8a18/\u4eca\u65e5.md"])
+def test_ordinary_unicode_names_still_accepted(root, rel):
+    root.write_bytes(rel, b"ok\n")
+    assert root.read_bytes(rel) == b"ok\n"
