@@ -364,7 +364,8 @@ class Agent:
         if shown != text:
             self._emit("notice", {"message": "a secret in the message was replaced by [redacted:NAME] "
                                              "before the model saw it"})
-        self.conversation.add_user(shown, changed_notes)
+        # Note paths are names a person chose: a secret in one is redacted like any text.
+        self.conversation.add_user(shown, [self._redact(c) for c in changed_notes])
         try:
             self._loop(result)
         except ModelError as exc:
@@ -470,9 +471,14 @@ class Agent:
             output, ok = box.get("output", ""), True
             if not isinstance(output, str):
                 output = str(output)
-            if len(output) > MAX_TOOL_OUTPUT_CHARS:
+            if len(output) > MAX_TOOL_OUTPUT_CHARS and self.scanner is not None:
+                # cut, then redact as a prefix: a secret cut in two must not show in part
+                output = (self.scanner.redact_prefix(output[:MAX_TOOL_OUTPUT_CHARS])
+                          + f"\n[... output cut at {MAX_TOOL_OUTPUT_CHARS} characters]")
+            elif len(output) > MAX_TOOL_OUTPUT_CHARS:
                 output = output[:MAX_TOOL_OUTPUT_CHARS] + f"\n[... output cut at {MAX_TOOL_OUTPUT_CHARS} characters]"
-            output = self._redact(output)
+            else:
+                output = self._redact(output)
         self._emit("tool_result", {"tool": call.name, "ok": ok, "output": output,
                                    "seconds": round(time.monotonic() - started, 3)})
         return output

@@ -137,3 +137,48 @@ def test_redact_prefix_keeps_text_before_the_guard_and_marks_the_cut():
     assert out.endswith("\u2026") and out.startswith("hello hello")
     assert len(out) < len(text)
     assert scanner.redact_prefix("tiny") == "\u2026"
+
+
+# --- 4. agent: tool output cut before redaction; changed-note paths unredacted ---------------
+
+def _agent(tmp_path, items, tools):
+    from assistant.agent import Agent, Limits
+    from assistant.models.scripted import ScriptedModel
+    from assistant.prompt import Conversation
+    from assistant.tools.base import ToolContext
+    from assistant.transcript import Transcript
+
+    p = tmp_path / "script.json"
+    p.write_text(json.dumps(items))
+    model = ScriptedModel(p)
+    scanner = Scanner({"k": LONG})
+    ctx = ToolContext(workspace=None, scanner=scanner, gate=None)
+    conv = Conversation("You are a test.", tools, "(no notes)")
+    tr = Transcript(tmp_path / "tr", "review-session", scanner)
+    agent = Agent(model=model, tools=tools, ctx=ctx, conversation=conv, transcript=tr,
+                  limits=Limits(max_steps=4, tool_timeout=5, max_tokens=64))
+    return agent, model, tr
+
+
+def test_tool_output_cut_at_the_limit_never_shows_part_of_a_secret(tmp_path):
+    from assistant.agent import MAX_TOOL_OUTPUT_CHARS
+    from assistant.tools.base import Tool
+
+    def big(args, ctx):   # the secret straddles the cut: 20 characters before it, the rest after
+        return "x" * (MAX_TOOL_OUTPUT_CHARS - 20) + LONG + "tail"
+
+    tools = [Tool("big", "B.", {"type": "object", "properties": {}, "additionalProperties": False}, big)]
+    agent, model, tr = _agent(tmp_path, [{"tool": "big", "args": {}}, {"reply": "ok"}], tools)
+    agent.turn("go")
+    tr.close()
+    seen = model.calls[1][-1]["content"]
+    assert "output cut at" in seen
+    assert LONG[:16] not in seen and LONG[:16] not in tr.path.read_text()
+
+
+def test_changed_note_paths_reach_the_model_redacted(tmp_path):
+    agent, model, tr = _agent(tmp_path, [{"reply": "ok"}], [])
+    agent.turn("hi", [f"creds/{LONG}.md (changed on disk)"])
+    tr.close()
+    seen = model.calls[0][-1]["content"]
+    assert "creds/[redacted:k].md" in seen and LONG not in seen
