@@ -37,6 +37,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "n_threads": 0,
         "max_tokens": 512,
         "temperature": 0.2,
+        "repeat_penalty": 1.1,
         "seed": 42,
     },
     "limits": {"max_steps": 8, "tool_timeout": "30s"},

@@ -313,6 +313,7 @@ class LlamaModel:
         self.chat_format = str(cfg.get("chat_format") or "gemma")
         self.temperature = _setting(cfg, "temperature", float, 0.2, low=0.0)
         self.seed = _setting(cfg, "seed", int, 42, low=0)
+        self.repeat_penalty = _setting(cfg, "repeat_penalty", float, 1.1, low=0.0)
         self.n_ctx = _setting(cfg, "n_ctx", int, 8192, low=256)
         self.max_tokens = _setting(cfg, "max_tokens", int, 512, low=1)
         threads = _threads(cfg.get("n_threads", 0))
@@ -401,7 +402,7 @@ class LlamaModel:
         llm = self._llm
         request: dict[str, Any] = dict(
             messages=messages, max_tokens=int(max_tokens), temperature=self.temperature, seed=self.seed,
-            repeat_penalty=1.0, stream=True,
+            repeat_penalty=self.repeat_penalty, stream=True,
         )
         if self.chat_format == "gemma":
             request["response_format"] = {"type": "json_object", "schema": schema}
