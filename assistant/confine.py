@@ -236,7 +236,8 @@ def openat2_available() -> bool:
         _openat2_state = False
         if sys.platform.startswith("linux") and platform.machine() not in ("alpha",):
             try:
-                fd = _openat2(_AT_FDCWD, b".", _REAL_DIR)
+                # O_PATH: needs no read permission on the working directory
+                fd = _openat2(_AT_FDCWD, b".", (_O_PATH or os.O_RDONLY) | _O_DIRECTORY | _O_CLOEXEC)
             except (OSError, AttributeError):
                 pass
             else:
