@@ -182,3 +182,17 @@ def test_changed_note_paths_reach_the_model_redacted(tmp_path):
     tr.close()
     seen = model.calls[0][-1]["content"]
     assert "creds/[redacted:k].md" in seen and LONG not in seen
+
+
+def test_file_read_cut_at_its_limit_never_shows_part_of_a_secret(tmp_path):
+    from assistant.confine import Root
+    from assistant.tools.base import ToolContext
+    from assistant.tools.files import MAX_READ_CHARS, file_read
+
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "big.txt").write_text("y" * (MAX_READ_CHARS - 20) + LONG + "rest of the file\n")
+    with Root(files) as root:
+        ctx = ToolContext(workspace=None, scanner=Scanner({"k": LONG}), gate=None, files=root)
+        out = file_read({"path": "big.txt"}, ctx)
+    assert "truncated" in out and LONG[:12] not in out

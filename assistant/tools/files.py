@@ -71,7 +71,10 @@ def file_read(args: dict, ctx: ToolContext) -> str:
     truncated = size > len(head) or len(text) > MAX_READ_CHARS
     text = text[:MAX_READ_CHARS]
     if truncated:
-        text += f"\n[... truncated: showing the first {len(text)} characters of {size} bytes]"
+        shown = len(text)
+        if ctx.scanner is not None:   # a secret cut by the end must not show in part
+            text = ctx.scanner.redact_prefix(text)
+        text += f"\n[... truncated: showing the first {shown} characters of {size} bytes]"
     return text
 
 
