@@ -520,15 +520,18 @@ def unlock_for_session(ws: Any, *, interactive: bool) -> tuple[Any, Any]:
     """(scanner, vault or None). No vault.enc -> credential shapes only; a vault that cannot be
     unlocked is a SessionError (never a session that scans without the values)."""
     from .leaks import Scanner
-    from .vault import VaultError, unlock
+    from .vault import UNLOCK_HELP, VaultError, VaultLocked, unlock
 
     path = ws.vault_path
     if not (path.exists() or path.is_symlink()):
         return Scanner({}), None
     try:
         vault = unlock(ws, interactive=interactive)
-    except VaultError as exc:
+    except VaultLocked as exc:
         raise SessionError(str(exc)) from None
+    except VaultError as exc:
+        # wrong passphrase, damaged file, loose key file: say how to unlock, as load_scanner does
+        raise SessionError(f"{exc}. To unlock the vault: {UNLOCK_HELP}") from None
     return vault.scanner(), vault
 
 
