@@ -107,10 +107,13 @@ def _strip_ws(s: str) -> str:
 
 
 def _casefold_same_length(s: str) -> str:
+    """Lower-cased, same length, and context-free: str.lower() maps a capital sigma to "ς"
+    or "σ" depending on its neighbours, which differ between a value alone and the value
+    inside text (so the automaton's key missed it); both become "σ"."""
     low = s.lower()
-    if len(low) == len(s):
-        return low
-    return "".join(c.lower() if len(c.lower()) == 1 else c for c in s)
+    if len(low) != len(s):
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in s)
+    return low.replace("\u03c2", "\u03c3") if "\u03c2" in low else low
 
 
 def _canon(fold: str, s: str) -> str:
@@ -172,6 +175,16 @@ def variants(name: str, value: str) -> list[_Variant]:
     add("json-unicode", json.dumps(value, ensure_ascii=False)[1:-1])
     add("json-u-all", "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else c for c in value), _HEX)
     add("unicode-escape", value.encode("unicode_escape").decode("ascii"))
+    # JSON encoders that \u-escape HTML-significant characters: Go's encoding/json (<, >, &,
+    # U+2028, U+2029; other characters raw) and PHP's JSON_HEX_* flags (also ' and ").
+    go = json.dumps(value, ensure_ascii=False)[1:-1]
+    for ch in "<>&\u2028\u2029":
+        go = go.replace(ch, f"\\u{ord(ch):04x}")
+    add("json-go", go, _HEX)
+    php = json.dumps(value)[1:-1].replace('\\"', '"')
+    for ch in "<>&'\"":
+        php = php.replace(ch, f"\\u{ord(ch):04X}")
+    add("json-php-hex", php, _HEX)
     # Drop duplicates (a value with nothing to escape looks the same in several encodings).
     seen: set[str] = set()
     unique = []

@@ -196,3 +196,27 @@ def test_file_read_cut_at_its_limit_never_shows_part_of_a_secret(tmp_path):
         ctx = ToolContext(workspace=None, scanner=Scanner({"k": LONG}), gate=None, files=root)
         out = file_read({"path": "big.txt"}, ctx)
     assert "truncated" in out and LONG[:12] not in out
+
+
+# --- 5. encodings and matching the scanner missed ---------------------------------------------
+
+@pytest.mark.parametrize("before,after", [("token ", " more"), ("İ token ", " more"), ("x", "y")])
+def test_value_with_a_capital_sigma_is_found_whatever_follows(before, after):
+    value = "abcdefghΣ"   # str.lower() gives final sigma alone, medial sigma before a letter
+    red = Scanner({"k": value}).redact(before + value + after)
+    assert red == before + "[redacted:k]" + after
+
+
+def test_value_with_only_a_lowercase_final_sigma_lookalike_is_not_a_hit():
+    assert Scanner({"k": "abcdefghΣ"}).find("token abcdefghς more") == []
+
+
+@pytest.mark.parametrize("encoded", [
+    # Go's encoding/json escapes <, > and & (json.Marshal's default HTML escaping)
+    '{"pw":"p\\u0026ss\\u003cw\\u003erd\\"q\'1"}',
+    # PHP json_encode with JSON_HEX_TAG|JSON_HEX_AMP|JSON_HEX_APOS|JSON_HEX_QUOT
+    '{"pw":"p\\u0026ss\\u003Cw\\u003Erd\\u0022q\\u00271"}',
+])
+def test_json_with_html_safe_unicode_escapes_is_found(encoded):
+    value = "p&ss<w>rd\"q'1"
+    assert Scanner({"k": value}).redact(encoded) == '{"pw":"[redacted:k]"}'
