@@ -99,6 +99,15 @@ def validate_value(value: str) -> str:
         raise VaultError(f"value too long ({len(value)} characters, at most {MAX_VALUE_LEN})")
     if not value.strip():
         raise VaultError("value is only whitespace")
+    # The scanner ignores whitespace and backslashes (so values split across lines or
+    # escaped are still found): what is left is what it looks for.
+    significant = len("".join(value.split()).replace("\\", ""))
+    if significant < MIN_VALUE_LEN:
+        raise VaultError(
+            f"value has only {significant} characters besides spaces and backslashes: at least "
+            f"{MIN_VALUE_LEN} are needed, a shorter value is too short to scan for without "
+            "false alarms"
+        )
     return value
 
 

@@ -220,3 +220,23 @@ def test_value_with_only_a_lowercase_final_sigma_lookalike_is_not_a_hit():
 def test_json_with_html_safe_unicode_escapes_is_found(encoded):
     value = "p&ss<w>rd\"q'1"
     assert Scanner({"k": value}).redact(encoded) == '{"pw":"[redacted:k]"}'
+
+
+# --- 6. vault: a value that is mostly spaces or backslashes ----------------------------------
+
+@pytest.mark.parametrize("value", ["a b c d e f", "ab\\\\\\\\\\\\\\\\", "x\ty\tz\tw\tv", "\\\\\\\\\\\\\\\\\\\\"])
+def test_vault_refuses_a_value_whose_scannable_part_is_too_short(value, tmp_path):
+    from assistant.vault import Vault, VaultError
+    assert len(value) >= 8
+    v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
+    with pytest.raises(VaultError, match="too short to scan for") as info:
+        v.set("weak", value)
+    assert value not in str(info.value)
+    assert "weak" not in v
+
+
+def test_vault_accepts_a_value_split_by_spaces_with_enough_characters(tmp_path):
+    from assistant.vault import Vault
+    v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
+    v.set("phrase", "correct horse battery")
+    assert Scanner(v.secrets()).redact("it is correct horse\nbattery!") == "it is [redacted:phrase]!"
