@@ -240,3 +240,32 @@ def test_vault_accepts_a_value_split_by_spaces_with_enough_characters(tmp_path):
     v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
     v.set("phrase", "correct horse battery")
     assert Scanner(v.secrets()).redact("it is correct horse\nbattery!") == "it is [redacted:phrase]!"
+
+
+# --- 7. `memory watch` printed note names unredacted -------------------------------------------
+
+def test_memory_watch_redacts_a_secret_in_a_note_name(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from assistant.vault import Vault
+    from assistant.workspace import init_workspace
+
+    ws = tmp_path / "ws"
+    init_workspace(ws)
+    Vault.create(ws / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("k", LONG)
+    env = {**os.environ, "ASSISTANT_VAULT_PASSPHRASE": "pw-for-tests"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(1.5)   # let the watcher start
+        (ws / "memory" / f"creds {GH_TOKEN}.md").write_text("x\n")
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        change = json.loads(line)
+        assert GH_TOKEN not in change["path"] and change["path"] == "creds [redacted:github-token].md"
+    finally:
+        proc.kill()
+        proc.wait()

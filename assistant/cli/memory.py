@@ -246,6 +246,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     from ..watch import watch_notes
 
     ws = get_workspace()
+    scanner = _scanner(ws)   # note names are redacted like any output (locked vault: refused)
     stop = threading.Event()
     timer = None
     if timeout is not None:
@@ -257,10 +258,11 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     try:
         for batch in watch_notes(ws.memory_dir, stop_event=stop):
             for change in batch:
+                shown = scanner.redact(change.path)
                 if as_json:
-                    click.echo(json.dumps({"path": change.path, "change": change.kind}))
+                    click.echo(json.dumps({"path": shown, "change": change.kind}))
                 else:
-                    click.echo(f"{change.kind}\t{change.path}")
+                    click.echo(f"{change.kind}\t{shown}")
                 sys.stdout.flush()
     except KeyboardInterrupt:
         pass
