@@ -447,3 +447,22 @@ def test_dir_offer_escapes_the_folder_name():
     assert match(offers["dir"], "p*[x]/b.md")
     assert not match(offers["dir"], "pz[x]/b.md") and not match(offers["dir"], "px/b.md")
     assert not match(offers["dir"], "p*[x]/sub/b.md")
+
+
+def test_plain_list_says_that_expired_requests_exist(tmp_path):
+    from click.testing import CliRunner
+
+    from assistant.cli import main
+    from assistant.workspace import init_workspace
+    from policy.kinds import offers
+    ws = tmp_path / "ws"
+    init_workspace(ws)
+    inbox = Inbox(ws / "state" / "approvals")
+    inbox.create(run_id="r", kind="memory", target="people/lina.md", summary="s", reason="why",
+                 sha256="0" * 64, content=None, current=None, content_exact=False,
+                 offers=offers("memory", "people/lina.md"), timeout=0)
+    r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list"])
+    assert r.exit_code == 0 and "no pending approvals" in r.output
+    assert "1 expired" in r.output and "--all" in r.output
+    r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--all"])
+    assert "expired" in r.output and "people/lina.md" in r.output

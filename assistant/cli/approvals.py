@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from policy.approvals import APPROVED, DENIED, PENDING, Entry, Inbox, InboxError, as_json
+from policy.approvals import APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
@@ -74,9 +74,11 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         # The ids on file before listing: --follow prints every request not among them or the
         # listing, so one filed while we list is printed once, never lost in between.
         before = set(inbox.ids()) if follow else set()
-        entries = inbox.list(all=show_all) if ws.approvals_dir.exists() or follow else []
+        everything = inbox.list(all=True) if ws.approvals_dir.exists() or follow else []
     except InboxError as exc:
         fail(str(exc))
+    entries = everything if show_all else [e for e in everything if e.state in (PENDING, "corrupt")]
+    expired = sum(1 for e in everything if e.state == EXPIRED)
     if as_json_ and not follow:
         echo_json([as_json(e) for e in entries])
         return
@@ -88,6 +90,9 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         show(e)
     if not entries and not as_json_:
         click.echo("no pending approvals" if not show_all else "no approval requests")
+    if expired and not show_all and not as_json_:
+        # a queue nobody can see is a defect: say that expired requests exist, and where
+        click.echo(f"({expired} expired without an answer; see `assistant approvals list --all`)")
     if not follow:
         return
     count = 0
