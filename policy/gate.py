@@ -200,16 +200,6 @@ class Gate:
                 answer = self.inbox.close(req.id, EXPIRED, f"no answer within {self.timeout:g}s", sha256=req.sha256)
         except InboxError as exc:
             return self._answered(ruling, sha, DENY, f"unreadable answer: {exc}", req.id)
-        except KeyboardInterrupt:
-            for record in (lambda: self.inbox.close(req.id, DENIED, "the waiting run was interrupted",
-                                                    sha256=req.sha256),
-                           lambda: self._answered(ruling, sha, DENY, "interrupted while waiting for an answer",
-                                                  req.id)):
-                try:
-                    record()
-                except Exception:
-                    pass     # the interrupt itself must reach the caller
-            raise
         except Exception as exc:
             # The watcher failed (inotify limits, the folder vanished...): the run gives up, so the
             # record must say so too, or a person could still "approve" a request nobody waits for.
@@ -219,6 +209,16 @@ class Gate:
             except Exception as close_exc:
                 reason += f" (and the request could not be closed: {close_exc})"
             return self._answered(ruling, sha, DENY, reason, req.id)
+        except BaseException as exc:   # Ctrl-C, SystemExit from a signal handler...
+            why = f"the waiting run was interrupted ({type(exc).__name__})"
+            for record in (lambda: self.inbox.close(req.id, DENIED, why, sha256=req.sha256),
+                           lambda: self._answered(ruling, sha, DENY, "interrupted while waiting for an answer",
+                                                  req.id)):
+                try:
+                    record()
+                except Exception:
+                    pass     # the interrupt itself must reach the caller
+            raise
         return self._check_answer(ruling, sha, req.id, req.sha256, written, answer)
 
     def _check_answer(self, ruling: Ruling, sha: str | None, req_id: str, bound: str,

@@ -36,12 +36,19 @@ def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0) -> s
     try:
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        _kill(proc)
         return f"notify command {args[0]!r} did not finish within {timeout:g}s (killed)"
+    except BaseException:    # interrupted while waiting: leave no notifier running behind us
+        _kill(proc)
+        raise
     if code != 0:
         return f"notify command {args[0]!r} failed with exit status {code}"
     return None
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

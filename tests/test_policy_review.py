@@ -466,3 +466,20 @@ def test_plain_list_says_that_expired_requests_exist(tmp_path):
     assert "1 expired" in r.output and "--all" in r.output
     r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--all"])
     assert "expired" in r.output and "people/lina.md" in r.output
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_interrupt_while_waiting_closes_the_request_and_propagates(ws, exc):
+    class Interrupted(Inbox):
+        def wait(self, request_id, timeout, **kw):
+            raise exc()
+
+    gate = Gate("unattended", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl"),
+                grants=GrantStore(ws / "grants.json"), approvals={"channel": "inbox", "timeout": "10s"},
+                inbox=Interrupted(ws / "state" / "approvals"))
+    with pytest.raises(exc):
+        gate.authorize("memory", "people/lina.md", content=b"hello")
+    inbox = Inbox(ws / "state" / "approvals")
+    [rid] = inbox.ids()
+    assert inbox.entry(rid).state == "denied"
+    assert AuditLog(ws / "state" / "audit.jsonl").read()[-1]["verdict"] == "deny"
