@@ -145,6 +145,8 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
         path = ws.config.get("model", {}).get("path", "")
         if spec:
             path = spec[len("llama:"):] if spec.startswith("llama:") else spec
+            # as load_model does: a path on the command line is taken from the current directory
+            path = str(Path(path).expanduser().resolve())
         p = resolve_model_path(path, ws.root, progress=None)
         size = check_model_file(Path(p))
         r.ok("model", f"model file {p} ({size // (1024 * 1024)} MiB) is a GGUF file")
