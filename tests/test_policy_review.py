@@ -483,3 +483,48 @@ def test_interrupt_while_waiting_closes_the_request_and_propagates(ws, exc):
     [rid] = inbox.ids()
     assert inbox.entry(rid).state == "denied"
     assert AuditLog(ws / "state" / "audit.jsonl").read()[-1]["verdict"] == "deny"
+
+
+def test_symlinked_answer_is_a_deny(ws, tmp_path):
+    """An answer file that is a symlink to a well-formed approval elsewhere is not an answer."""
+    gate = make(ws)
+    inbox = Inbox(ws / "state" / "approvals")
+    t, out = in_thread(lambda: gate.authorize("memory", "people/lina.md", content=b"hello"))
+    rid = wait_for_request(inbox)
+    real = tmp_path / "elsewhere.json"
+    real.write_text(json.dumps({"version": 1, "id": rid, "verdict": "approved",
+                                "sha256": inbox.get(rid).sha256, "remember": "exact"}))
+    (inbox.path / f"{rid}.answer.json").symlink_to(real)
+    t.join(15)
+    assert not t.is_alive()
+    d = out["value"]
+    assert not d.allowed and "unreadable answer" in d.reason
+    assert GrantStore(ws / "grants.json").load() == []
+
+
+def test_racing_answers_one_wins_and_only_a_winning_approval_leaves_a_grant(ws):
+    inbox = Inbox(ws / "state" / "approvals")
+    for round_ in range(5):
+        req = _file_request(inbox, f"people/p{round_}.md")
+        barrier = threading.Barrier(6)
+        results = []
+
+        def answer(verdict):
+            store = GrantStore(ws / "grants.json")
+            barrier.wait()
+            try:
+                inbox.answer(req.id, verdict, sha256=req.sha256,
+                             remember="exact" if verdict == APPROVED else "once", grants=store)
+                results.append(verdict)
+            except InboxError as exc:
+                assert "already answered" in str(exc)
+
+        threads = [threading.Thread(target=answer, args=(APPROVED if i % 2 else "denied",)) for i in range(6)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(30)
+        assert len(results) == 1
+        granted = {g.target for g in GrantStore(ws / "grants.json").load()}
+        assert (f"people/p{round_}.md" in granted) == (results[0] == APPROVED)
+        assert inbox.answer_of(req.id).verdict == results[0]
