@@ -394,6 +394,9 @@ class Agent:
                 parse_error = None
             except ActionError as exc:
                 action, parse_error = None, str(exc)
+                if getattr(step, "finish_reason", "stop") == "length":
+                    parse_error = (f"the step was cut off at max_tokens ({self.limits.max_tokens}) "
+                                   f"before its JSON closed: {parse_error}")
             self._emit("step", {"n": result.steps, "action": raw, "parsed": parse_error is None,
                                 "error": parse_error, "prompt_tokens": step.prompt_tokens,
                                 "evaluated_tokens": step.evaluated_tokens,

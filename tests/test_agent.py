@@ -350,3 +350,28 @@ def test_backend_crash_ends_turn_with_message(tmp_path):
     agent, tr = make_agent(tmp_path, Crashing(), [echo_tool()])
     res = agent.turn("x")
     assert res.outcome == "error" and "RuntimeError" in res.message and SECRET not in res.message
+
+
+def test_step_cut_off_at_max_tokens_is_named_as_such(tmp_path):
+    from assistant.models.base import StepResult
+
+    class CutOff:
+        """A backend whose first step hit max_tokens mid-string (as llama.cpp reports it)."""
+        name = "cutoff"
+
+        def __init__(self):
+            self.n = 0
+
+        def step(self, messages, schema, *, max_tokens, on_token=None):
+            self.n += 1
+            if self.n == 1:
+                return StepResult(text='{"reply": "a long answ', finish_reason="length")
+            return StepResult(text='{"reply": "short"}', finish_reason="stop")
+
+    events = []
+    agent, tr = make_agent(tmp_path, CutOff(), [echo_tool()], events=events)
+    res = agent.turn("go")
+    assert res.outcome == "reply" and res.reply == "short"
+    [invalid] = [d["error"] for n, d in events if n == "invalid"]
+    assert "cut off at max_tokens (64)" in invalid
+    tr.close()
