@@ -1,3 +1,5 @@
+"""`python -m assistant`: the same as the `assistant` command."""
+
 from .cli import main
 
 main()
