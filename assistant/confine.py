@@ -653,6 +653,7 @@ class Root:
             raise TypeError(f"data must be bytes, not {type(data).__name__}")
         made: list[int] = []
         parent, owned, leaf = self._parent(rel, create=True, made=made)
+        written = False
         try:
             _refuse_non_file_leaf(parent, leaf, rel)
             tmp = _new_temp_name()
@@ -667,16 +668,19 @@ class Root:
                 finally:
                     os.close(fd)
                 os.rename(tmp, leaf, src_dir_fd=parent, dst_dir_fd=parent)
+                written = True
             except BaseException as exc:
                 _unlink_quietly(parent, tmp)
-                if made:
-                    self._unmake(rel, made)
                 if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or (
                         isinstance(exc, OSError) and exc.errno in (errno.EEXIST, errno.ENOTEMPTY)):
                     raise ConfinementError(f"{_show(rel)} is a directory, not a file") from None
                 raise
             _fsync_dir(parent)
         finally:
+            # any failure before the rename (even creating the temp file: no inodes, EDQUOT)
+            # takes back the parents this call made
+            if not written and made:
+                self._unmake(rel, made)
             if owned:
                 os.close(parent)
 

@@ -456,3 +456,30 @@ def test_separator_and_dot_lookalikes_refused(root, layout, rel, why):
 def test_ordinary_unicode_names_still_accepted(root, rel):
     root.write_bytes(rel, b"ok\n")
     assert root.read_bytes(rel) == b"ok\n"
+
+
+def test_no_inodes_for_the_temp_file_leaves_no_new_parents(tmp_path, mode):
+    """The temp file itself cannot be created (tmpfs out of inodes) after the missing parents
+    were made: they are removed again."""
+    mnt = tmp_path / "few"
+    mnt.mkdir()
+    if not _mount_ok(f"mount -t tmpfs -o size=1m,nr_inodes=32 tmpfs {mnt}"):
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        n = 0
+        try:
+            while True:
+                (mnt / f"f{n}").write_bytes(b"")
+                n += 1
+        except OSError:
+            pass
+        for i in range(2):  # room for exactly two new inodes: the parents, not the temp file
+            (mnt / f"f{n - 1 - i}").unlink()
+        before = _tree(mnt)
+        with make_root(mnt, mode) as r:
+            with pytest.raises(OSError) as ei:
+                r.write_bytes("p/q/n.md", b"x")
+            assert ei.value.errno == 28, ei.value
+        assert _tree(mnt) == before
+    finally:
+        os.system(f"umount -l {mnt}")
