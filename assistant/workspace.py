@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from policy.approvals import seconds
 
 ENV_WORKSPACE = "ASSISTANT_WORKSPACE"
 DEFAULT_WORKSPACE = Path("~/.local/share/assistant/workspace")
@@ -60,23 +61,14 @@ class WorkspaceError(Exception):
     """A workspace that is missing, malformed, or would be clobbered. Message says which and why."""
 
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
-
-
 def parse_duration(value: Any, *, setting: str = "duration") -> float:
-    """'15m' -> 900.0 seconds. Numbers are seconds. Anything else is a WorkspaceError."""
-    if isinstance(value, bool):
-        raise WorkspaceError(f"{setting}: expected a duration like '30s' or '15m', got {value!r}")
-    if isinstance(value, (int, float)):
-        if value < 0:
-            raise WorkspaceError(f"{setting}: a duration cannot be negative ({value})")
-        return float(value)
-    if isinstance(value, str):
-        m = _DURATION.match(value)
-        if m:
-            return float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-    raise WorkspaceError(f"{setting}: expected a duration like '30s' or '15m', got {value!r}")
+    """'15m' -> 900.0 seconds. Numbers are seconds. Anything else is a WorkspaceError.
+
+    One parser for the whole program: policy/approvals.py owns it (policy/ cannot import us)."""
+    try:
+        return seconds(value, setting)
+    except ValueError as exc:
+        raise WorkspaceError(str(exc)) from None
 
 
 def _merge(defaults: dict[str, Any], loaded: dict[str, Any], where: str) -> dict[str, Any]:
