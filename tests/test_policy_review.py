@@ -32,7 +32,7 @@ def ws(tmp_path):
     return tmp_path
 
 
-def make(ws, *, timeout="10s", audit_redact=None, **kw):
+def make(ws, *, timeout="30s", audit_redact=None, **kw):
     return Gate("unattended", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl", redact=audit_redact),
                 grants=GrantStore(ws / "grants.json"),
                 approvals={"channel": "inbox", "timeout": timeout}, inbox=Inbox(ws / "state" / "approvals"),
@@ -136,13 +136,13 @@ def _unblock_fifo(path):
 
 
 def test_answer_fifo_is_a_deny_not_a_hang(ws):
-    gate = make(ws, timeout="20s")
+    gate = make(ws, timeout="60s")
     inbox = Inbox(ws / "state" / "approvals")
     t, out = in_thread(lambda: gate.authorize("memory", "people/lina.md", content=b"hello"))
     rid = wait_for_request(inbox)
     fifo = inbox.path / f"{rid}.answer.json"
     os.mkfifo(fifo)
-    t.join(8)
+    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
         _unblock_fifo(fifo)
@@ -157,7 +157,7 @@ def test_grants_json_fifo_is_unreadable_not_a_hang(tmp_path):
     os.mkfifo(path)
     s = Session("r", grants=GrantStore(path))
     t, out = in_thread(lambda: decide("memory", "people/a.md", "unattended", s))
-    t.join(5)
+    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
         _unblock_fifo(path)
@@ -171,7 +171,7 @@ def test_audit_log_fifo_is_a_deny_not_a_hang(ws):
     os.mkfifo(ws / "state" / "audit.jsonl")
     gate = make(ws)
     t, out = in_thread(lambda: gate.authorize("file", "a.txt", content=b"x"))
-    t.join(5)
+    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
         try:   # a reader lets a blocked O_WRONLY open return
@@ -189,7 +189,7 @@ def test_request_fifo_is_listed_as_corrupt_not_a_hang(ws):
     fifo = inbox.path / "0123456789ab.json"
     os.mkfifo(fifo)
     t, out = in_thread(lambda: inbox.list())
-    t.join(5)
+    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
         _unblock_fifo(fifo)
