@@ -71,6 +71,9 @@ class Gate:
         notify_timeout: float = 10.0,
     ) -> None:
         cfg = dict(approvals or {})
+        unknown = sorted(set(map(str, cfg)) - {"channel", "timeout", "notify"})
+        if unknown:   # a typo (chanel = "none") must not silently leave the default in force
+            raise ValueError(f"unknown approvals setting(s) {', '.join(unknown)} (known: channel, timeout, notify)")
         self.mode = mode
         self.run_id = run_id
         self.audit = audit

@@ -528,3 +528,9 @@ def test_racing_answers_one_wins_and_only_a_winning_approval_leaves_a_grant(ws):
         granted = {g.target for g in GrantStore(ws / "grants.json").load()}
         assert (f"people/p{round_}.md" in granted) == (results[0] == APPROVED)
         assert inbox.answer_of(req.id).verdict == results[0]
+
+
+def test_approvals_typo_is_a_config_error_not_the_default(ws):
+    with pytest.raises(ValueError, match="chanel"):
+        Gate("unattended", run_id="r", audit=AuditLog(ws / "a.jsonl"),
+             approvals={"chanel": "none"}, inbox=Inbox(ws / "state" / "approvals"))
