@@ -297,8 +297,10 @@ class Vault:
 
 
 def _read(path: Path) -> bytes:
+    # O_NONBLOCK: a FIFO planted at the path fails the regular-file check below instead of
+    # hanging the open (regular files ignore the flag). Same for the key file.
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)") from None
     except OSError as exc:
@@ -391,7 +393,7 @@ def read_key_file(ws: Any) -> bytes | None:
     if not path.is_absolute():
         path = Path(ws.root) / path
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise VaultError(f"key file {path} (config [vault] key_file) does not exist") from None
     except OSError as exc:

@@ -269,3 +269,38 @@ def test_memory_watch_redacts_a_secret_in_a_note_name(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+# --- 8. vault: a FIFO at vault.enc or at the key file hung the open --------------------------
+
+def test_fifo_at_the_vault_path_is_a_clear_error_not_a_hang(tmp_path):
+    import os
+
+    from assistant.vault import Vault, VaultError
+    fifo = tmp_path / "vault.enc"
+    os.mkfifo(fifo)
+
+    def attempt():
+        with pytest.raises(VaultError, match="not a regular file"):
+            Vault.open(fifo, "pw-for-tests")
+        return True
+
+    assert _bounded(attempt, 5.0)
+
+
+def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
+    import os
+
+    from assistant.vault import VaultError, read_key_file
+    from assistant.workspace import init_workspace, open_workspace
+    init_workspace(tmp_path / "ws")
+    ws = open_workspace(tmp_path / "ws")
+    os.mkfifo(tmp_path / "key", 0o600)
+    ws.config.setdefault("vault", {})["key_file"] = str(tmp_path / "key")
+
+    def attempt():
+        with pytest.raises(VaultError, match="not a regular file"):
+            read_key_file(ws)
+        return True
+
+    assert _bounded(attempt, 5.0)
