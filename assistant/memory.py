@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,7 +231,11 @@ class Memory:
                 "to replace it"
             )
         if base.strip().lower() != revision(current):
-            raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {base.strip()[:16]!r} is not its "
+            # Echo the base only if it looks like a revision: anything else (a cut secret
+            # would not be recognised by the scanner) is not repeated back.
+            given = base.strip()
+            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,64}", given) else "given"
+            raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
                            f"current revision)")
 
     def _audit_line(self, event: dict[str, Any]) -> str | None:

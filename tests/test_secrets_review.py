@@ -304,3 +304,26 @@ def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
         return True
 
     assert _bounded(attempt, 5.0)
+
+
+# --- 9. memory: a non-revision base was echoed back cut to 16 characters ---------------------
+
+def test_conflict_message_never_echoes_a_base_that_is_not_a_revision(tmp_path):
+    from assistant.memory import Conflict, Memory
+    from assistant.workspace import init_workspace, open_workspace
+    from policy.gate import Gate
+
+    init_workspace(tmp_path / "ws")
+    ws = open_workspace(tmp_path / "ws")
+    ws.ensure_state()
+    scanner = Scanner({"k": LONG})
+    gate = Gate.for_workspace("watched", run_id="review", config=ws.config, grants_path=ws.grants_path,
+                              approvals_dir=ws.approvals_dir, audit_path=ws.audit_path, redact=scanner.redact)
+    mem = Memory(ws, scanner, gate)
+    mem.write("n.md", "first\n")
+    with pytest.raises(Conflict) as info:
+        mem.write("n.md", "second\n", base=LONG)
+    msg = str(info.value)
+    assert "changed since you read it" in msg and LONG[:6] not in msg
+    with pytest.raises(Conflict, match="'abcdef123456'"):
+        mem.write("n.md", "second\n", base="abcdef123456")
