@@ -83,6 +83,7 @@ class _Variant:
     fold: str               # how to compare: _CS, _HEX, _PCT
     ext_left: bool = False  # base64 with a partial first character: extend the span by one
     ext_right: bool = False
+    lead_escape: bool = False  # the encoded form starts with a backslash escape: span covers it
 
     def __repr__(self) -> str:  # never the value
         return f"_Variant(name={self.name!r}, encoding={self.encoding!r})"
@@ -154,7 +155,7 @@ def variants(name: str, value: str) -> list[_Variant]:
         # The raw value is always looked for (the caller asked for it); encoded forms only
         # when long enough not to raise false alarms.
         if exact and (encoding == "raw" or len(exact) >= MIN_VARIANT):
-            out.append(_Variant(name, encoding, exact, fold, left, right))
+            out.append(_Variant(name, encoding, exact, fold, left, right, text.startswith("\\")))
 
     add("raw", value)
     add("reversed", value[::-1])
@@ -175,6 +176,9 @@ def variants(name: str, value: str) -> list[_Variant]:
     add("json-unicode", json.dumps(value, ensure_ascii=False)[1:-1])
     add("json-u-all", "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else c for c in value), _HEX)
     add("unicode-escape", value.encode("unicode_escape").decode("ascii"))
+    # C / Python-bytes style: printable ASCII as is, every other UTF-8 byte as \xHH
+    # (repr(value.encode()), a C string literal, a hexdump-ish log line).
+    add("bytes-escape", "".join(chr(b) if 32 <= b < 127 else f"\\x{b:02x}" for b in raw), _HEX)
     # JSON encoders that \u-escape HTML-significant characters: Go's encoding/json (<, >, &,
     # U+2028, U+2029; other characters raw) and PHP's JSON_HEX_* flags (also ' and ").
     go = json.dumps(value, ensure_ascii=False)[1:-1]
@@ -337,6 +341,9 @@ class Scanner:
             e += 1
             if v.ext_left and s > 0 and text[s - 1] in _B64_CHARS:
                 s -= 1
+            if v.lead_escape:   # the escape's backslash(es) before the first kept character
+                while s > 0 and text[s - 1] == "\\":
+                    s -= 1
             if v.ext_right:
                 if e < len(text) and text[e] in _B64_CHARS:
                     e += 1

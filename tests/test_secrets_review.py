@@ -327,3 +327,11 @@ def test_conflict_message_never_echoes_a_base_that_is_not_a_revision(tmp_path):
     assert "changed since you read it" in msg and LONG[:6] not in msg
     with pytest.raises(Conflict, match="'abcdef123456'"):
         mem.write("n.md", "second\n", base="abcdef123456")
+
+
+@pytest.mark.parametrize("value", ["pässwörd-ünïcode", "emoji🔑key-12345678", "ΣΑΛΑΜΙ-secret-ΣΣ"])
+def test_c_style_byte_escapes_of_a_non_ascii_value_are_found(value):
+    escaped = repr(value.encode("utf-8"))          # b'p\xc3\xa4ssw...'
+    scanner = Scanner({"k": value})
+    assert scanner.redact(f"log: {escaped} end") == "log: b'[redacted:k]' end"
+    assert scanner.redact(f"log: {escaped.upper()} end") != f"log: {escaped.upper()} end"
