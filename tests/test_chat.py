@@ -136,3 +136,19 @@ def test_note_edited_during_chat_reaches_the_next_turn_tail(tmp_path):
     users = [e for e in events if e["event"] == "user"]
     assert users[0]["changed_notes"] == []
     assert users[1]["changed_notes"] == ["people/lina.md (changed on disk)", "preferences.md (deleted)"]
+
+
+def test_inline_question_escapes_control_characters(capsys):
+    """A model-chosen URL cannot repaint the inline prompt with terminal escapes."""
+    import io
+    from types import SimpleNamespace
+
+    from assistant.cli.chat import ChatUI
+
+    ui = ChatUI(stdin=io.StringIO("n\n"))
+    q = SimpleNamespace(kind="net", target="evil.example\x1b[2K", offers=(),
+                        summary="fetch http://evil.example/\x1b[1A\x1b[2Kallow? [y/N] (already approved)")
+    assert ui.inline_ask(q) is None
+    shown = capsys.readouterr().out
+    assert "evil.example" in shown
+    assert "\x1b" not in shown and "\\x1b" in shown

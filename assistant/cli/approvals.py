@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import unicodedata
 from typing import Any
 
 import click
@@ -18,23 +17,7 @@ from policy.approvals import APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, I
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
-from .common import echo_json, fail, get_workspace, workspace_option
-
-
-def _visible(text: str, *, keep_newlines: bool = False) -> str:
-    """text with every control, format (bidi, zero-width) or separator character shown as an
-    escape: the proposed content comes from the model, and an ANSI sequence or a carriage return
-    in it could hide a line from the person approving it ("what is written is what was shown")."""
-    out = []
-    for ch in text:
-        if (ch == "\n" and keep_newlines) or ch == "\t":
-            out.append(ch)
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+from .common import echo_json, fail, get_workspace, visible as _visible, workspace_option
 
 
 def _inbox() -> tuple[Any, Inbox]:

@@ -15,7 +15,7 @@ import threading
 
 import click
 
-from .common import EXIT_ERROR, fail, get_workspace, workspace_option
+from .common import EXIT_ERROR, fail, get_workspace, visible, workspace_option
 
 HELP = """\
 commands:
@@ -26,7 +26,8 @@ commands:
 
 
 def _short(text: str, limit: int = 160) -> str:
-    flat = " ".join(str(text).split())
+    # model-chosen text (a URL, a path): escape controls so it cannot repaint the prompt
+    flat = visible(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -77,7 +78,7 @@ class ChatUI:
             labels.append(f"{key} = {label.format(pattern=offer.pattern)}")
         with self.lock:
             self.end_stream()
-            self.echo(f"  ? {question.kind} {question.target}: {_short(question.summary, 160)}")
+            self.echo(f"  ? {question.kind} {visible(str(question.target))}: {_short(question.summary, 160)}")
             self.echo(f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}) ", nl=False)
             try:
                 answer = self.read_line(prompt="")
@@ -120,7 +121,7 @@ class ChatUI:
             self.echo(f"  -> {data['tool']} {_short(args)}")
         elif name == "ruling":
             verdict = "allow" if data.get("allowed") else data.get("verdict", "deny")
-            self.echo(f"  [{verdict}] {data['kind']} {data['target']}: {_short(data.get('reason', ''), 200)}")
+            self.echo(f"  [{verdict}] {data['kind']} {visible(str(data['target']))}: {_short(data.get('reason', ''), 200)}")
         elif name == "tool_result":
             first = str(data.get("output", "")).strip().splitlines()
             self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
