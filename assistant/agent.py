@@ -598,7 +598,11 @@ def new_agent(parts: SessionParts, model: Any, *, on_event: EventSink | None = N
     """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
     from .prompt import Conversation
 
-    conversation = Conversation(parts.ws.persona(), parts.tools, parts.memory.catalog(),
+    # PERSONA.md is hand-written and goes into every prompt: redacted like any text the model sees.
+    persona = parts.ws.persona()
+    if parts.scanner is not None:
+        persona = parts.scanner.redact(persona)
+    conversation = Conversation(persona, parts.tools, parts.memory.catalog(),
                                 max_reply=reply_limit(parts.limits.max_tokens))
     return Agent(model=model, tools=parts.tools, ctx=parts.ctx, conversation=conversation,
                  transcript=parts.transcript, limits=parts.limits, on_event=on_event)

@@ -335,3 +335,28 @@ def test_c_style_byte_escapes_of_a_non_ascii_value_are_found(value):
     scanner = Scanner({"k": value})
     assert scanner.redact(f"log: {escaped} end") == "log: b'[redacted:k]' end"
     assert scanner.redact(f"log: {escaped.upper()} end") != f"log: {escaped.upper()} end"
+
+
+# --- 10. PERSONA.md went into every prompt unredacted ------------------------------------------
+
+def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
+    from assistant.agent import build_session, new_agent
+    from assistant.models.scripted import ScriptedModel
+    from assistant.vault import Vault
+    from assistant.workspace import init_workspace, open_workspace
+
+    init_workspace(tmp_path / "ws")
+    ws = open_workspace(tmp_path / "ws")
+    Vault.create(ws.vault_path, "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("wifi", LONG)
+    ws.persona_path.write_text(f"You help Sam. The wifi password is {LONG}; never say it.\n")
+    monkeypatch.setenv("ASSISTANT_VAULT_PASSPHRASE", "pw-for-tests")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"reply": "hi"}]))
+    model = ScriptedModel(script)
+    parts = build_session(ws, mode="watched", kind="chat", interactive=False)
+    try:
+        new_agent(parts, model).turn("hello")
+    finally:
+        parts.close()
+    system = model.calls[0][0]["content"]
+    assert "You help Sam" in system and LONG not in system and "[redacted:wifi]" in system
