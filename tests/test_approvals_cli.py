@@ -169,5 +169,19 @@ def test_end_to_end_gate_waits_for_the_cli(ws):
     d = result["d"]
     assert d.allowed and d.remember == "exact" and d.request_id == rid
     lines = AuditLog(ws / "state" / "audit.jsonl").read()
-    assert [(x["event"], x["verdict"]) for x in lines] == [("ruling", "ask"), ("answer", "allow")]
-    assert lines[-1]["sha256"] == sha256_hex(b"Marek bakes.\n")
+    assert [(x["event"], x["verdict"]) for x in lines] == [
+        ("ruling", "ask"), ("approval", "approved"), ("answer", "allow")]
+    assert lines[1]["by"] == "cli" and lines[1]["request"] == rid and lines[1]["remember"] == "exact"
+    assert lines[1]["sha256"] == lines[-1]["sha256"] == sha256_hex(b"Marek bakes.\n")
+
+
+def test_cli_answer_is_audited_even_if_the_run_is_gone(ws):
+    """A request whose run died is still answerable (until it expires); the answer leaves an
+    audit line of its own, with the content's sha256 and never the content."""
+    rid = file_request(ws, content="Lina likes oolong.\n").id
+    r = cli(ws, "approvals", "deny", rid, "--reason", "not now")
+    assert r.exit_code == 0, r.output
+    [line] = AuditLog(ws / "state" / "audit.jsonl").read()
+    assert (line["event"], line["verdict"], line["by"], line["reason"]) == ("approval", "denied", "cli", "not now")
+    assert line["sha256"] == sha256_hex(b"Lina likes oolong.\n")
+    assert "oolong" not in (ws / "state" / "audit.jsonl").read_text()

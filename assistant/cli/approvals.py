@@ -14,10 +14,24 @@ from typing import Any
 import click
 
 from policy.approvals import APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json
+from policy.audit import AuditError, AuditLog
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
 from .common import echo_json, fail, get_workspace, visible as _visible, workspace_option
+
+
+def _audit_answer(ws: Any, req: Any, verdict: str, *, remember: str | None, reason: str) -> None:
+    """One audit line per answer given here, even if the run that asked has died meanwhile
+    (the run writes its own line when it acts on the answer). Never the content: its sha256."""
+    try:
+        AuditLog(ws.audit_path).append({
+            "event": "approval", "by": "cli", "request": req.id, "run": req.run_id,
+            "kind": req.kind, "target": req.target, "verdict": verdict,
+            "remember": remember, "reason": reason, "sha256": req.sha256,
+        })
+    except AuditError as exc:
+        click.echo(f"warning: answer recorded, but the audit log could not be written: {exc}", err=True)
 
 
 def _inbox() -> tuple[Any, Inbox]:
@@ -182,6 +196,7 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
                            grants=GrantStore(ws.grants_path))
     except InboxError as exc:
         fail(str(exc))
+    _audit_answer(ws, req, APPROVED, remember=ans.remember, reason="")
     offer = req.offer(ans.remember) or {}
     extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
     click.echo(f"approved {req.id}: {req.kind} {req.target} ({offer.get('label', ans.remember)}){extra}")
@@ -193,12 +208,13 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
 @click.option("--reason", default="", help="Why (shown to the run and kept in the audit log).")
 def deny_cmd(request_id: str, reason: str) -> None:
     """Deny a pending request."""
-    _ws, inbox = _inbox()
+    ws, inbox = _inbox()
     try:
         req = inbox.get(request_id)
         inbox.answer(request_id, DENIED, sha256=req.sha256, reason=reason)
     except InboxError as exc:
         fail(str(exc))
+    _audit_answer(ws, req, DENIED, remember=None, reason=reason)
     click.echo(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else ""))
 
 
