@@ -63,6 +63,14 @@ def _memory(*, gated: bool = True) -> Memory:
         fail(str(exc))
 
 
+def _child_env() -> dict[str, str]:
+    """The environment for a program we start (the editor): without the vault passphrases."""
+    from ..vault import ENV_PASSPHRASE
+    from .vault import ENV_NEW_PASSPHRASE
+
+    return {k: v for k, v in os.environ.items() if k not in (ENV_PASSPHRASE, ENV_NEW_PASSPHRASE)}
+
+
 def _report(result) -> None:
     if getattr(result, "warning", None):
         click.echo(f"warning: {result.warning}", err=True)
@@ -181,7 +189,7 @@ def edit_cmd(path: str) -> None:
         tmp.write_text(shown, encoding="utf-8")
         os.chmod(tmp, 0o600)
         try:
-            rc = subprocess.call([*shlex.split(editor), str(tmp)])
+            rc = subprocess.call([*shlex.split(editor), str(tmp)], env=_child_env())
         except OSError as exc:
             fail(f"cannot run the editor {editor!r}: {exc.strerror or exc}; set $EDITOR")
         if rc != 0:
