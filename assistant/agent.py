@@ -539,7 +539,8 @@ def unlock_for_session(ws: Any, *, interactive: bool) -> tuple[Any, Any]:
 
 
 def make_gate(ws: Any, *, mode: str, run_id: str, inline_ask: Callable | None = None,
-              approval_timeout: float | None = None, scanner: Any = None) -> Any:
+              approval_timeout: float | None = None, scanner: Any = None,
+              on_request: Callable | None = None) -> Any:
     """The policy Gate for this session's mode (see policy/gate.py). `approval_timeout`
     overrides approvals.timeout for this run only."""
     from policy.gate import Gate
@@ -549,7 +550,8 @@ def make_gate(ws: Any, *, mode: str, run_id: str, inline_ask: Callable | None = 
         config["approvals"] = {**config.get("approvals", {}), "timeout": approval_timeout}
     return Gate.for_workspace(mode, run_id=run_id, config=config, grants_path=ws.grants_path,
                               approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
-                              inline_ask=inline_ask, redact=scanner.redact if scanner is not None else None)
+                              inline_ask=inline_ask, redact=scanner.redact if scanner is not None else None,
+                              on_request=on_request)
 
 
 def build_session(
@@ -561,6 +563,7 @@ def build_session(
     inline_ask: Callable | None = None,
     approval_timeout: float | None = None,
     tools: list[Tool] | None = None,
+    on_request: Callable | None = None,
 ) -> SessionParts:
     """Everything a session's tools can reach, wired once: scanner (+vault), gate, memory,
     the Root at files/, the tools, the transcript."""
@@ -578,7 +581,7 @@ def build_session(
     session_id = new_session_id(kind)
     try:
         real_gate = make_gate(ws, mode=mode, run_id=session_id, inline_ask=inline_ask,
-                              approval_timeout=approval_timeout, scanner=scanner)
+                              approval_timeout=approval_timeout, scanner=scanner, on_request=on_request)
     except Exception as exc:
         raise SessionError(f"the policy gate cannot start: {exc}") from None
     gate = ObservedGate(real_gate, lambda n, d: None)

@@ -69,6 +69,7 @@ class Gate:
         inline_ask: Callable[[Question], Any] | None = None,
         redact: Callable[[str], str] | None = None,
         notify_timeout: float = 10.0,
+        on_request: Callable[[Any], None] | None = None,
     ) -> None:
         cfg = dict(approvals or {})
         unknown = sorted(set(map(str, cfg)) - {"channel", "timeout", "notify"})
@@ -91,6 +92,9 @@ class Gate:
                              f"e.g. [\"notify-send\", \"{{summary}}\"], got {type(notify).__name__}")
         self.notify = list(notify)
         self.notify_timeout = notify_timeout
+        # Told the moment a request is filed and waited on (so a run can say which id to answer).
+        # Display only: whatever it does or raises cannot change the ruling.
+        self.on_request = on_request
         self.session = Session(run_id, grants=grants, policy=policy,
                                channel=self.channel if inbox is not None else "none",
                                inline=inline_ask is not None)
@@ -197,6 +201,11 @@ class Gate:
             except (InboxError, OSError) as exc:
                 reason += f" (and the request could not be closed: {exc})"
             return self._answered(ruling, sha, DENY, reason, req.id)
+        if self.on_request is not None:
+            try:
+                self.on_request(req)
+            except Exception:
+                pass
         try:
             answer = self.inbox.wait(req.id, self.timeout)
             if answer is None:

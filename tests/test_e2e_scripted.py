@@ -127,6 +127,9 @@ def test_unattended_run_asks_and_writes_exactly_the_approved_text(tmp_path):
     assert proc.returncode == 0, out + err
     assert out.strip() == "done: Saved Ana's note."
     assert (ws / "memory" / "people" / "ana.md").read_bytes() == NOTE.encode()
+    # while it waited, the run said which request to answer and how
+    assert f"[approval] waiting for {req_id}: memory people/ana.md" in err
+    assert f"assistant approvals show {req_id}" in err
 
 
 def test_unattended_run_with_channel_none_is_denied(tmp_path):

@@ -14,7 +14,7 @@ import sys
 import click
 
 from ..workspace import WorkspaceError, parse_duration
-from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, workspace_option
+from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, visible, workspace_option
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -37,6 +37,12 @@ def _progress(name: str, data: dict) -> None:
         click.echo(f"[model] invalid step: {_one_line(str(data.get('error', '')), 200)}", err=True)
 
 
+def _waiting(req) -> None:
+    """Say on stderr which request this run now waits on, and how to answer it."""
+    click.echo(f"[approval] waiting for {req.id}: {req.kind} {visible(str(req.target))} (expires {req.expires_at}); "
+               f"answer with `assistant approvals show {req.id}`, then approve or deny", err=True)
+
+
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
@@ -55,7 +61,8 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             click.echo(f"error: {exc}", err=True)
             return EXIT_ERROR
     try:
-        parts = build_session(ws, mode="unattended", kind="run", interactive=False, approval_timeout=timeout)
+        parts = build_session(ws, mode="unattended", kind="run", interactive=False, approval_timeout=timeout,
+                              on_request=_waiting)
     except SessionError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
