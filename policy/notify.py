@@ -13,6 +13,14 @@ import signal
 import subprocess
 from typing import Sequence
 
+# Environment variables never handed to the notify command: the unlock passphrase of an
+# unattended run is the workspace's master secret, and a notifier has no use for it.
+SCRUBBED_ENV_PREFIXES = ("ASSISTANT_VAULT_",)
+
+
+def notify_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED_ENV_PREFIXES)}
+
 
 def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0) -> str | None:
     """None if the command ran and exited 0, else why the approver is unreachable."""
@@ -28,6 +36,7 @@ def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0) -> s
             stderr=subprocess.DEVNULL,
             close_fds=True,
             start_new_session=True,
+            env=notify_env(),
         )
     except FileNotFoundError:
         return f"notify command not found: {args[0]!r}"

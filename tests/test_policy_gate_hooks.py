@@ -34,3 +34,20 @@ def test_a_failing_hook_changes_nothing(tmp_path):
     assert not d.allowed and d.verdict == "deny"
     [entry] = inbox.list(all=True)
     assert entry.state == "expired"
+
+
+def test_notify_command_never_sees_the_vault_passphrase(tmp_path, monkeypatch):
+    import sys
+
+    from policy.notify import run_notify
+
+    monkeypatch.setenv("ASSISTANT_VAULT_PASSPHRASE", "correct horse battery staple")
+    monkeypatch.setenv("ASSISTANT_VAULT_NEW_PASSPHRASE", "another horse battery")
+    monkeypatch.setenv("HOME_OK", "kept")
+    out = tmp_path / "env.txt"
+    argv = [sys.executable, "-c",
+            "import os,sys; open(sys.argv[1],'w').write('\\n'.join(sorted(os.environ)))", str(out)]
+    assert run_notify(argv, "approve memory people/ana.md?") is None
+    names = out.read_text().splitlines()
+    assert "HOME_OK" in names
+    assert not [n for n in names if n.startswith("ASSISTANT_VAULT_")]

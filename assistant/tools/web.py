@@ -213,10 +213,11 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
             text = body.decode("utf-8", errors="replace")
         if ctype in ("text/html", "application/xhtml+xml"):
             text = html_to_text(text)
+        if ctx.scanner is not None:
+            # a page cut at max_bytes may end inside a secret: redact it as a prefix
+            text = ctx.scanner.redact_prefix(text) if truncated else ctx.scanner.redact(text)
         if truncated:
             text += f"\n[... truncated at {max_bytes} bytes]"
-        if ctx.scanner is not None:
-            text = ctx.scanner.redact(text)
         return text
     raise ToolError(f"more than {MAX_REDIRECTS} redirects from {target}; stopped")
 
