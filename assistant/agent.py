@@ -589,6 +589,11 @@ def build_session(
     ws.memory_dir.mkdir(mode=0o700, exist_ok=True)
     files = Root(ws.files_dir)
     memory = Memory(ws, scanner, gate)
+    try:   # a crash mid-write leaves a dot-leading temp file; sweep old ones at session start
+        memory.sweep_temp()
+        files.sweep_temp()
+    except Exception:
+        pass   # housekeeping only: a busy lock or an odd entry must not stop the session
     tool_list = list(tools) if tools is not None else all_tools()
     ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
     transcript = Transcript(ws.transcripts_dir, session_id, scanner)

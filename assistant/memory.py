@@ -188,6 +188,13 @@ class Memory:
         except FileNotFoundError:
             raise NoteError(f"no memory folder at {self.ws.memory_dir}") from None
 
+    def sweep_temp(self, older_than: float = 3600.0) -> int:
+        """Remove temp files a crashed writer left in memory/ (dot-leading, so never a note),
+        under the writers' lock so a write in progress is never touched. Returns how many."""
+        with self._lock():
+            with self._root() as root:
+                return root.sweep_temp(older_than)
+
     def _lock(self) -> FileLock:
         self.ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         return FileLock(self.ws.lock_path, timeout=self.lock_timeout)

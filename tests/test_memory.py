@@ -484,3 +484,28 @@ def test_a_writer_holding_the_lock_too_long_is_a_clear_refusal(ws):
     assert not (ws.memory_dir / "a.md").exists()
     memory_write({"path": "a.md", "content": "x\n"}, ctx)   # free again
     assert (ws.memory_dir / "a.md").read_text() == "x\n"
+
+
+def test_session_start_sweeps_stale_temp_files_only(tmp_path):
+    """A writer killed mid-write leaves `.tmp-*` beside the note; a new session removes the old
+    ones and leaves notes and fresh temp files alone."""
+    import os
+    import time
+
+    from assistant.agent import build_session
+    from assistant.workspace import init_workspace, open_workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root)
+    stale = root / "memory" / "people" / ".tmp-0123456789abcdef"
+    fresh = root / "memory" / ".tmp-fedcba9876543210"
+    stale.write_bytes(b"half a no")
+    fresh.write_bytes(b"in progress")
+    old = time.time() - 2 * 3600
+    os.utime(stale, (old, old))
+    parts = build_session(open_workspace(root), mode="watched", kind="test", interactive=False)
+    try:
+        assert not stale.exists() and fresh.exists()
+        assert (root / "memory" / "people" / "lina.md").exists()
+    finally:
+        parts.close()
