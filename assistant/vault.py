@@ -25,6 +25,7 @@ import stat
 import struct
 import sys
 import time
+import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -109,6 +110,59 @@ def validate_value(value: str) -> str:
             "false alarms"
         )
     return value
+
+
+MAX_HOSTS = 32
+
+
+def normalize_host(text: str) -> str:
+    """A host a secret may be sent to by web_fetch: `api.example.com`, `127.0.0.1:8080`,
+    `[::1]`. Lower-cased, trailing dot dropped, IDNA-encoded: the same form web_fetch gives
+    the host of a URL, so a binding and a URL are compared as equals. No scheme, path,
+    userinfo, wildcard or percent-escape."""
+    if not isinstance(text, str) or not text.strip():
+        raise VaultError("a host must be a name like api.example.com (optionally :PORT)")
+    t = text.strip()
+    bad = "a host is a bare name like api.example.com or 127.0.0.1:8080 (optionally :PORT), " \
+          f"without scheme, path, user, wildcard or %-escapes; got {t[:80]!r}"
+    if len(t) > 260 or any(ord(c) < 33 or ord(c) == 127 or c in "/?#@%\\*" for c in t):
+        raise VaultError(bad)
+    try:
+        parts = urllib.parse.urlsplit("http://" + t)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise VaultError(bad) from None
+    if not host or parts.path or parts.query or parts.fragment:
+        raise VaultError(bad)
+    host = host.rstrip(".").lower()
+    if not host:
+        raise VaultError(bad)
+    if ":" not in host:
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise VaultError(bad) from None
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"
+
+
+def split_host(binding: str) -> tuple[str, int | None]:
+    """(host, port or None) of a normalized binding."""
+    if binding.startswith("["):
+        end = binding.index("]")
+        rest = binding[end + 1:]
+        return binding[: end + 1], int(rest[1:]) if rest.startswith(":") else None
+    host, _, port = binding.partition(":")
+    return host, int(port) if port else None
+
+
+def normalize_hosts(hosts: Any) -> list[str]:
+    if isinstance(hosts, str) or not all(isinstance(h, str) for h in hosts):
+        raise VaultError("hosts must be a list of host names")
+    out = sorted({normalize_host(h) for h in hosts})
+    if len(out) > MAX_HOSTS:
+        raise VaultError(f"at most {MAX_HOSTS} hosts per secret")
+    return out
 
 
 def check_kdf_params(opslimit: Any, memlimit: Any, *, where: str) -> tuple[int, int]:
@@ -213,6 +267,20 @@ class Vault:
         """[(name, set_at)] sorted by name. No values."""
         return sorted((n, e.get("set_at", "")) for n, e in self._entries.items())
 
+    def hosts(self, name: str) -> tuple[str, ...]:
+        """The hosts web_fetch may send secret `name` to (empty: none; an entry written before
+        bindings existed has none)."""
+        try:
+            entry = self._entries[name]
+        except KeyError:
+            raise VaultError(f"no secret named {name!r} in the vault") from None
+        hosts = entry.get("hosts") or []
+        return tuple(h for h in hosts if isinstance(h, str))
+
+    def listing(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """[(name, set_at, hosts)] sorted by name. No values."""
+        return [(n, t, self.hosts(n)) for n, t in self.names()]
+
     def secrets(self) -> dict[str, str]:
         return {n: e["value"] for n, e in self._entries.items()}
 
@@ -221,12 +289,18 @@ class Vault:
 
     # -- writing (each under the lock, on a fresh re-read) -----------------------------
 
-    def set(self, name: str, value: str) -> None:
+    def set(self, name: str, value: str, hosts: Any = None) -> None:
+        """Store `value` under `name`. `hosts`: the hosts web_fetch may send it to (replacing
+        any bound before); None keeps the hosts an existing entry already has."""
         validate_name(name)
         validate_value(value)
+        bound = None if hosts is None else normalize_hosts(hosts)
 
         def change(entries: dict[str, dict]) -> None:
+            keep = entries.get(name, {}).get("hosts") if bound is None else bound
             entries[name] = {"value": value, "set_at": _now()}
+            if keep:
+                entries[name]["hosts"] = list(keep)
 
         self._update(change)
 
@@ -333,6 +407,8 @@ def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, 
         raise VaultError(f"{where}: decrypted contents are not a valid vault payload") from None
     if not isinstance(entries, dict) or not all(
         isinstance(n, str) and isinstance(e, dict) and isinstance(e.get("value"), str)
+        and (e.get("hosts") is None or (isinstance(e["hosts"], list)
+                                         and all(isinstance(h, str) for h in e["hosts"])))
         for n, e in entries.items()
     ):
         raise VaultError(f"{where}: decrypted contents are not a valid vault payload")
@@ -466,5 +542,6 @@ def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
 __all__ = [
     "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
     "VaultError", "VaultLocked", "check_kdf_params", "kdf_settings", "load_scanner",
-    "passphrase_for", "read_key_file", "unlock", "validate_name", "validate_value",
+    "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
+    "validate_name", "validate_value",
 ]

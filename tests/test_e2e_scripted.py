@@ -246,7 +246,7 @@ def test_web_auth_by_vault_name_value_never_shown(tmp_path):
     with Site({"/me": (200, {"Content-Type": "text/plain"}, echo_auth)}) as site:
         ws = make_ws(tmp_path)
         v = Vault.create(ws / "vault.enc", "pass phrase here", opslimit=1, memlimit=8 * 1024 * 1024)
-        v.set("SVC_TOKEN", secret)
+        v.set("SVC_TOKEN", secret, hosts=["127.0.0.1"])
         GrantStore(ws / "grants.json").add("net", site.target)
         script = write_script(tmp_path, [
             {"tool": "web_fetch", "args": {"url": site.url("/me"), "auth": "SVC_TOKEN"}},

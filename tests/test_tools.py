@@ -24,7 +24,7 @@ SECRET = "sk-live-4f3e2d1c0b9a8f7e6d5c"
 def session_factory(tmp_path):
     made = []
 
-    def make(mode="watched", extra_config="", inline_ask=None, vault_secret=False, edit=None):
+    def make(mode="watched", extra_config="", inline_ask=None, vault_secret=False, edit=None, vault_hosts=None):
         ws_path = make_ws(tmp_path / f"s{len(made)}", extra_config=extra_config)
         if edit:
             cfg = ws_path / "config.toml"
@@ -33,7 +33,7 @@ def session_factory(tmp_path):
         if vault_secret:
             from assistant.vault import Vault
             v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-            v.set("LIVE_KEY", SECRET)
+            v.set("LIVE_KEY", SECRET, hosts=vault_hosts)
             os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
         try:
             parts = build_session(open_workspace(ws_path), mode=mode, kind="test", interactive=False,
@@ -268,7 +268,7 @@ def test_fetch_response_redacted_and_auth_by_name(session_factory):
         return f"token seen: {handler.headers.get('Authorization')}".encode()
 
     with Site({"/": (200, {"Content-Type": "text/plain"}, echo)}) as site:
-        parts = session_factory(mode="unattended", vault_secret=True)
+        parts = session_factory(mode="unattended", vault_secret=True, vault_hosts=["127.0.0.1"])
         GrantStore(parts.ws.grants_path).add("net", site.target)
         out = call(parts, "web_fetch", url=site.url("/"), auth="LIVE_KEY")
         assert site.seen_headers[-1]["Authorization"] == f"Bearer {SECRET}"
@@ -277,3 +277,36 @@ def test_fetch_response_redacted_and_auth_by_name(session_factory):
             call(parts, "web_fetch", url=site.url("/"), auth="NOPE")
         with pytest.raises(ToolError, match="NAME of a vault secret"):
             call(parts, "web_fetch", url=site.url("/"), auth="Bearer xyz")
+
+
+def test_fetch_auth_only_to_a_host_the_secret_is_bound_to(session_factory):
+    """A durable grant for a host is not permission to send it any vault secret: web_fetch
+    sends auth=NAME only to a host NAME is bound to (`vault set NAME --host HOST`), and a
+    secret bound to no host is never sent; refused before the gate, nothing leaves."""
+    with Site({"/": (200, {"Content-Type": "text/plain"}, b"ok")}) as site:
+        # bound to another host: refused, no request made
+        parts = session_factory(mode="unattended", vault_secret=True, vault_hosts=["api.example.com"])
+        GrantStore(parts.ws.grants_path).add("net", site.target)
+        with pytest.raises(ToolError, match=r"may only be sent to api\.example\.com, not to 127\.0\.0\.1") as ei:
+            call(parts, "web_fetch", url=site.url("/"), auth="LIVE_KEY")
+        assert "--host" in str(ei.value) and SECRET not in str(ei.value)
+        assert site.seen_headers == []
+        # bound to no host at all (an entry as older vaults stored it): refused with the fix
+        parts = session_factory(mode="unattended", vault_secret=True)
+        GrantStore(parts.ws.grants_path).add("net", site.target)
+        with pytest.raises(ToolError, match=r"not bound to any host.*assistant vault set LIVE_KEY --host 127\.0\.0\.1"):
+            call(parts, "web_fetch", url=site.url("/"), auth="LIVE_KEY")
+        assert site.seen_headers == []
+        # bound to the host on another port: refused; on this port or any port: sent
+        parts = session_factory(mode="unattended", vault_secret=True, vault_hosts=["127.0.0.1:1"])
+        GrantStore(parts.ws.grants_path).add("net", site.target)
+        with pytest.raises(ToolError, match="may only be sent to 127.0.0.1:1"):
+            call(parts, "web_fetch", url=site.url("/"), auth="LIVE_KEY")
+        assert site.seen_headers == []
+        parts = session_factory(mode="unattended", vault_secret=True, vault_hosts=[site.target])
+        GrantStore(parts.ws.grants_path).add("net", site.target)
+        assert call(parts, "web_fetch", url=site.url("/"), auth="LIVE_KEY") == "ok"
+        assert site.seen_headers[-1]["Authorization"] == f"Bearer {SECRET}"
+        # without auth the fetch needs no binding
+        assert call(parts, "web_fetch", url=site.url("/")) == "ok"
+        assert "Authorization" not in site.seen_headers[-1]

@@ -62,7 +62,7 @@ def test_full_cycle(ws):
     r = run(ws, "list", "--json")
     rows = json.loads(r.stdout)
     assert [row["name"] for row in rows] == ["github", "mail"]
-    assert all(set(row) == {"name", "set_at"} for row in rows)
+    assert all(set(row) == {"name", "set_at", "hosts"} and row["hosts"] == [] for row in rows)
 
     # the stored value is exactly what was piped in (one trailing newline dropped)
     assert Vault.open(ws / "vault.enc", PASS).get("github") == VALUE
@@ -192,3 +192,47 @@ def test_concurrent_cli_set_from_two_processes(ws):
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     names = {row["name"] for row in json.loads(run(ws, "list", "--json").stdout)}
     assert names == {f"{t}{i}" for t in "ab" for i in range(8)}
+
+
+def test_set_binds_hosts_for_web_fetch(ws):
+    """`vault set NAME --host HOST` (repeatable) stores the hosts with the entry (inside the
+    encrypted payload), normalised as web_fetch normalises a URL's host; `list` shows them."""
+    assert run(ws, "init").exit_code == 0
+    r = run(ws, "set", "api", "--host", "API.Example.com.", "--host", "127.0.0.1:8080", input=VALUE)
+    assert r.exit_code == 0, r.output
+    assert "127.0.0.1:8080" in r.output and "api.example.com" in r.output
+    v = Vault.open(ws / "vault.enc", PASS)
+    assert v.hosts("api") == ("127.0.0.1:8080", "api.example.com")
+    assert b"api.example.com" not in (ws / "vault.enc").read_bytes()   # encrypted, not a header
+    rows = json.loads(run(ws, "list", "--json").stdout)
+    assert rows == [{"name": "api", "set_at": rows[0]["set_at"], "hosts": ["127.0.0.1:8080", "api.example.com"]}]
+    text = run(ws, "list").output
+    assert "api.example.com" in text and VALUE not in text
+    # an update without --host keeps the binding; with --host it replaces it
+    assert run(ws, "set", "api", input=VALUE + "-2").exit_code == 0
+    assert Vault.open(ws / "vault.enc", PASS).hosts("api") == ("127.0.0.1:8080", "api.example.com")
+    assert run(ws, "set", "api", "--host", "other.example.org", input=VALUE).exit_code == 0
+    assert Vault.open(ws / "vault.enc", PASS).hosts("api") == ("other.example.org",)
+    # a secret with no hosts is listed as unusable by web_fetch
+    assert run(ws, "set", "plain", input="plain-value-123456").exit_code == 0
+    assert "not usable by web_fetch" in run(ws, "list").output
+
+
+@pytest.mark.parametrize("bad", ["https://api.example.com", "api.example.com/v1", "user@api.example.com",
+                                 "*.example.com", "%61pi.example.com", "api example.com", "x.com:99999"])
+def test_set_refuses_a_host_that_is_not_a_bare_host(ws, bad):
+    assert run(ws, "init").exit_code == 0
+    r = run(ws, "set", "api", "--host", bad, input=VALUE)
+    assert r.exit_code == 1 and "host" in r.output
+    assert "api" not in [row["name"] for row in json.loads(run(ws, "list", "--json").stdout)]
+
+
+def test_entries_without_hosts_load_from_an_older_vault(ws):
+    """Backward compatible: a payload written before bindings existed ({value, set_at} only)."""
+    assert run(ws, "init").exit_code == 0
+    v = Vault.open(ws / "vault.enc", PASS)
+    v._update(lambda entries: entries.__setitem__("old", {"value": VALUE, "set_at": "2026-01-01T00:00:00Z"}))
+    v2 = Vault.open(ws / "vault.enc", PASS)
+    assert v2.get("old") == VALUE and v2.hosts("old") == ()
+    rows = json.loads(run(ws, "list", "--json").stdout)
+    assert rows == [{"name": "old", "set_at": "2026-01-01T00:00:00Z", "hosts": []}]

@@ -1,5 +1,7 @@
 """`assistant vault`: init, set, list, remove, passwd.
 
+`vault set NAME --host HOST` binds a secret to the hosts web_fetch may send it to.
+
 Guards the ways a secret value can enter or show: values come from stdin or a hidden
 prompt, never from argv (where `ps` and shell history would keep them); listing shows names
 and dates, never values; every refusal is one line on stderr with the reason.
@@ -18,6 +20,7 @@ from ..vault import (
     Vault,
     VaultError,
     kdf_settings,
+    normalize_hosts,
     read_key_file,
     unlock,
     validate_name,
@@ -117,12 +120,17 @@ def init_cmd() -> None:
 
 @vault_group.command("set")
 @click.argument("name")
+@click.option("--host", "hosts", multiple=True, metavar="HOST",
+              help="A host web_fetch may send this secret to (repeatable), e.g. api.example.com "
+                   "or 127.0.0.1:8080. Replaces the hosts bound before; without --host an "
+                   "update keeps them. A secret bound to no host is never sent by web_fetch.")
 @workspace_option
-def set_cmd(name: str) -> None:
+def set_cmd(name: str, hosts: tuple[str, ...]) -> None:
     """Store a secret under NAME. The value is read from stdin or a hidden prompt, never argv."""
     ws = get_workspace()
     try:
         validate_name(name)
+        bound = normalize_hosts(hosts) if hosts else None
     except VaultError as exc:
         fail(str(exc))
     vault = _open(ws)
@@ -130,29 +138,32 @@ def set_cmd(name: str) -> None:
     try:
         validate_value(value)
         existed = name in vault
-        vault.set(name, value)
+        vault.set(name, value, hosts=bound)
+        now_bound = vault.hosts(name)
     except VaultError as exc:
         fail(str(exc))
-    click.echo(f"{'updated' if existed else 'stored'} {name}")
+    where = f" (web_fetch may send it to: {', '.join(now_bound)})" if now_bound else ""
+    click.echo(f"{'updated' if existed else 'stored'} {name}{where}")
 
 
 @vault_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable: [{name, set_at}].")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable: [{name, set_at, hosts}].")
 @workspace_option
 def list_cmd(as_json: bool) -> None:
-    """Names of the stored secrets and when each was set (never the values)."""
+    """Names of the stored secrets, when each was set and the hosts web_fetch may send it to
+    (never the values)."""
     ws = get_workspace()
     vault = _open(ws)
-    rows = vault.names()
+    rows = vault.listing()
     if as_json:
-        echo_json([{"name": n, "set_at": t} for n, t in rows])
+        echo_json([{"name": n, "set_at": t, "hosts": list(h)} for n, t, h in rows])
         return
     if not rows:
         click.echo("(no secrets)")
         return
-    width = max(len(n) for n, _ in rows)
-    for n, t in rows:
-        click.echo(f"{n.ljust(width)}  {t}")
+    width = max(len(n) for n, _, _ in rows)
+    for n, t, h in rows:
+        click.echo(f"{n.ljust(width)}  {t}  hosts: {', '.join(h) if h else '(none: not usable by web_fetch)'}")
 
 
 @vault_group.command("remove")
