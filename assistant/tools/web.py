@@ -14,6 +14,7 @@ from __future__ import annotations
 import html.parser
 import ipaddress
 import re
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -50,6 +51,11 @@ def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
     if not host:
         raise ToolError("url has no host")
     host = host.rstrip(".").lower()
+    if not _is_ip(host) and _inet_aton_accepts(host):
+        # 2130706433, 0x7f.1, 127.1, 0177.0.0.1: the resolver reads these as an IPv4 address,
+        # so the gate would rule on a name that is not the host contacted.
+        raise ToolError(f"host {host!r} is an IPv4 address in a legacy spelling; "
+                        "write it as four decimal numbers a.b.c.d")
     try:
         host = host.encode("idna").decode("ascii") if not _is_ip(host) else host
     except UnicodeError:
@@ -65,6 +71,14 @@ def _host_of(target: str) -> str:
     if target.startswith("["):
         return target[: target.index("]") + 1]
     return target.partition(":")[0]
+
+
+def _inet_aton_accepts(host: str) -> bool:
+    try:
+        socket.inet_aton(host)   # a pure parse: no lookup
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _is_ip(host: str) -> bool:

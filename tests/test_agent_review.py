@@ -1,0 +1,111 @@
+"""Hostile review of the agent side: findings pinned as tests (each failed before its fix).
+
+Real sessions (build_session on a real workspace), a real loopback web server, the real
+leak scanner; no mocked boundary.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from assistant.agent import SafeStream, build_session
+from assistant.leaks import Scanner
+from assistant.tools.base import ToolError
+from assistant.tools.registry import tools_by_name
+from assistant.workspace import open_workspace
+
+from test_e2e_support import Site, make_ws
+
+
+@pytest.fixture
+def session(tmp_path):
+    made = []
+
+    def make(mode="watched", inline_ask=None):
+        ws_path = make_ws(tmp_path / f"s{len(made)}")
+        parts = build_session(open_workspace(ws_path), mode=mode, kind="review", interactive=False,
+                              inline_ask=inline_ask)
+        made.append(parts)
+        return parts
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def call(parts, name, **args):
+    return tools_by_name(parts.tools)[name].run(args, parts.ctx)
+
+
+# ---- web_fetch: the ruling must be about the host actually contacted
+
+@pytest.mark.parametrize("host", ["2130706433", "0x7f.1", "127.1", "0177.0.0.1", "0x7f000001", "127.0.1"])
+def test_numeric_ipv4_spellings_are_refused_not_ruled_on_under_another_name(session, host):
+    """`http://2130706433/` is 127.0.0.1 to the resolver (inet_aton), but the gate was asked
+    about "2130706433": a person (or a grant) ruled on a name that is not the host contacted.
+    Such spellings are refused before the gate with the dotted form to use."""
+    asked = []
+    with Site({"/": (200, {"Content-Type": "text/plain"}, b"loopback secret page")}) as site:
+        parts = session(inline_ask=lambda q: asked.append(q.target) or "once")
+        with pytest.raises(ToolError, match=r"a\.b\.c\.d"):
+            call(parts, "web_fetch", url=f"http://{host}:{site.port}/")
+        assert site.seen_headers == [] and asked == []
+        # the canonical spelling is asked about under its own name and fetched
+        assert call(parts, "web_fetch", url=f"http://127.0.0.1:{site.port}/") == "loopback secret page"
+        assert asked == [f"127.0.0.1:{site.port}"]
+
+
+# ---- the streamed reply: no part of a secret reaches the terminal
+
+LONG = "lv-" + "".join(f"{i:03d}Qx" for i in range(40))   # a 203-character vault value
+
+
+def test_stream_never_shows_the_start_of_a_long_vault_value():
+    """SafeStream held back 96 characters: a vault value longer than that was shown in part
+    (everything but its last 96 characters) before the whole value was there to be redacted."""
+    scanner = Scanner({"LONG_TOKEN": LONG})
+    shown = []
+    s = SafeStream(shown.append, scanner.redact, scanner=scanner)
+    text = "Here it is: " + LONG + " and that is all, thanks for asking about it today."
+    for ch in text:
+        s.feed(ch)
+    s.finish()
+    out = "".join(shown)
+    assert LONG[:16] not in out and LONG[3:19] not in out
+    for i in range(0, len(LONG) - 16):
+        assert LONG[i:i + 16] not in out, i
+    assert out.startswith("Here it is: ")
+
+
+def test_turn_loop_streams_no_part_of_a_long_vault_value(tmp_path):
+    """The same through Agent.turn: the token events (what `assistant chat` prints as the reply
+    streams) carry no 16-character piece of a 203-character vault value; the final reply event
+    is redacted."""
+    import json
+
+    from assistant.agent import Agent, Limits
+    from assistant.models.scripted import ScriptedModel
+    from assistant.prompt import Conversation
+    from assistant.tools.base import ToolContext
+
+    scanner = Scanner({"LONG_TOKEN": LONG})
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps([{"reply": "Sure: " + LONG + " is what the page said, more or less."}]))
+    events = []
+
+    class Allow:
+        def authorize(self, *a, **k):
+            raise AssertionError("no tool runs here")
+
+    agent = Agent(model=ScriptedModel(p), tools=[], ctx=ToolContext(workspace=None, scanner=scanner, gate=Allow()),
+                  conversation=Conversation("t", [], ""), limits=Limits(max_steps=2, tool_timeout=5, max_tokens=400),
+                  on_event=lambda n, d: events.append((n, d)))
+    res = agent.turn("what did it say")
+    assert res.outcome == "reply"
+    streamed = "".join(d["text"] for n, d in events if n == "token")
+    for i in range(0, len(LONG) - 16):
+        assert LONG[i:i + 16] not in streamed, i
+    reply = [d for n, d in events if n == "reply"][0]
+    assert LONG[:16] not in reply["text"] and "[redacted:LONG_TOKEN]" in reply["text"]
