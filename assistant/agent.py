@@ -243,12 +243,16 @@ class SafeStream:
 
     The whole text so far is redacted on every piece and only what lies more than `holdback`
     characters before its end is emitted, so a secret still being produced (shorter than the
-    holdback) is never shown in part. `finish()` emits the redacted rest. If a redaction ever
-    reaches back into text already shown (a secret longer than the holdback), streaming stops
-    (`intact` False) and the caller prints the full redacted reply instead."""
+    holdback) is never shown in part. With a `scanner`, a vault value of any length that is
+    still being produced (its first KEY_PREFIX characters present) also holds the stream back
+    from its start: a value longer than the holdback is not shown in part either. `finish()`
+    emits the redacted rest. If a redaction ever reaches back into text already shown,
+    streaming stops (`intact` False) and the caller prints the full redacted reply instead."""
 
-    def __init__(self, emit: Callable[[str], None], redact: Callable[[str], str], holdback: int = 96) -> None:
+    def __init__(self, emit: Callable[[str], None], redact: Callable[[str], str], holdback: int = 96,
+                 *, scanner: Any = None) -> None:
         self.emit, self.redact, self.holdback = emit, redact, holdback
+        self.scanner = scanner
         self.step = 24
         self._pushed_at = 0
         self.raw = ""
@@ -258,8 +262,19 @@ class SafeStream:
     def _push(self, upto_end: bool) -> None:
         if not self.intact:
             return
-        red = self.redact(self.raw)
-        stable = red if upto_end else red[: max(0, len(red) - self.holdback)]
+        if upto_end:
+            stable = self.redact(self.raw)
+        elif self.scanner is not None:
+            # Cut before any hit that runs past the cut, counting a vault value cut by the end
+            # of the text so far (truncated=True) as a hit: then redact only what is kept.
+            cut = max(0, len(self.raw) - self.holdback)
+            for h in reversed(self.scanner.find(self.raw, truncated=True)):
+                if h.start < cut < h.end or (h.start < cut and h.end >= len(self.raw)):
+                    cut = h.start
+            stable = self.redact(self.raw[:cut])
+        else:
+            red = self.redact(self.raw)
+            stable = red[: max(0, len(red) - self.holdback)]
         if not stable.startswith(self.shown):
             self.intact = False
             return
@@ -384,7 +399,8 @@ class Agent:
     def _loop(self, result: TurnResult) -> None:
         while True:
             result.steps += 1
-            safe = SafeStream(lambda chunk: self._emit("token", {"text": chunk}), self._redact)
+            safe = SafeStream(lambda chunk: self._emit("token", {"text": chunk}), self._redact,
+                              scanner=self.scanner)
             streamer = ReplyStream(safe.feed)
             step = self.model.step(self.conversation.messages(), self.schema,
                                    max_tokens=self.limits.max_tokens, on_token=streamer.feed)
