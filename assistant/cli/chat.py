@@ -22,7 +22,8 @@ commands:
   /catalog   show the memory catalog as it is on disk now
   /reload    start over with a fresh prompt (persona and catalog re-read, history cleared)
   /help      this list
-  /quit      end the chat (also /exit, or end of input)"""
+  /quit      end the chat (also /exit, or Ctrl-D)
+Ctrl-C stops a reply being written; at the prompt it clears the line (twice in a row ends the chat)."""
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -56,6 +57,8 @@ class ChatUI:
             try:
                 return input(prompt)
             except EOFError:
+                # Ctrl-D: end the prompt's line so the shell's prompt starts on a fresh one
+                self.echo()
                 return None
         line = self.stdin.readline()
         if not line:
@@ -148,8 +151,11 @@ def _changed_lines(changed: dict[str, str]) -> list[str]:
 def chat_command(model_spec: str | None) -> None:
     """Chat with the assistant (watched: every tool call and ruling is shown as it happens).
 
-    Memory and file writes are allowed and shown; web fetches ask you first (y/N).
-    Slash commands: /catalog, /reload, /help, /quit.
+    Memory and file writes are allowed and shown; a web fetch asks you first: y = this once,
+    r = the rest of this chat, a = always this host, d = always the wider pattern offered;
+    anything else (Enter included) is no. Slash commands: /catalog, /reload, /help, /quit.
+    Ctrl-C stops a reply; at the prompt it clears the line, twice in a row ends the chat
+    (as does Ctrl-D).
     """
     from ..agent import SessionError, build_session, new_agent
     from ..models.base import ModelError
@@ -175,12 +181,18 @@ def chat_command(model_spec: str | None) -> None:
         changed: dict[str, str] = {}
         click.echo(f"chat in {ws.root} with {getattr(model, 'name', 'the model')} (watched: writes are "
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
+        interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
         while True:
             try:
                 line = ui.read_line()
             except KeyboardInterrupt:
+                interrupts += 1
                 ui.echo()
-                break
+                if interrupts >= 2:
+                    break
+                ui.echo("(Ctrl-C again, Ctrl-D or /quit to leave)")
+                continue
+            interrupts = 0
             if line is None:
                 break
             text = line.strip()
@@ -206,15 +218,14 @@ def chat_command(model_spec: str | None) -> None:
             for ch in watcher.drain():
                 changed[ch.path] = ch.kind
             try:
-                result = agent.turn(text, _changed_lines(changed))
+                agent.turn(text, _changed_lines(changed))
             except KeyboardInterrupt:
                 ui.end_stream()
                 ui.echo("  interrupted")
                 parts.transcript.append("interrupted")
                 continue
             ui.end_stream()
-            if result.outcome == "error":
-                click.echo(f"error: {result.message}", err=True)
+            # an error ending the turn was already shown in place, by on_event("error")
         parts.transcript.append("session_end")
     finally:
         if watcher is not None:

@@ -1,0 +1,121 @@
+"""What a person at a terminal sees: the chat in a real pseudo-terminal (Ctrl-C, Ctrl-D, error
+lines), and the small CLI contracts a careful user relies on (-w everywhere, clear refusals)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import sys
+import time
+
+from click.testing import CliRunner
+
+from assistant.cli import main
+
+from test_e2e_support import cli_env, make_ws, write_script
+
+
+class Pty:
+    """`python -m assistant ARGS` on a real pseudo-terminal (so input() and readline are used)."""
+
+    def __init__(self, *args: str, env: dict | None = None) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:   # child
+            try:
+                os.execve(sys.executable, [sys.executable, "-m", "assistant", *args], env or cli_env())
+            finally:
+                os._exit(127)
+        self.out = b""
+
+    def read_until(self, needle: str, timeout: float = 30) -> str:
+        end = time.monotonic() + timeout
+        want = needle.encode()
+        while want not in self.out:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {needle!r}; got:\n{self.text}")
+            r, _, _ = select.select([self.fd], [], [], left)
+            if r:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"terminal closed waiting for {needle!r}; got:\n{self.text}")
+                self.out += chunk
+        return self.text
+
+    def send(self, data: str) -> None:
+        os.write(self.fd, data.encode())
+
+    def wait(self, timeout: float = 20) -> int:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            # keep draining so the child never blocks on a full terminal buffer
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if r:
+                try:
+                    self.out += os.read(self.fd, 4096)
+                except OSError:
+                    pass
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        raise AssertionError(f"still running; got:\n{self.text}")
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _chat(tmp_path, items):
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, items)
+    return ws, Pty("-w", str(ws), "chat", "--model", f"script:{script}")
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line_and_the_chat_goes_on(tmp_path):
+    ws, t = _chat(tmp_path, [{"reply": "still here"}])
+    t.read_until("you> ")
+    t.send("half a thought")
+    t.send("\x03")
+    t.read_until("Ctrl-D or /quit to leave")
+    t.send("hello\r")
+    t.read_until("assistant: still here")
+    t.send("/quit\r")
+    assert t.wait() == 0
+
+
+def test_ctrl_c_twice_at_the_prompt_ends_the_chat(tmp_path):
+    ws, t = _chat(tmp_path, [])
+    t.read_until("you> ")
+    t.send("\x03")
+    t.read_until("to leave)")
+    t.read_until("you> ")
+    t.send("\x03")
+    assert t.wait() == 0
+
+
+def test_ctrl_d_ends_the_chat_on_a_fresh_line(tmp_path):
+    ws, t = _chat(tmp_path, [])
+    t.read_until("you> ")
+    t.send("\x04")
+    assert t.wait() == 0
+    # the shell's prompt must not be glued to ours: the terminal output ends with a newline
+    assert t.text.endswith("you> \n"), repr(t.text[-40:])
+
+
+def test_a_model_error_is_shown_once(tmp_path):
+    ws, t = _chat(tmp_path, [])     # an empty script: the first step is an exhausted-script error
+    t.read_until("you> ")
+    t.send("hello\r")
+    t.read_until("you> ", timeout=30)
+    t.read_until("exhausted")
+    t.send("/quit\r")
+    assert t.wait() == 0
+    assert t.text.count("is exhausted") == 1, t.text
