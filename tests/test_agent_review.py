@@ -109,3 +109,21 @@ def test_turn_loop_streams_no_part_of_a_long_vault_value(tmp_path):
         assert LONG[i:i + 16] not in streamed, i
     reply = [d for n, d in events if n == "reply"][0]
     assert LONG[:16] not in reply["text"] and "[redacted:LONG_TOKEN]" in reply["text"]
+
+
+def test_the_person_asked_about_a_fetch_sees_its_query_string(session):
+    """The inline ask (and an out-of-band request) summarised a fetch as scheme://host/path,
+    dropping the query: `https://host/?q=<the contents of a private note>` looked like a harmless
+    page to the person approving. The query is shown (bounded, with its full length)."""
+    asked = []
+    with Site({"/p?note=lina+likes+tea": (200, {"Content-Type": "text/plain"}, b"ok")}) as site:
+        parts = session(inline_ask=lambda q: asked.append(q) or None)
+        with pytest.raises(ToolError, match="denied"):
+            call(parts, "web_fetch", url=site.url("/p?note=lina+likes+tea"))
+        assert site.seen_headers == []
+        assert "?note=lina+likes+tea" in asked[0].summary
+        long_query = "x=" + "A" * 1500
+        with pytest.raises(ToolError, match="denied"):
+            call(parts, "web_fetch", url=site.url("/p?" + long_query))
+        s = asked[1].summary
+        assert "?x=AAAA" in s and len(s) < 600 and "1502 characters" in s
