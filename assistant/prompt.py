@@ -106,7 +106,7 @@ def untrusted_block(name: str, output: str) -> str:
 
     The marker carries a tag derived from the output's own sha256: text inside cannot forge the
     end marker without knowing the hash of a string that contains that hash."""
-    tag = hashlib.sha256(output.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    tag = hashlib.sha256(output.encode("utf-8", "surrogatepass")).hexdigest()[:32]   # 128 bits
     return (
         f"Result of {name}.\n"
         f"<<<UNTRUSTED DATA {tag}>>>\n"

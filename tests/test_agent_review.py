@@ -127,3 +127,15 @@ def test_the_person_asked_about_a_fetch_sees_its_query_string(session):
             call(parts, "web_fetch", url=site.url("/p?" + long_query))
         s = asked[1].summary
         assert "?x=AAAA" in s and len(s) < 600 and "1502 characters" in s
+
+
+def test_untrusted_marker_tag_is_too_long_to_forge_by_search():
+    """The end marker's tag is a prefix of sha256(output); a page that contains its own end
+    marker needs a fixed point on that prefix. At 12 hex digits (48 bits) that is a few GPU
+    hours of search for a static text/plain page; at 32 (128 bits) it is out of reach."""
+    from assistant.prompt import untrusted_block
+
+    block = untrusted_block("web_fetch", "some page")
+    tag = block.splitlines()[1][len("<<<UNTRUSTED DATA "):-3]
+    assert len(tag) >= 32 and all(c in "0123456789abcdef" for c in tag)
+    assert block.count(tag) == 2

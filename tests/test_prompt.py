@@ -129,7 +129,7 @@ def test_tool_result_is_wrapped_as_untrusted_data():
     assert lines[0] == "Result of web_fetch."
     assert lines[1].startswith("<<<UNTRUSTED DATA ") and lines[1].endswith(">>>")
     tag = lines[1][len("<<<UNTRUSTED DATA "):-3]
-    assert len(tag) == 12
+    assert len(tag) == 32
     assert f"<<<END UNTRUSTED DATA {tag}>>>" in block
     assert block.index(page) > block.index(lines[1])
     assert block.index(page) < block.index(f"<<<END UNTRUSTED DATA {tag}>>>")
