@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import click
 
-from ..workspace import WorkspaceError, init_workspace
-from .common import fail, workspace_path
+import shlex
+from pathlib import Path
+
+from ..workspace import WorkspaceError, init_workspace, select_workspace
+from .common import fail, workspace_option, workspace_path
 
 
 @click.command("init")
+@workspace_option
 @click.argument("directory", required=False, metavar="[DIR]")
 def init_command(directory: str | None) -> None:
     """Create a new workspace in DIR (default: the selected workspace) from the example.
@@ -16,7 +20,11 @@ def init_command(directory: str | None) -> None:
     Refuses a folder that exists and is not empty. Private parts (memory/, files/, state/,
     config.toml, grants.json) are made readable by you only.
     """
-    target = directory or str(workspace_path())
+    selected = workspace_path()
+    chosen = click.get_current_context().meta.get("assistant.workspace")
+    if directory and chosen and Path(directory).expanduser().absolute() != selected:
+        fail(f"two different workspaces named: DIR {directory} and --workspace/-w {chosen}; give one")
+    target = directory or str(selected)
     try:
         made = init_workspace(target)
     except (WorkspaceError, OSError) as exc:
@@ -24,7 +32,10 @@ def init_command(directory: str | None) -> None:
     click.echo(f"created workspace {target}:")
     for rel in made:
         click.echo(f"  {rel}")
-    click.echo("next: `assistant vault init` to keep secrets out of memory, then `assistant chat`.")
+    # A workspace other than the one commands find by default must be named on each command.
+    here = Path(target).expanduser().absolute()
+    prefix = "assistant" if here == select_workspace(None) else f"assistant -w {shlex.quote(str(here))}"
+    click.echo(f"next: `{prefix} vault init` to keep secrets out of memory, then `{prefix} chat`.")
 
 
 COMMANDS = [init_command]
