@@ -144,12 +144,22 @@ def _write_units(units: dict[str, str], ws_root: Path) -> Path:
 
 @schedule_group.command("install")
 @workspace_option
-@click.option("--cron", "flavour", flag_value="cron", default=True, help="Crontab lines (default).")
-@click.option("--systemd", "flavour", flag_value="systemd", help="systemd user timer + service units.")
-@click.option("--print", "action", flag_value="print", default=True, help="Print them (default).")
-@click.option("--write", "action", flag_value="write", help="Install them (your crontab / ~/.config/systemd/user).")
-def schedule_install(flavour: str, action: str) -> None:
-    """Turn the schedules into crontab lines or systemd user timers running `assistant run TASK`."""
+@click.option("--cron", "cron", is_flag=True, help="Crontab lines (the default).")
+@click.option("--systemd", "systemd", is_flag=True, help="systemd user timer + service units.")
+@click.option("--print", "print_", is_flag=True, help="Print them (the default).")
+@click.option("--write", "write", is_flag=True,
+              help="Install them (your crontab, this workspace's block only / ~/.config/systemd/user).")
+def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> None:
+    """Turn the schedules into crontab lines or systemd user timers running `assistant run TASK`.
+
+    Default: --cron --print (nothing is changed until you pass --write).
+    """
+    if cron and systemd:
+        raise click.UsageError("--cron or --systemd, not both")
+    if print_ and write:
+        raise click.UsageError("--print or --write, not both")
+    flavour = "systemd" if systemd else "cron"
+    action = "write" if write else "print"
     ws = get_workspace()
     schedules = _schedules(ws)
     if not schedules:
