@@ -28,11 +28,12 @@ class Pty:
             finally:
                 os._exit(127)
         self.out = b""
+        self.pos = 0     # read_until looks only past the previous match
 
     def read_until(self, needle: str, timeout: float = 30) -> str:
         end = time.monotonic() + timeout
         want = needle.encode()
-        while want not in self.out:
+        while want not in self.out[self.pos:]:
             left = end - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"timed out waiting for {needle!r}; got:\n{self.text}")
@@ -45,6 +46,7 @@ class Pty:
                 if not chunk:
                     raise AssertionError(f"terminal closed waiting for {needle!r}; got:\n{self.text}")
                 self.out += chunk
+        self.pos = self.out.index(want, self.pos) + len(want)
         return self.text
 
     def send(self, data: str) -> None:
@@ -114,8 +116,49 @@ def test_a_model_error_is_shown_once(tmp_path):
     ws, t = _chat(tmp_path, [])     # an empty script: the first step is an exhausted-script error
     t.read_until("you> ")
     t.send("hello\r")
-    t.read_until("you> ", timeout=30)
-    t.read_until("exhausted")
+    t.read_until("exhausted", timeout=30)
+    t.read_until("you> ")
     t.send("/quit\r")
     assert t.wait() == 0
     assert t.text.count("is exhausted") == 1, t.text
+
+
+def _cli(*args, env=None):
+    return CliRunner().invoke(main, list(args), env=env or {"ASSISTANT_WORKSPACE": None})
+
+
+def test_init_takes_w_like_every_command_and_says_how_to_reach_the_new_workspace(tmp_path, monkeypatch):
+    monkeypatch.delenv("ASSISTANT_WORKSPACE", raising=False)
+    dest = tmp_path / "ws"
+    r = _cli("init", "-w", str(dest))
+    assert r.exit_code == 0, r.output
+    assert (dest / "config.toml").is_file()
+    # the next steps name this workspace: a bare `assistant chat` would look in the default one
+    assert f"assistant -w {dest} vault init" in r.output
+    assert f"assistant -w {dest} chat" in r.output
+
+
+def test_init_refuses_two_different_folders(tmp_path):
+    r = _cli("-w", str(tmp_path / "a"), "init", str(tmp_path / "b"))
+    assert r.exit_code == 1
+    assert "two different workspaces" in r.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_init_in_the_selected_workspace_gives_plain_next_steps(tmp_path):
+    dest = tmp_path / "ws"
+    r = _cli("init", env={"ASSISTANT_WORKSPACE": str(dest)})
+    assert r.exit_code == 0, r.output
+    assert "`assistant vault init`" in r.output and "`assistant chat`" in r.output
+
+
+def test_schedule_install_refuses_contradictory_flags(tmp_path):
+    ws = make_ws(tmp_path)
+    for flags in (["--cron", "--systemd"], ["--print", "--write"]):
+        r = _cli("-w", str(ws), "schedule", "install", *flags)
+        assert r.exit_code == 2, (flags, r.output)
+        assert "not both" in r.output, r.output
+    r = _cli("-w", str(ws), "schedule", "install", "--systemd")
+    assert r.exit_code == 0 and "[Timer]" in r.output
+    r = _cli("-w", str(ws), "schedule", "install")
+    assert r.exit_code == 0 and " run " in r.output and "[Timer]" not in r.output
