@@ -185,3 +185,10 @@ def test_cli_answer_is_audited_even_if_the_run_is_gone(ws):
     assert (line["event"], line["verdict"], line["by"], line["reason"]) == ("approval", "denied", "cli", "not now")
     assert line["sha256"] == sha256_hex(b"Lina likes oolong.\n")
     assert "oolong" not in (ws / "state" / "audit.jsonl").read_text()
+
+
+def test_list_all_says_expired_not_answered_for_a_request_nobody_answered(ws):
+    old = file_request(ws, timeout=0)
+    Inbox(ws / "state" / "approvals").close(old.id, "expired", "expired: no answer within 0s", sha256=old.sha256)
+    [line] = [l for l in cli(ws, "approvals", "list", "--all").output.splitlines() if old.id in l]
+    assert "expired" in line and "answered" not in line, line

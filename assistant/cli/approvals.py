@@ -43,8 +43,12 @@ def _line(e: Entry) -> str:
     if e.request is None:
         return f"{e.id}  corrupt  {e.error}"
     r = e.request
-    when = f"expires {r.expires_at}" if e.state == PENDING else (
-        f"answered {e.answer.answered_at}" if e.answer else f"expired {r.expires_at}")
+    if e.state == PENDING:
+        when = f"expires {r.expires_at}"
+    elif e.state == EXPIRED:   # nobody answered: the run's own closing record is not an answer
+        when = f"expired {e.answer.answered_at if e.answer else r.expires_at}"
+    else:
+        when = f"answered {e.answer.answered_at}" if e.answer else f"{e.state}"
     return _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
 
 
