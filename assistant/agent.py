@@ -149,6 +149,16 @@ class ObservedGate:
         self._record(tool, kind, target, decision)
         return decision
 
+    def still_wanted(self) -> bool:
+        """False once the calling tool call has run out of time. A writer asks this under its
+        lock just before it commits (memory_write, file_write): a call the model was told had
+        been stopped must not land later."""
+        state: _CallState | None = getattr(self.local, "state", None)
+        if state is None:
+            return True
+        with state.lock:
+            return not state.cancelled
+
     def _record(self, tool: str, kind: str, target: str, decision: Any) -> None:
         r = Ruling(tool=tool, kind=kind, target=str(target), allowed=bool(getattr(decision, "allowed", False)),
                    verdict=str(getattr(decision, "verdict", "deny")), reason=str(getattr(decision, "reason", "")))

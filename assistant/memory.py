@@ -306,6 +306,10 @@ class Memory:
                                            f"{CONFLICT_MESSAGE}")
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the write "
                                        "was being decided)")
+                    wanted = getattr(self.gate, "still_wanted", None)   # agent's ObservedGate
+                    if wanted is not None and not wanted():
+                        raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
+                                     "was written; nothing was written")
                     try:
                         root.write_bytes(path, data)
                     except ConfinementError as exc:

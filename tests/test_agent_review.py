@@ -139,3 +139,33 @@ def test_untrusted_marker_tag_is_too_long_to_forge_by_search():
     tag = block.splitlines()[1][len("<<<UNTRUSTED DATA "):-3]
     assert len(tag) >= 32 and all(c in "0123456789abcdef" for c in tag)
     assert block.count(tag) == 2
+
+
+def test_a_memory_write_that_timed_out_does_not_land_later(tmp_path):
+    """limits.tool_timeout fired while memory_write waited for the writers' lock (after the gate
+    had allowed it): the model and the transcript were told the call was stopped, and then the
+    worker thread took the lock and wrote the note anyway. A timed-out call must write nothing."""
+    import json
+    import time
+
+    from assistant.agent import Limits, new_agent
+    from assistant.locking import FileLock
+    from assistant.models.scripted import ScriptedModel
+
+    ws_path = make_ws(tmp_path / "ws")
+    parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False)
+    try:
+        parts.limits = Limits(max_steps=4, tool_timeout=0.4, max_tokens=256)
+        p = tmp_path / "s.json"
+        p.write_text(json.dumps([{"tool": "memory_write", "args": {"path": "late.md", "content": "late note\n"}},
+                                 {"reply": "ok"}]))
+        agent = new_agent(parts, ScriptedModel(p))
+        with FileLock(parts.ws.lock_path, timeout=5):
+            res = agent.turn("remember it")
+            assert res.outcome == "reply"
+            [result] = [e for e in agent.model.calls[1] if "took longer" in e.get("content", "")] or [None]
+            assert result is not None
+        time.sleep(1.5)   # the worker is still waiting on the lock (timeout 10 s): it gets it now
+        assert not (ws_path / "memory" / "late.md").exists()
+    finally:
+        parts.close()

@@ -115,6 +115,9 @@ def file_write(args: dict, ctx: ToolContext) -> str:
     )
     if not decision.allowed:
         raise ToolError(f"denied: {decision.reason}")
+    wanted = getattr(ctx.gate, "still_wanted", None)   # a call that timed out writes nothing
+    if wanted is not None and not wanted():
+        raise ToolError(f"the call ran out of time (limits.tool_timeout); {path} was not written")
     try:
         root.write_bytes(path, data)
     except OSError as exc:
