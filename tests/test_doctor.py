@@ -150,3 +150,25 @@ def test_corrupt_grants_and_bad_schedule(ws):
     assert code == 1
     assert any(m.startswith("grants.json") for m in msgs)
     assert any("morning-review" in m and "5 fields" in m for m in msgs)
+
+
+def test_corrupt_config_is_a_problem_with_its_fix_and_the_layout_is_still_checked(ws):
+    path, model = ws
+    with open(path / "config.toml", "a") as f:
+        f.write("\nthis is [ not toml\n")
+    os.chmod(path / "memory", 0o755)
+    code, data = doctor(path, "--model", model)
+    assert code == 1 and data["ok"] is False
+    found = problems(data)
+    assert any(area == "config" and "not valid TOML" in msg and "config.toml" in fix for area, msg, fix in found), found
+    # the layout checks still ran: the loose memory/ is reported in the same pass
+    assert any(area == "permissions" and msg.startswith("memory") for area, msg, _ in found), found
+
+
+def test_missing_workspace_is_a_problem_not_a_crash(tmp_path):
+    code, data = doctor(tmp_path / "nowhere")
+    assert code == 1 and data["ok"] is False
+    [(area, msg, fix)] = problems(data)
+    assert area == "layout" and "no workspace" in msg and "assistant init" in fix
+    r = CliRunner().invoke(main, ["-w", str(tmp_path / "nowhere"), "doctor"])
+    assert r.exit_code == 1 and "PROBLEM" in r.stdout and "fix: assistant init" in r.stdout

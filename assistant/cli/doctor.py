@@ -19,8 +19,9 @@ from typing import Any
 
 import click
 
-from ..workspace import CONFIG, FILES, GRANTS, MEMORY, PERSONA, STATE, VAULT, Workspace
-from .common import EXIT_ERROR, EXIT_OK, echo_json, get_workspace, workspace_option
+from ..workspace import (CONFIG, FILES, GRANTS, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
+                         open_workspace)
+from .common import EXIT_ERROR, EXIT_OK, echo_json, workspace_option, workspace_path
 
 NOTIFY_TEST = "assistant doctor: test notification, nothing to approve"
 
@@ -216,13 +217,27 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
     """Check the workspace, model, vault unlock and approval channel; print each problem's fix."""
     import sys
 
-    ws = get_workspace()
     r = Report()
-    _check_layout(ws, r)
-    _check_config(ws, r)
-    _check_model(ws, model_spec, r)
-    _check_vault(ws, r)
-    _check_approvals(ws, r, notify=not no_notify)
+    root = workspace_path()
+    try:
+        ws = open_workspace(root)
+    except WorkspaceError as exc:
+        # A broken workspace is what doctor is for: report it (in --json too) instead of stopping.
+        ws = Workspace(root=root)
+        if not root.is_dir() or not ((root / MEMORY).is_dir() or (root / CONFIG).is_file()):
+            fix = (f"{root} is not a folder: choose a workspace folder with -w DIR" if root.exists()
+                   and not root.is_dir() else f"assistant init {root}  (or choose another with -w DIR)")
+            r.problem("layout", str(exc), fix)
+        else:
+            r.problem("config", str(exc), f"edit {root / CONFIG} where the message says (each setting is "
+                                          "explained in the config.toml a fresh `assistant init` writes)")
+            _check_layout(ws, r)    # the rest needs a readable config
+    else:
+        _check_layout(ws, r)
+        _check_config(ws, r)
+        _check_model(ws, model_spec, r)
+        _check_vault(ws, r)
+        _check_approvals(ws, r, notify=not no_notify)
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:
