@@ -181,51 +181,57 @@ def chat_command(model_spec: str | None) -> None:
         changed: dict[str, str] = {}
         click.echo(f"chat in {ws.root} with {getattr(model, 'name', 'the model')} (watched: writes are "
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
-        interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
-        while True:
-            try:
-                line = ui.read_line()
-            except KeyboardInterrupt:
-                interrupts += 1
-                ui.echo()
-                if interrupts >= 2:
+        try:
+            interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
+            while True:
+                try:
+                    line = ui.read_line()
+                except KeyboardInterrupt:
+                    interrupts += 1
+                    ui.echo()
+                    if interrupts >= 2:
+                        break
+                    ui.echo("(Ctrl-C again, Ctrl-D or /quit to leave)")
+                    continue
+                interrupts = 0
+                if line is None:
                     break
-                ui.echo("(Ctrl-C again, Ctrl-D or /quit to leave)")
-                continue
-            interrupts = 0
-            if line is None:
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("/"):
-                cmd = text.split()[0].lower()
-                if cmd in ("/quit", "/exit"):
-                    break
-                if cmd == "/help":
-                    ui.echo(HELP)
-                elif cmd == "/catalog":
-                    ui.echo(parts.memory.catalog())
-                elif cmd == "/reload":
-                    watcher.drain()
-                    changed.clear()
-                    agent = new_agent(parts, model, on_event=ui.on_event)
-                    parts.transcript.append("reload")
-                    ui.echo("reloaded: persona and catalog re-read; the conversation starts over")
-                else:
-                    ui.echo(f"unknown command {cmd}; /help lists them")
-                continue
-            for ch in watcher.drain():
-                changed[ch.path] = ch.kind
-            try:
-                agent.turn(text, _changed_lines(changed))
-            except KeyboardInterrupt:
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    cmd = text.split()[0].lower()
+                    if cmd in ("/quit", "/exit"):
+                        break
+                    if cmd == "/help":
+                        ui.echo(HELP)
+                    elif cmd == "/catalog":
+                        ui.echo(parts.memory.catalog())
+                    elif cmd == "/reload":
+                        watcher.drain()
+                        changed.clear()
+                        agent = new_agent(parts, model, on_event=ui.on_event)
+                        parts.transcript.append("reload")
+                        ui.echo("reloaded: persona and catalog re-read; the conversation starts over")
+                    else:
+                        ui.echo(f"unknown command {cmd}; /help lists them")
+                    continue
+                for ch in watcher.drain():
+                    changed[ch.path] = ch.kind
+                try:
+                    agent.turn(text, _changed_lines(changed))
+                except KeyboardInterrupt:
+                    ui.end_stream()
+                    ui.echo("  interrupted")
+                    parts.transcript.append("interrupted")
+                    continue
                 ui.end_stream()
-                ui.echo("  interrupted")
-                parts.transcript.append("interrupted")
-                continue
+                # an error ending the turn was already shown in place, by on_event("error")
+        except KeyboardInterrupt:
+            # a Ctrl-C that lands between the prompt and a turn (or during a slash command)
+            # ends the chat cleanly instead of with a traceback
             ui.end_stream()
-            # an error ending the turn was already shown in place, by on_event("error")
+            ui.echo()
         parts.transcript.append("session_end")
     finally:
         if watcher is not None:
