@@ -124,3 +124,26 @@ def test_empty_task_is_refused(tmp_path):
     script = write_script(tmp_path, [{"reply": "x"}])
     r = run_cli("-w", str(ws), "run", "--model", f"script:{script}", "   ")
     assert r.returncode == 1 and "task is empty" in r.stderr
+
+
+def test_every_failure_before_the_turn_still_prints_its_one_error_line_on_stdout(tmp_path):
+    """docs/usage.md: the outcome is one line on stdout, whatever failed (a cron job or a
+    script reading stdout must not get an empty line for a locked vault or a bad script)."""
+    ws = make_ws(tmp_path)
+    good = write_script(tmp_path, [{"reply": "x"}])
+    bad = write_script(tmp_path, [{"bogus": 1}], name="bad.json")
+    cases = [
+        (["--model", f"script:{good}", "   "], "task is empty"),
+        (["--model", f"script:{good}", "--approval-timeout", "5x", "hi"], "--approval-timeout"),
+        (["--model", f"script:{bad}", "hi"], "script item 1"),
+        (["--model", "weird:thing", "hi"], "--model"),
+    ]
+    for args, needle in cases:
+        r = CliRunner().invoke(main, ["-w", str(ws), "run", *args])
+        assert r.exit_code == 1, (args, r.output)
+        lines = r.stdout.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], (args, r.stdout)
+    (ws / "vault.enc").write_bytes(b"not a vault")
+    r = CliRunner().invoke(main, ["-w", str(ws), "run", "--model", f"script:{good}", "hi"],
+                           env={"ASSISTANT_VAULT_PASSPHRASE": None})
+    assert r.exit_code == 1 and len(r.stdout.splitlines()) == 1 and r.stdout.startswith("error: "), r.stdout

@@ -43,6 +43,14 @@ def _waiting(req) -> None:
                f"answer with `assistant approvals show {req.id}`, then approve or deny", err=True)
 
 
+def _early_error(message: str) -> int:
+    """A run that failed before its turn: the outcome line on stdout (the contract: one line,
+    always), and the same text on stderr with the progress log (where cron logs look)."""
+    click.echo(f"error: {_one_line(message)}")
+    click.echo(f"error: {message}", err=True)
+    return EXIT_ERROR
+
+
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
@@ -51,28 +59,24 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     from ..models.loader import load_model
 
     if not task or not task.strip():
-        click.echo("error: the task is empty", err=True)
-        return EXIT_ERROR
+        return _early_error("the task is empty")
     timeout = None
     if approval_timeout is not None:
         try:
             timeout = parse_duration(approval_timeout, setting="--approval-timeout")
         except WorkspaceError as exc:
-            click.echo(f"error: {exc}", err=True)
-            return EXIT_ERROR
+            return _early_error(str(exc))
     try:
         parts = build_session(ws, mode="unattended", kind="run", interactive=False, approval_timeout=timeout,
                               on_request=_waiting)
     except SessionError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return EXIT_ERROR
+        return _early_error(str(exc))
     try:
         try:
             model = load_model(model_spec, ws, progress=sys.stderr)
         except ModelError as exc:
             parts.transcript.append("error", message=str(exc))
-            click.echo(f"error: {exc}", err=True)
-            return EXIT_ERROR
+            return _early_error(str(exc))
         parts.transcript.append("session_start", mode="unattended", label=label,
                                 model=getattr(model, "name", type(model).__name__), task=task)
         agent = new_agent(parts, model, on_event=_progress)
