@@ -147,3 +147,30 @@ def test_every_failure_before_the_turn_still_prints_its_one_error_line_on_stdout
     r = CliRunner().invoke(main, ["-w", str(ws), "run", "--model", f"script:{good}", "hi"],
                            env={"ASSISTANT_VAULT_PASSPHRASE": None})
     assert r.exit_code == 1 and len(r.stdout.splitlines()) == 1 and r.stdout.startswith("error: "), r.stdout
+
+
+def test_an_interrupted_run_does_not_leave_its_request_pending(tmp_path):
+    """Ctrl-C (SIGINT) on a run waiting for an approval: the request is closed as denied, so
+    nobody approves a request no run will act on, and `approvals list` stays truthful."""
+    import signal
+
+    ws = make_ws(tmp_path)
+    script = _write_script(tmp_path)
+    p = popen_cli("-w", str(ws), "run", "--model", f"script:{script}", "--approval-timeout", "2m", "note it")
+    try:
+        item = _pending(ws, "people/marek-prefs.md")
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1 and out.startswith("error: interrupted"), out + err
+    r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--all", "--json"])
+    [row] = [x for x in json.loads(r.stdout) if x["id"] == item["id"]]
+    assert row["state"] == "denied", row
+    r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "approve", item["id"]])
+    assert r.exit_code == 1 and "already answered" in r.output
+    assert "people/marek-prefs.md" not in memory_files(ws)
+    audit = [json.loads(l) for l in (ws / "state" / "audit.jsonl").read_text().splitlines()]
+    assert any(a.get("request") == item["id"] and a.get("verdict") == "denied" and "interrupted" in a.get("reason", "")
+               for a in audit)
