@@ -149,17 +149,23 @@ def test_every_failure_before_the_turn_still_prints_its_one_error_line_on_stdout
     assert r.exit_code == 1 and len(r.stdout.splitlines()) == 1 and r.stdout.startswith("error: "), r.stdout
 
 
-def test_an_interrupted_run_does_not_leave_its_request_pending(tmp_path):
+import signal
+
+import pytest
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_does_not_leave_its_request_pending(tmp_path, sig):
     """Ctrl-C (SIGINT) on a run waiting for an approval: the request is closed as denied, so
-    nobody approves a request no run will act on, and `approvals list` stays truthful."""
-    import signal
+    nobody approves a request no run will act on, and `approvals list` stays truthful. SIGTERM
+    (systemd stopping the unit, a timeout) is handled the same way."""
 
     ws = make_ws(tmp_path)
     script = _write_script(tmp_path)
     p = popen_cli("-w", str(ws), "run", "--model", f"script:{script}", "--approval-timeout", "2m", "note it")
     try:
         item = _pending(ws, "people/marek-prefs.md")
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         out, err = p.communicate(timeout=20)
     finally:
         if p.poll() is None:

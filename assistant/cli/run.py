@@ -140,6 +140,20 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         parts.close()
 
 
+def sigterm_interrupts() -> None:
+    """SIGTERM (systemd stopping the unit, `timeout`, kill) ends the run like Ctrl-C: its pending
+    requests are closed and the transcript says so, instead of dying mid-wait."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:      # not the main thread (embedded use): leave the default
+        pass
+
+
 @click.command("run")
 @workspace_option
 @click.argument("task", nargs=-1, required=True)
@@ -154,6 +168,7 @@ def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout:
     expired or nobody could be asked), or `error: ...` (exit 1).
     """
     ws = get_workspace()
+    sigterm_interrupts()
     sys.exit(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))
 
 

@@ -81,8 +81,9 @@ def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None
         sched = find_schedule(ws.config, name)
     except ScheduleError as exc:
         fail(str(exc))
-    from .run import execute_run
+    from .run import sigterm_interrupts, execute_run
 
+    sigterm_interrupts()
     sys.exit(execute_run(ws, sched.task, model_spec=model_spec, approval_timeout=approval_timeout,
                          label=f"schedule {name}"))
 
