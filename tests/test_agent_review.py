@@ -169,3 +169,43 @@ def test_a_memory_write_that_timed_out_does_not_land_later(tmp_path):
         assert not (ws_path / "memory" / "late.md").exists()
     finally:
         parts.close()
+
+
+def test_web_timeout_holds_against_a_server_that_drips_bytes(session):
+    """[web] timeout is the whole fetch's budget. resp.read(64 KiB) blocks until 64 KiB or EOF,
+    and each byte arriving resets the socket timeout: a server sending a byte every 0.2 s kept
+    a fetch with a 1 s timeout going for as long as it liked."""
+    import socket
+    import threading
+    import time
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    stop = threading.Event()
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n")
+            while not stop.is_set():
+                try:
+                    conn.sendall(b"x")
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        parts = session(inline_ask=lambda q: "once")
+        parts.ws.config["web"] = {"max_bytes": 100000, "timeout": "1s"}
+        t0 = time.monotonic()
+        with pytest.raises(ToolError, match="longer than 1s"):
+            call(parts, "web_fetch", url=f"http://127.0.0.1:{port}/")
+        assert time.monotonic() - t0 < 2.5
+    finally:
+        stop.set()
+        srv.close()

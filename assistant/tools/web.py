@@ -257,7 +257,9 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
             while True:
                 if time.monotonic() > deadline:
                     raise ToolError(f"{target} took longer than {timeout:g}s; stopped")
-                chunk = resp.read(min(65536, max_bytes + 1 - got))
+                # read1: at most one receive per call. read(n) waits for n bytes, and a server
+                # dripping a byte at a time would keep it (and this fetch) going past the deadline.
+                chunk = resp.read1(min(65536, max_bytes + 1 - got))
                 if not chunk:
                     break
                 chunks.append(chunk)
