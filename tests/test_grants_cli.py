@@ -51,3 +51,14 @@ def test_corrupt_grants_file(ws):
     r = cli(ws, "grants", "revoke", "memory", "people/*")
     assert r.exit_code != 0 and "unknown version 3" in r.output
     assert (ws / "grants.json").read_text() == '{"version": 3, "grants": []}'
+
+
+def test_revoke_a_net_grant_as_typed_with_another_case(ws):
+    """Hosts are stored lower-cased (as the gate normalises them): `revoke net Example.COM`
+    must find `example.com`, or the person believes a grant is gone that is still there."""
+    store = GrantStore(ws / "grants.json")
+    store.add("net", "example.com:8080")
+    r = cli(ws, "grants", "revoke", "net", "Example.COM:8080")
+    assert r.exit_code == 0, r.output
+    assert "revoked net example.com:8080" in r.output
+    assert store.load() == []

@@ -51,6 +51,15 @@ def revoke_cmd(kind: str, target: str) -> None:
     store = GrantStore(get_workspace().grants_path)
     try:
         removed = store.revoke(kind, target)
+        if not removed:
+            # the target as the gate stores it (hosts lower-cased); a pattern stays as typed
+            try:
+                canonical = KINDS[kind].normalise(target)
+            except Exception:
+                canonical = target
+            if canonical != target:
+                removed = store.revoke(kind, canonical)
+                target = canonical if removed else target
     except GrantsError as exc:
         fail(str(exc))
     if not removed:
