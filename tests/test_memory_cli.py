@@ -316,3 +316,19 @@ def test_unattended_write_denied_with_the_approvals_cli(ws):
     person.join(20)
     assert person.error is None and person.answer.returncode == 0
     assert (ws / "memory/people/lina.md").read_bytes() == before
+
+
+def test_edit_without_an_editor_or_a_terminal_is_refused_not_vi_on_a_pipe(ws):
+    """No $VISUAL/$EDITOR and stdin is not a terminal (cron, a pipe): starting vi there paints
+    escape codes and fails; say what to set instead."""
+    before = (ws / "memory/people/lina.md").read_bytes()
+    r = run(ws, "edit", "people/lina.md", env={"EDITOR": None, "VISUAL": None})
+    assert r.exit_code == 1
+    assert "set $EDITOR" in r.output and "memory write" in r.output
+    assert (ws / "memory/people/lina.md").read_bytes() == before
+
+
+def test_edit_with_a_malformed_editor_variable_is_a_clear_error(ws):
+    r = run(ws, "edit", "people/lina.md", env={"EDITOR": "vim '", "VISUAL": None})
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "$EDITOR" in r.output and "quot" in r.output

@@ -180,7 +180,19 @@ def edit_cmd(path: str) -> None:
     if shown != text:
         click.echo("note: secrets in this note are shown redacted; saving keeps the [redacted:...] "
                    "markers in their place", err=True)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        if not sys.stdin.isatty():
+            fail("no $EDITOR (or $VISUAL) is set and there is no terminal to run vi in: set $EDITOR, "
+                 f"or pipe the new text into `assistant memory write {path} --base REV`")
+        editor = "vi"
+    which = "$VISUAL" if os.environ.get("VISUAL") else "$EDITOR"
+    try:
+        editor_argv = shlex.split(editor)
+    except ValueError as exc:
+        fail(f"cannot read {which} {editor!r}: {exc} (check its quoting)")
+    if not editor_argv:
+        fail(f"{which} is blank; set $EDITOR to your editor")
     tmpdir = Path(tempfile.mkdtemp(prefix="assistant-edit-"))
     os.chmod(tmpdir, 0o700)
     tmp = tmpdir / Path(path).name
@@ -189,7 +201,7 @@ def edit_cmd(path: str) -> None:
         tmp.write_text(shown, encoding="utf-8")
         os.chmod(tmp, 0o600)
         try:
-            rc = subprocess.call([*shlex.split(editor), str(tmp)], env=_child_env())
+            rc = subprocess.call([*editor_argv, str(tmp)], env=_child_env())
         except OSError as exc:
             fail(f"cannot run the editor {editor!r}: {exc.strerror or exc}; set $EDITOR")
         if rc != 0:
