@@ -209,3 +209,41 @@ def test_web_timeout_holds_against_a_server_that_drips_bytes(session):
     finally:
         stop.set()
         srv.close()
+
+
+def test_web_timeout_holds_against_a_server_dripping_its_headers(session):
+    """The same in the header phase: http.client reads the status line and headers with the
+    socket timeout per receive, so headers sent a byte at a time never hit it."""
+    import socket
+    import threading
+    import time
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    stop = threading.Event()
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            while not stop.is_set():
+                try:
+                    conn.sendall(b"y")
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        parts = session(inline_ask=lambda q: "once")
+        parts.ws.config["web"] = {"max_bytes": 100000, "timeout": "1s"}
+        t0 = time.monotonic()
+        with pytest.raises(ToolError, match="longer than 1s|could not fetch"):
+            call(parts, "web_fetch", url=f"http://127.0.0.1:{port}/")
+        assert time.monotonic() - t0 < 2.5
+    finally:
+        stop.set()
+        srv.close()

@@ -12,9 +12,11 @@ itself are refused.
 from __future__ import annotations
 
 import html.parser
+import http.client
 import ipaddress
 import re
 import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -93,6 +95,63 @@ def _is_ip(host: str) -> bool:
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401
         return None   # surfaced as an HTTPError 3xx; the loop below decides
+
+
+class _Deadline:
+    """Shuts down every socket of one fetch at its deadline. Socket timeouts are per receive,
+    so a server sending a byte at a time (headers or body) would never hit them."""
+
+    def __init__(self, seconds: float) -> None:
+        self.socks: list[socket.socket] = []
+        self.expired = False
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+
+    def track(self, sock: socket.socket) -> socket.socket:
+        with self.lock:
+            self.socks.append(sock)
+            if self.expired:
+                _shutdown(sock)
+        return sock
+
+    def _expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            for sock in self.socks:
+                _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _deadline_handlers(deadline: _Deadline) -> list:
+    def connect(*args, **kwargs):
+        return deadline.track(socket.create_connection(*args, **kwargs))
+
+    class HTTPConn(http.client.HTTPConnection):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self._create_connection = connect
+
+    class HTTPSConn(http.client.HTTPSConnection):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self._create_connection = connect
+
+    class HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(HTTPConn, req)
+
+    class HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(HTTPSConn, req, context=self._context)
+
+    return [HTTPHandler(), HTTPSHandler()]
 
 
 class _TextOnly(html.parser.HTMLParser):
@@ -213,9 +272,18 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     host = parts.hostname or ""
     if host in ("localhost",) or (_is_ip(host) and ipaddress.ip_address(host).is_loopback):
         handlers.append(urllib.request.ProxyHandler({}))   # loopback never goes through a proxy
-    opener = urllib.request.build_opener(*handlers)
+    watchdog = _Deadline(timeout)
+    opener = urllib.request.build_opener(*handlers, *_deadline_handlers(watchdog))
     current = url.strip()
     deadline = time.monotonic() + timeout
+    watchdog.timer.start()
+    try:
+        return _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, ctx, watchdog)
+    finally:
+        watchdog.timer.cancel()
+
+
+def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, ctx, watchdog) -> str:
     for _ in range(MAX_REDIRECTS + 1):
         req = urllib.request.Request(current, headers={"User-Agent": "assistant-web-fetch/1",
                                                        "Accept": "text/*, application/json;q=0.9"})
@@ -242,9 +310,13 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
             exc.close()
             raise ToolError(f"HTTP {exc.code} from {target}") from None
         except urllib.error.URLError as exc:
+            if watchdog.expired:
+                raise ToolError(f"{target} took longer than {timeout:g}s; stopped") from None
             reason = getattr(exc, "reason", exc)
             raise ToolError(f"could not fetch from {target}: {reason}") from None
-        except (TimeoutError, OSError) as exc:
+        except (TimeoutError, OSError, http.client.HTTPException) as exc:
+            if watchdog.expired:
+                raise ToolError(f"{target} took longer than {timeout:g}s; stopped") from None
             raise ToolError(f"could not fetch from {target}: {exc.__class__.__name__}") from None
         with resp:
             ctype = resp.headers.get_content_type() or ""
@@ -259,8 +331,15 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
                     raise ToolError(f"{target} took longer than {timeout:g}s; stopped")
                 # read1: at most one receive per call. read(n) waits for n bytes, and a server
                 # dripping a byte at a time would keep it (and this fetch) going past the deadline.
-                chunk = resp.read1(min(65536, max_bytes + 1 - got))
+                try:
+                    chunk = resp.read1(min(65536, max_bytes + 1 - got))
+                except (OSError, http.client.HTTPException) as exc:
+                    if watchdog.expired:
+                        raise ToolError(f"{target} took longer than {timeout:g}s; stopped") from None
+                    raise ToolError(f"could not fetch from {target}: {exc.__class__.__name__}") from None
                 if not chunk:
+                    if watchdog.expired:   # the watchdog's shutdown reads as an end of file
+                        raise ToolError(f"{target} took longer than {timeout:g}s; stopped")
                     break
                 chunks.append(chunk)
                 got += len(chunk)
