@@ -247,3 +247,30 @@ def test_web_timeout_holds_against_a_server_dripping_its_headers(session):
     finally:
         stop.set()
         srv.close()
+
+
+def test_a_multiline_secret_is_refused_as_auth_and_its_value_never_in_the_error(tmp_path):
+    """http.client refuses a header value with a line break by raising ValueError('Invalid
+    header value b"Bearer <the value>"'): the secret's value was in the exception web_fetch
+    raised. Refused up front, naming the secret only."""
+    from assistant.vault import Vault
+
+    value = "-----BEGIN KEY-----\nabcdefghijklmnop\n-----END KEY-----"
+    with Site({"/": (200, {"Content-Type": "text/plain"}, b"ok")}) as site:
+        ws_path = make_ws(tmp_path / "ws")
+        v = Vault.create(ws_path / "vault.enc", "pass phrase x", opslimit=1, memlimit=8 * 1024 * 1024)
+        v.set("PEM", value, hosts=["127.0.0.1"])
+        os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "pass phrase x"
+        try:
+            parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False,
+                                  inline_ask=lambda q: "once")
+        finally:
+            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
+        try:
+            with pytest.raises(ToolError) as ei:
+                call(parts, "web_fetch", url=site.url("/"), auth="PEM")
+            msg = str(ei.value)
+            assert "PEM" in msg and "abcdefghijklmnop" not in msg and "BEGIN" not in msg
+            assert site.seen_headers == []
+        finally:
+            parts.close()

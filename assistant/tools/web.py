@@ -243,6 +243,10 @@ def _auth_header(args: dict, ctx: ToolContext, host: str, port: int) -> str | No
         raise ToolError(f"auth {name!r}: the vault could not be read") from None
     if not value:
         raise ToolError(f"auth {name!r}: no such secret in the vault")
+    # http.client refuses such a header with a ValueError that quotes the value: say it here.
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 or ord(c) > 255 for c in value) or value != value.strip():
+        raise ToolError(f"auth {name!r}: the secret has line breaks, control or non-Latin-1 characters "
+                        "or surrounding spaces, so it cannot be sent as a bearer token header")
     return f"Bearer {value}"
 
 
