@@ -267,6 +267,12 @@ class Vault:
         """[(name, set_at)] sorted by name. No values."""
         return sorted((n, e.get("set_at", "")) for n, e in self._entries.items())
 
+    def refresh(self) -> None:
+        """Re-read the entries from disk (a save is an atomic rename, so no lock is needed):
+        a long session sees a secret removed or re-bound since it unlocked the vault. A vault
+        re-keyed meanwhile raises VaultError (callers refuse)."""
+        self._reload()
+
     def hosts(self, name: str) -> tuple[str, ...]:
         """The hosts web_fetch may send secret `name` to (empty: none; an entry written before
         bindings existed has none)."""

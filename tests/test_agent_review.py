@@ -274,3 +274,32 @@ def test_a_multiline_secret_is_refused_as_auth_and_its_value_never_in_the_error(
             assert site.seen_headers == []
         finally:
             parts.close()
+
+
+def test_unbinding_a_host_takes_effect_in_a_running_session(tmp_path):
+    """The session unlocked the vault at its start; a person who narrows a secret's hosts
+    (`vault set NAME --host other`) or removes it meanwhile expects the running chat to stop
+    sending it. web_fetch re-reads the vault for each auth use (fail closed if it cannot)."""
+    from assistant.vault import Vault
+
+    with Site({"/": (200, {"Content-Type": "text/plain"}, b"ok")}) as site:
+        ws_path = make_ws(tmp_path / "ws")
+        v = Vault.create(ws_path / "vault.enc", "pass phrase x", opslimit=1, memlimit=8 * 1024 * 1024)
+        v.set("TOKEN", "token-value-0123456789", hosts=["127.0.0.1"])
+        os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "pass phrase x"
+        try:
+            parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False,
+                                  inline_ask=lambda q: "run")
+        finally:
+            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
+        try:
+            assert call(parts, "web_fetch", url=site.url("/"), auth="TOKEN") == "ok"
+            v.set("TOKEN", "token-value-0123456789", hosts=["api.example.com"])
+            with pytest.raises(ToolError, match="may only be sent to api.example.com"):
+                call(parts, "web_fetch", url=site.url("/"), auth="TOKEN")
+            v.remove("TOKEN")
+            with pytest.raises(ToolError, match="no such secret"):
+                call(parts, "web_fetch", url=site.url("/"), auth="TOKEN")
+            assert len(site.seen_headers) == 1
+        finally:
+            parts.close()
