@@ -303,3 +303,27 @@ def test_unbinding_a_host_takes_effect_in_a_running_session(tmp_path):
             assert len(site.seen_headers) == 1
         finally:
             parts.close()
+
+
+def test_auth_is_not_sent_in_clear_text_to_another_machine(tmp_path):
+    """A binding to api.example.com let web_fetch send the bearer token over plain http:// to
+    it (readable by anyone on the path). Auth goes over https, or over http only to this
+    machine (loopback); refused before the gate, nothing leaves."""
+    from assistant.vault import Vault
+
+    ws_path = make_ws(tmp_path / "ws")
+    v = Vault.create(ws_path / "vault.enc", "pass phrase x", opslimit=1, memlimit=8 * 1024 * 1024)
+    v.set("TOKEN", "token-value-0123456789", hosts=["api.example.com"])
+    asked = []
+    os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "pass phrase x"
+    try:
+        parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False,
+                              inline_ask=lambda q: asked.append(q) or None)
+    finally:
+        os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
+    try:
+        with pytest.raises(ToolError, match="https"):
+            call(parts, "web_fetch", url="http://api.example.com/v1/me", auth="TOKEN")
+        assert asked == []
+    finally:
+        parts.close()

@@ -84,6 +84,11 @@ def _inet_aton_accepts(host: str) -> bool:
         return False
 
 
+def _is_loopback(host: str) -> bool:
+    host = host.rstrip(".").lower()
+    return host == "localhost" or (_is_ip(host) and ipaddress.ip_address(host).is_loopback)
+
+
 def _is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
@@ -258,6 +263,9 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     target, parts = net_target(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     auth = _auth_header(args, ctx, _host_of(target), port)
+    if auth and parts.scheme != "https" and not _is_loopback(parts.hostname or ""):
+        raise ToolError(f"auth {args.get('auth')!r} is only sent over https (or over http to this "
+                        "machine): a bearer token in clear text can be read on the way")
     cfg = (ctx.workspace.config if ctx.workspace is not None else {}).get("web", {})
     max_bytes = int(cfg.get("max_bytes", 256 * 1024))
     timeout = parse_duration(cfg.get("timeout", "10s"), setting="web.timeout")
@@ -276,8 +284,7 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
         raise ToolError(f"denied: {decision.reason}")
 
     handlers: list = [_NoRedirect()]
-    host = parts.hostname or ""
-    if host in ("localhost",) or (_is_ip(host) and ipaddress.ip_address(host).is_loopback):
+    if _is_loopback(parts.hostname or ""):
         handlers.append(urllib.request.ProxyHandler({}))   # loopback never goes through a proxy
     watchdog = _Deadline(timeout)
     opener = urllib.request.build_opener(*handlers, *_deadline_handlers(watchdog))
