@@ -85,6 +85,7 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_the_chat_goes_on(tmp_path):
     ws, t = _chat(tmp_path, [{"reply": "still here"}])
     t.read_until("you> ")
     t.send("half a thought")
+    t.read_until("half a thought")   # echoed: readline is reading (a signal before that can wait for a key)
     t.send("\x03")
     t.read_until("Ctrl-D or /quit to leave")
     t.send("hello\r")
@@ -95,11 +96,12 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_the_chat_goes_on(tmp_path):
 
 def test_ctrl_c_twice_at_the_prompt_ends_the_chat(tmp_path):
     ws, t = _chat(tmp_path, [])
-    t.read_until("you> ")
-    t.send("\x03")
-    t.read_until("to leave)")
-    t.read_until("you> ")
-    t.send("\x03")
+    for _ in range(2):
+        t.read_until("you> ")
+        t.send("x")
+        t.read_until("x")    # echoed: readline is reading
+        t.send("\x03")
+    assert t.text.count("to leave)") == 1
     assert t.wait() == 0
 
 
@@ -162,3 +164,19 @@ def test_schedule_install_refuses_contradictory_flags(tmp_path):
     assert r.exit_code == 0 and "[Timer]" in r.output
     r = _cli("-w", str(ws), "schedule", "install")
     assert r.exit_code == 0 and " run " in r.output and "[Timer]" not in r.output
+
+
+def test_a_note_edited_mid_chat_is_shown_as_noticed_before_the_next_turn(tmp_path):
+    ws, t = _chat(tmp_path, [{"reply": "first answer"}, {"reply": "second answer"}])
+    t.read_until("you> ")
+    t.send("hello\r")
+    t.read_until("assistant: first answer")
+    t.read_until("you> ")
+    (ws / "memory" / "people" / "lina.md").write_text("---\ndescription: Lina moved to Leeds\n---\n")
+    time.sleep(0.5)        # the watcher's debounce
+    t.send("and now?\r")
+    t.read_until("assistant: second answer")
+    shown = t.text[t.text.index("and now?"):]
+    assert "people/lina.md (changed on disk)" in shown.split("assistant: second answer")[0], shown
+    t.send("/quit\r")
+    assert t.wait() == 0

@@ -216,8 +216,13 @@ def chat_command(model_spec: str | None) -> None:
                     else:
                         ui.echo(f"unknown command {cmd}; /help lists them")
                     continue
-                for ch in watcher.drain():
+                fresh = watcher.drain()
+                for ch in fresh:
                     changed[ch.path] = ch.kind
+                if fresh:
+                    # show what the model is about to be told, so a hand edit is visibly noticed
+                    noticed = _changed_lines({c.path: c.kind for c in fresh})
+                    ui.echo(f"  (noticed: {visible(', '.join(noticed))}; the assistant is told this turn)")
                 try:
                     agent.turn(text, _changed_lines(changed))
                 except KeyboardInterrupt:
