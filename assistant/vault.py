@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import getpass
+import ipaddress
 import json
 import os
 import re
@@ -137,11 +138,13 @@ def normalize_host(text: str) -> str:
     host = host.rstrip(".").lower()
     if not host:
         raise VaultError(bad)
-    if ":" not in host:
-        try:
+    try:
+        if ":" in host:
+            host = ipaddress.IPv6Address(host).compressed
+        else:
             host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise VaultError(bad) from None
+    except (UnicodeError, ValueError):
+        raise VaultError(bad) from None
     shown = f"[{host}]" if ":" in host else host
     return shown if port is None else f"{shown}:{port}"
 

@@ -327,3 +327,14 @@ def test_auth_is_not_sent_in_clear_text_to_another_machine(tmp_path):
         assert asked == []
     finally:
         parts.close()
+
+
+def test_ipv6_spellings_compare_equal_for_bindings_and_targets():
+    """[0:0::1] and [::1] are one host: web_fetch's target and a vault binding both use the
+    compressed form (as the policy does), so a binding matches whichever way the URL spells it."""
+    from assistant.tools.web import net_target
+    from assistant.vault import normalize_host
+
+    assert net_target("http://[0:0:0::1]:8080/")[0] == "[::1]:8080"
+    assert normalize_host("[0:0::1]") == "[::1]" == normalize_host("[::1]")
+    assert normalize_host("[::FFFF:127.0.0.1]:99") == "[::ffff:7f00:1]:99"

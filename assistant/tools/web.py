@@ -60,8 +60,10 @@ def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
         raise ToolError(f"host {host!r} is an IPv4 address in a legacy spelling; "
                         "write it as four decimal numbers a.b.c.d")
     try:
+        if ":" in host:   # IPv6: one spelling, as the policy and vault bindings write it
+            host = ipaddress.IPv6Address(host).compressed
         host = host.encode("idna").decode("ascii") if not _is_ip(host) else host
-    except UnicodeError:
+    except (UnicodeError, ValueError):
         raise ToolError(f"bad host name {host!r}") from None
     default = 443 if parts.scheme == "https" else 80
     shown = f"[{host}]" if ":" in host else host
