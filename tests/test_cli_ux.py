@@ -180,3 +180,27 @@ def test_a_note_edited_mid_chat_is_shown_as_noticed_before_the_next_turn(tmp_pat
     assert "people/lina.md (changed on disk)" in shown.split("assistant: second answer")[0], shown
     t.send("/quit\r")
     assert t.wait() == 0
+
+
+def test_the_assistants_own_write_is_not_shown_as_noticed_but_a_later_hand_edit_is(tmp_path):
+    ws, t = _chat(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/bo.md", "content": "Bo.\n"}}, {"reply": "saved"},
+        {"reply": "second"}, {"reply": "third"}])
+    t.read_until("you> ")
+    t.send("remember bo\r")
+    t.read_until("assistant: saved")
+    t.read_until("you> ")
+    time.sleep(0.5)         # the watcher has seen our own write
+    t.send("next\r")
+    t.read_until("assistant: second")
+    t.read_until("you> ")
+    (ws / "memory" / "people" / "bo.md").write_text("Bo, edited by hand.\n")
+    time.sleep(0.5)
+    t.send("again\r")
+    t.read_until("assistant: third")
+    t.send("/quit\r")
+    assert t.wait() == 0
+    second = t.text[t.text.index("next"):t.text.index("assistant: second")]
+    third = t.text[t.text.index("again"):t.text.index("assistant: third")]
+    assert "noticed" not in second, second
+    assert "noticed: people/bo.md (changed on disk)" in third, third

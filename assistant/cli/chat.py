@@ -46,6 +46,7 @@ class ChatUI:
         self.streaming = False
         self.lock = threading.Lock()
         self.name = "assistant"
+        self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
 
     def echo(self, text: str = "", nl: bool = True) -> None:
         click.echo(text, nl=nl)
@@ -120,6 +121,10 @@ class ChatUI:
             return
         self.end_stream()
         if name == "tool_call":
+            if data.get("tool") == "memory_write" and isinstance(data.get("args"), dict):
+                a = data["args"]
+                if isinstance(a.get("path"), str) and isinstance(a.get("content"), str):
+                    self.own_writes[a["path"]] = a["content"].encode("utf-8")
             args = json.dumps(data.get("args", {}), ensure_ascii=False, sort_keys=True)
             self.echo(f"  -> {data['tool']} {_short(args)}")
         elif name == "ruling":
@@ -137,6 +142,18 @@ class ChatUI:
             self.echo(f"  stopped: {data.get('message', '')}")
         elif name == "error":
             self.echo(f"  error: {data.get('message', '')}")
+
+
+def _own_write(memory, ui: ChatUI, change) -> bool:
+    """True if the note on disk is exactly what the assistant wrote in this chat."""
+    wrote = ui.own_writes.get(change.path)
+    if wrote is None or change.kind == "deleted":
+        return False
+    try:
+        data, _ = memory.read_raw(change.path)
+    except Exception:       # unreadable now: certainly worth showing
+        return False
+    return data == wrote
 
 
 def _changed_lines(changed: dict[str, str]) -> list[str]:
@@ -219,9 +236,11 @@ def chat_command(model_spec: str | None) -> None:
                 fresh = watcher.drain()
                 for ch in fresh:
                     changed[ch.path] = ch.kind
-                if fresh:
-                    # show what the model is about to be told, so a hand edit is visibly noticed
-                    noticed = _changed_lines({c.path: c.kind for c in fresh})
+                # show what the model is about to be told, so a hand edit is visibly noticed;
+                # not a note that still holds exactly what this chat's assistant wrote into it
+                shown = {c.path: c.kind for c in fresh if not _own_write(parts.memory, ui, c)}
+                if shown:
+                    noticed = _changed_lines(shown)
                     ui.echo(f"  (noticed: {visible(', '.join(noticed))}; the assistant is told this turn)")
                 try:
                     agent.turn(text, _changed_lines(changed))
