@@ -180,3 +180,16 @@ def test_an_interrupted_run_does_not_leave_its_request_pending(tmp_path, sig):
     audit = [json.loads(l) for l in (ws / "state" / "audit.jsonl").read_text().splitlines()]
     assert any(a.get("request") == item["id"] and a.get("verdict") == "denied" and "interrupted" in a.get("reason", "")
                for a in audit)
+
+
+def test_model_chosen_text_in_the_progress_log_and_outcome_is_escaped(tmp_path):
+    """A bidi override or escape sequence chosen by the model must not reorder or repaint what
+    the person reads in the run's log (the chat already escapes these)."""
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, [
+        {"tool": "file_write", "args": {"path": "notes\u202etxt.md", "content": "x\u202ey"}},
+        {"reply": "done \u202e reversed \x1b[2J"}])
+    r = CliRunner().invoke(main, ["-w", str(ws), "run", "--model", f"script:{script}", "go"])
+    for ch in ("\u202e", "\x1b"):
+        assert ch not in r.stdout and ch not in r.stderr, (r.stdout, r.stderr)
+    assert "\\u202e" in r.stderr

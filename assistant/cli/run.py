@@ -18,7 +18,8 @@ from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, visible, wo
 
 
 def _one_line(text: str, limit: int = 400) -> str:
-    flat = " ".join(text.split())
+    # model-chosen text: controls, bidi and format characters shown as escapes, never raw
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -29,7 +30,7 @@ def _progress(name: str, data: dict) -> None:
         click.echo(f"[tool] {data['tool']} {_one_line(args, 160)}", err=True)
     elif name == "ruling":
         verdict = "allowed" if data.get("allowed") else f"{data.get('verdict', 'deny')}"
-        click.echo(f"[gate] {data['kind']} {data['target']}: {verdict} ({_one_line(str(data.get('reason', '')), 200)})",
+        click.echo(f"[gate] {data['kind']} {visible(str(data['target']))}: {verdict} ({_one_line(str(data.get('reason', '')), 200)})",
                    err=True)
     elif name == "tool_result" and not data.get("ok"):
         click.echo(f"[tool] {_one_line(str(data.get('output', '')), 200)}", err=True)
@@ -129,7 +130,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         if result.denials:
             d = result.denials[0]
             more = f" (+{len(result.denials) - 1} more)" if len(result.denials) > 1 else ""
-            click.echo(f"denied: {d.tool} {d.kind} {d.target}: {_one_line(redact(d.reason), 200)}{more}")
+            click.echo(f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}")
             return EXIT_DENIED
         if result.outcome == "stopped":
             click.echo(f"error: {_one_line(redact(result.message))}")
