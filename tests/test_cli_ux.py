@@ -70,6 +70,13 @@ class Pty:
         os.waitpid(self.pid, 0)
         raise AssertionError(f"still running; got:\n{self.text}")
 
+    def interrupt(self) -> None:
+        """Ctrl-C at the prompt. CPython's readline can miss a SIGINT that lands just before it
+        starts waiting for a key (it only looks at signals when its wait is interrupted), so
+        give it a moment first; a person's Ctrl-C never comes that fast."""
+        time.sleep(0.4)
+        self.send("\x03")
+
     @property
     def text(self) -> str:
         return self.out.decode("utf-8", "replace").replace("\r\n", "\n")
@@ -85,8 +92,7 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_the_chat_goes_on(tmp_path):
     ws, t = _chat(tmp_path, [{"reply": "still here"}])
     t.read_until("you> ")
     t.send("half a thought")
-    t.read_until("half a thought")   # echoed: readline is reading (a signal before that can wait for a key)
-    t.send("\x03")
+    t.interrupt()
     t.read_until("Ctrl-D or /quit to leave")
     t.send("hello\r")
     t.read_until("assistant: still here")
@@ -99,8 +105,7 @@ def test_ctrl_c_twice_at_the_prompt_ends_the_chat(tmp_path):
     for _ in range(2):
         t.read_until("you> ")
         t.send("x")
-        t.read_until("x")    # echoed: readline is reading
-        t.send("\x03")
+        t.interrupt()
     assert t.text.count("to leave)") == 1
     assert t.wait() == 0
 
