@@ -602,7 +602,11 @@ def build_session(
         limits = Limits.from_config(ws.config)
     except Exception as exc:
         raise SessionError(f"config.toml: {exc}") from None
-    ws.ensure_state()
+    try:
+        ws.ensure_state()
+    except OSError as exc:
+        raise SessionError(f"the workspace's state/ (approvals, transcripts, audit) cannot be set up: "
+                           f"{exc.filename or ''}: {exc.strerror or exc}") from None
     scanner, vault = unlock_for_session(ws, interactive=interactive)
     session_id = new_session_id(kind)
     try:
@@ -622,7 +626,12 @@ def build_session(
         pass   # housekeeping only: a busy lock or an odd entry must not stop the session
     tool_list = list(tools) if tools is not None else all_tools()
     ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
-    transcript = Transcript(ws.transcripts_dir, session_id, scanner)
+    try:
+        transcript = Transcript(ws.transcripts_dir, session_id, scanner)
+    except OSError as exc:
+        files.close()
+        raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
+                           f"{exc.strerror or exc}") from None
     return SessionParts(ws=ws, mode=mode, session_id=session_id, scanner=scanner, vault=vault, gate=gate,
                         memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=transcript,
                         limits=limits)

@@ -7,9 +7,11 @@ through the leak scanner's redaction before it reaches disk), and it is only eve
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import secrets
 import threading
 import time
@@ -50,8 +52,14 @@ class Transcript:
         self.path = self.dir / f"{session}.jsonl"
         self._lock = threading.Lock()
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        self._fd = os.open(self.path, flags, 0o600)
+        # O_NOFOLLOW: a symlink planted at the path is refused; O_NONBLOCK: so is a FIFO (the
+        # open would wait for a reader forever); anything but a regular file is refused.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(self.path, flags, 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, f"{self.path.name} is not a regular file")
+        self._fd = fd
 
     def append(self, event: str, **data: Any) -> None:
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": self.session,

@@ -338,3 +338,53 @@ def test_ipv6_spellings_compare_equal_for_bindings_and_targets():
     assert net_target("http://[0:0:0::1]:8080/")[0] == "[::1]:8080"
     assert normalize_host("[0:0::1]") == "[::1]" == normalize_host("[::1]")
     assert normalize_host("[::FFFF:127.0.0.1]:99") == "[::ffff:7f00:1]:99"
+
+
+def test_a_transcript_that_cannot_be_opened_is_a_clear_session_error(tmp_path):
+    """state/transcripts not a folder (a file, or a dangling symlink): build_session raised a raw
+    FileExistsError/OSError (a traceback from `assistant chat`) and left the files/ Root open."""
+    from assistant.agent import SessionError
+
+    ws_path = make_ws(tmp_path / "ws")
+    ws = open_workspace(ws_path)
+    ws.ensure_state()
+    tdir = ws.transcripts_dir
+    if tdir.exists():
+        for p in tdir.iterdir():
+            p.unlink()
+        tdir.rmdir()
+    tdir.write_text("not a folder")
+    with pytest.raises(SessionError, match="transcript"):
+        build_session(ws, mode="watched", kind="review", interactive=False)
+
+
+def test_transcript_refuses_a_fifo_or_symlink_at_its_path(tmp_path):
+    """A FIFO at the transcript's path hung the session start forever (O_WRONLY waits for a
+    reader); a symlink is refused (O_NOFOLLOW). Both are clear errors, nothing written elsewhere."""
+    import threading
+
+    from assistant.transcript import Transcript
+
+    d = tmp_path / "tr"
+    d.mkdir()
+    os.mkfifo(d / "s1.jsonl")
+    box = {}
+
+    def attempt():
+        try:
+            Transcript(d, "s1", None)
+            box["ok"] = True
+        except OSError as exc:
+            box["error"] = exc
+
+    t = threading.Thread(target=attempt, daemon=True)
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "opening a FIFO as the transcript hung"
+    assert "error" in box
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    (d / "s2.jsonl").symlink_to(outside)
+    with pytest.raises(OSError):
+        Transcript(d, "s2", None)
+    assert outside.read_text() == "keep"
