@@ -209,3 +209,26 @@ def test_the_assistants_own_write_is_not_shown_as_noticed_but_a_later_hand_edit_
     third = t.text[t.text.index("again"):t.text.index("assistant: third")]
     assert "noticed" not in second, second
     assert "noticed: people/bo.md (changed on disk)" in third, third
+
+
+def test_a_terminal_sees_a_thinking_line_until_the_first_output_and_then_it_is_erased(tmp_path):
+    """The first turn on a real model can take many seconds before a token: say so, then
+    erase the status line so it never mixes with the reply."""
+    ws, t = _chat(tmp_path, [{"reply": "an answer"}])
+    t.read_until("you> ")
+    t.send("hello\r")
+    t.read_until("assistant: an answer")
+    t.send("/quit\r")
+    assert t.wait() == 0
+    raw = t.text[t.text.index("hello"):]
+    assert "(thinking...)" in raw
+    status_at = raw.index("(thinking...)")
+    assert raw.index("\r\x1b[K", status_at) < raw.index("assistant: an answer")
+
+
+def test_no_thinking_line_when_the_output_is_not_a_terminal(tmp_path):
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, [{"reply": "an answer"}])
+    r = CliRunner().invoke(main, ["-w", str(ws), "chat", "--model", f"script:{script}"], input="hello\n/quit\n")
+    assert r.exit_code == 0 and "assistant: an answer" in r.stdout
+    assert "thinking" not in r.stdout and "\x1b" not in r.stdout

@@ -47,6 +47,24 @@ class ChatUI:
         self.lock = threading.Lock()
         self.name = "assistant"
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
+        self.status_shown = False
+        try:
+            self.tty_out = self.interactive and sys.stdout.isatty()
+        except (AttributeError, ValueError):
+            self.tty_out = False
+
+    def thinking(self) -> None:
+        """On a terminal, a status line until the first output of the turn (erased then)."""
+        if self.tty_out and not self.status_shown:
+            sys.stdout.write("  (thinking...)")
+            sys.stdout.flush()
+            self.status_shown = True
+
+    def clear_status(self) -> None:
+        if self.status_shown:
+            sys.stdout.write("\r\x1b[K")
+            sys.stdout.flush()
+            self.status_shown = False
 
     def echo(self, text: str = "", nl: bool = True) -> None:
         click.echo(text, nl=nl)
@@ -81,6 +99,7 @@ class ChatUI:
             choices[key] = offer.scope
             labels.append(f"{key} = {label.format(pattern=offer.pattern)}")
         with self.lock:
+            self.clear_status()
             self.end_stream()
             self.echo(f"  ? {question.kind} {visible(str(question.target))}: {_short(question.summary, 160)}")
             self.echo(f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}) ", nl=False)
@@ -101,6 +120,8 @@ class ChatUI:
             self.streaming = False
 
     def on_event(self, name: str, data: dict) -> None:
+        if name in ("token", "reply", "tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice"):
+            self.clear_status()
         if name == "token":
             if not self.streaming:
                 self.echo(f"{self.name}: ", nl=False)
@@ -134,6 +155,7 @@ class ChatUI:
             first = str(data.get("output", "")).strip().splitlines()
             self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
                       + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
+            self.thinking()     # the model's next step can take a while too
         elif name == "invalid":
             self.echo(f"  ! model step refused: {_short(data.get('error', ''), 200)}")
         elif name == "notice":
@@ -243,15 +265,19 @@ def chat_command(model_spec: str | None) -> None:
                     noticed = _changed_lines(shown)
                     ui.echo(f"  (noticed: {visible(', '.join(noticed))}; the assistant is told this turn)")
                 try:
+                    ui.thinking()
                     agent.turn(text, _changed_lines(changed))
                 except KeyboardInterrupt:
+                    ui.clear_status()
                     ui.end_stream()
                     ui.echo("  interrupted")
                     parts.transcript.append("interrupted")
                     continue
+                ui.clear_status()
                 ui.end_stream()
                 # an error ending the turn was already shown in place, by on_event("error")
         except KeyboardInterrupt:
+            ui.clear_status()
             # a Ctrl-C that lands between the prompt and a turn (or during a slash command)
             # ends the chat cleanly instead of with a traceback
             ui.end_stream()
