@@ -236,3 +236,18 @@ exit 2
 def test_cli_schedule_run_unknown_name(ws):
     r = CliRunner().invoke(main, ["-w", str(ws), "schedule", "run", "nope"])
     assert r.exit_code == 1 and "no schedule named 'nope'" in r.stderr and "morning-review" in r.stderr
+
+
+def test_cli_list_says_which_time_zone_the_next_run_is_in(ws):
+    """'next 2026-12-01 07:30' alone is ambiguous on a server in UTC; say the zone, and give
+    scripts an ISO time with its offset."""
+    from datetime import datetime
+
+    r = _invoke("-w", str(ws), "schedule", "list", "--json")
+    [row] = json.loads(r.output)
+    when = datetime.fromisoformat(row["next_iso"])
+    assert when.utcoffset() is not None
+    assert when.strftime("%Y-%m-%d %H:%M") == row["next"]
+    r = _invoke("-w", str(ws), "schedule", "list")
+    zone = when.strftime("%Z") or when.strftime("%z")
+    assert f"next {row['next']} {zone}" in r.output, r.output

@@ -54,8 +54,11 @@ def schedule_list(as_json: bool) -> None:
     rows = []
     for s in schedules:
         nxt = s.cron.next_after(now)
+        local = nxt.astimezone() if nxt else None     # naive local time -> with this machine's zone
         rows.append({"name": s.name, "cron": s.cron.expression, "task": s.task,
-                     "next": nxt.strftime("%Y-%m-%d %H:%M") if nxt else None})
+                     "next": nxt.strftime("%Y-%m-%d %H:%M") if nxt else None,
+                     "next_iso": local.isoformat(timespec="minutes") if local else None,
+                     "zone": (local.strftime("%Z") or local.strftime("%z")) if local else None})
     if as_json:
         echo_json(rows)
         return
@@ -63,7 +66,7 @@ def schedule_list(as_json: bool) -> None:
         click.echo("no schedules: add [[schedule]] entries (name, cron, task) to config.toml")
         return
     for r in rows:
-        click.echo(f"{r['name']}  {r['cron']}  next {r['next'] or 'never'}")
+        click.echo(f"{r['name']}  {r['cron']}  next {r['next'] + ' ' + r['zone'] if r['next'] else 'never'}")
         click.echo(f"    {r['task']}")
 
 
