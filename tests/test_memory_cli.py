@@ -332,3 +332,14 @@ def test_edit_with_a_malformed_editor_variable_is_a_clear_error(ws):
     r = run(ws, "edit", "people/lina.md", env={"EDITOR": "vim '", "VISUAL": None})
     assert r.exit_code == 1 and "Traceback" not in r.output
     assert "$EDITOR" in r.output and "quot" in r.output
+
+
+def test_rm_of_something_that_is_not_a_note_says_how_to_remove_it(ws):
+    """A symlink or FIFO in memory/ is listed as unreadable; `memory rm` refuses to touch it (it
+    never follows links), and says the person can remove the entry by hand."""
+    link = ws / "memory" / "link.md"
+    link.symlink_to("/etc/hostname")
+    r = run(ws, "rm", "link.md")
+    assert r.exit_code == 1
+    assert f"rm {link}" in r.output, r.output
+    assert link.is_symlink()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from ..memory import Conflict, Memory, NoteError, NotFound
+from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
 from ..notes import revision
 from .common import echo_json, fail, get_workspace, workspace_option
 
@@ -237,6 +237,10 @@ def rm_cmd(path: str, base: str | None) -> None:
     mem = _memory()
     try:
         result = mem.remove(path, base=base)
+    except Unreadable as exc:
+        # not a note (a link, a FIFO...): the confined path never touches it; the person can
+        where = shlex.quote(str(mem.ws.memory_dir / path))
+        fail(f"{exc}; it is not a note: if it should go, remove it yourself: rm {where}")
     except NoteError as exc:
         fail(str(exc))
     _report(result)
