@@ -232,3 +232,25 @@ def test_no_thinking_line_when_the_output_is_not_a_terminal(tmp_path):
     r = CliRunner().invoke(main, ["-w", str(ws), "chat", "--model", f"script:{script}"], input="hello\n/quit\n")
     assert r.exit_code == 0 and "assistant: an answer" in r.stdout
     assert "thinking" not in r.stdout and "\x1b" not in r.stdout
+
+
+def test_init_with_an_empty_dir_argument_is_refused_not_the_default_workspace(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    r = _cli("init", "")
+    assert r.exit_code != 0 and "empty" in r.output
+    assert not (tmp_path / "home").exists()
+
+
+def test_init_failure_names_the_folder_not_an_internal_temp_name(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = _cli("init", str(blocker / "ws"))
+    assert r.exit_code == 1
+    assert f"cannot create the workspace {blocker / 'ws'}" in r.output, r.output
+    assert ".init-" not in r.output
+
+
+def test_init_prints_the_absolute_folder_it_made(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = _cli("init", "rel")
+    assert r.exit_code == 0 and f"created workspace {tmp_path / 'rel'}:" in r.output

@@ -20,15 +20,19 @@ def init_command(directory: str | None) -> None:
     Refuses a folder that exists and is not empty. Private parts (memory/, files/, state/,
     config.toml, grants.json) are made readable by you only.
     """
+    if directory is not None and not directory.strip():
+        fail("DIR is empty: name the folder to create (or leave it out for the selected workspace)")
     selected = workspace_path()
     chosen = click.get_current_context().meta.get("assistant.workspace")
     if directory and chosen and Path(directory).expanduser().absolute() != selected:
         fail(f"two different workspaces named: DIR {directory} and --workspace/-w {chosen}; give one")
-    target = directory or str(selected)
+    target = str(Path(directory).expanduser().absolute()) if directory else str(selected)
     try:
         made = init_workspace(target)
-    except (WorkspaceError, OSError) as exc:
+    except WorkspaceError as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot create the workspace {target}: {exc.strerror or exc}")
     click.echo(f"created workspace {target}:")
     for rel in made:
         click.echo(f"  {rel}")
