@@ -254,3 +254,10 @@ def test_init_prints_the_absolute_folder_it_made(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = _cli("init", "rel")
     assert r.exit_code == 0 and f"created workspace {tmp_path / 'rel'}:" in r.output
+
+
+def test_an_empty_w_is_a_usage_error_not_the_default_workspace(tmp_path):
+    ws = make_ws(tmp_path)
+    for args in (["-w", "", "memory", "ls"], ["memory", "-w", "", "ls"], ["memory", "ls", "-w", ""]):
+        r = _cli(*args, env={"ASSISTANT_WORKSPACE": str(ws)})
+        assert r.exit_code == 2 and "empty" in r.output, (args, r.output)

@@ -24,7 +24,10 @@ EXIT_DENIED = 3         # an approval was denied or expired (assistant run)
 _META_KEY = "assistant.workspace"
 
 
-def _remember_workspace(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+def _remember_workspace(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None and not value.strip():
+        # an unset variable in a script (-w "$WS") must not quietly mean the default workspace
+        raise click.BadParameter("is empty: name the workspace folder", ctx=ctx, param=param)
     if value:
         ctx.meta[_META_KEY] = value
 
