@@ -261,3 +261,14 @@ def test_an_empty_w_is_a_usage_error_not_the_default_workspace(tmp_path):
     for args in (["-w", "", "memory", "ls"], ["memory", "-w", "", "ls"], ["memory", "ls", "-w", ""]):
         r = _cli(*args, env={"ASSISTANT_WORKSPACE": str(ws)})
         assert r.exit_code == 2 and "empty" in r.output, (args, r.output)
+
+
+def test_ctrl_c_ends_follow_and_watch_cleanly_on_a_fresh_line(tmp_path):
+    ws = make_ws(tmp_path)
+    for args, ready in ((["approvals", "list", "--follow"], "no pending approvals"),
+                        (["memory", "watch"], "Ctrl-C to stop")):
+        t = Pty("-w", str(ws), *args)
+        t.read_until(ready)
+        t.interrupt()
+        assert t.wait() == 0, t.text
+        assert t.text.endswith("\n") and "Traceback" not in t.text and "Aborted" not in t.text, repr(t.text[-60:])

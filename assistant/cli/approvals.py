@@ -106,6 +106,7 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
     except InboxError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
+        click.echo(err=True)    # the terminal echoed ^C: leave the shell a fresh line
         return
 
 

@@ -289,7 +289,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
                     click.echo(f"{change.kind}\t{shown}")
                 sys.stdout.flush()
     except KeyboardInterrupt:
-        pass
+        click.echo(err=True)    # the terminal echoed ^C: leave the shell a fresh line
     except FileNotFoundError as exc:
         fail(str(exc))
     finally:
