@@ -176,9 +176,11 @@ def test_lazy_grammar_sampling_matches_grammar_first_when_greedy(tools):
     assert sampler.fallbacks >= 1   # the grammar did have to step in (e.g. the opening brace)
 
 
-def test_other_chat_formats_pass_through_with_our_grammar(tools):
-    with pytest.raises(ModelError, match="unknown model.chat_format 'nonsense'"):
-        LlamaModel({"chat_format": "nonsense"}, progress=None)
+def test_our_other_chat_formats_run_and_foreign_ones_are_refused(tools):
+    for foreign in ("nonsense", "mistral-instruct", "llama-2"):
+        # llama-cpp-python's handlers parse special tokens inside message content: refused
+        with pytest.raises(ModelError, match=f"model.chat_format '{foreign}' is not supported"):
+            LlamaModel({"chat_format": foreign}, progress=None)
     m = LlamaModel({"n_ctx": 2048, "n_threads": 1, "chat_format": "chatml"}, progress=None)
     conv = Conversation(PERSONA, tools, CATALOG)
     conv.add_user("Hello!")

@@ -1,4 +1,5 @@
-"""Our Gemma turn format: messages -> prompt segments, with text never becoming control tokens.
+"""Our turn formats (Gemma, ChatML, Llama 3): messages -> prompt segments, with text never
+becoming control tokens.
 
 Guards two things.
 
@@ -11,6 +12,10 @@ Guards two things.
    markers are tokenized with special-token parsing; every piece of message content (the
    person's text, notes, tool output, a fetched page) is tokenized as plain text, so a page
    containing "<end_of_turn><start_of_turn>user" cannot forge a turn.
+
+llama-cpp-python's own chat handlers render the prompt as one string and tokenize it with
+special-token parsing on, so a page containing "<|im_end|><|im_start|>system" would become a
+real turn. That is why only the formats in FORMATS are offered: each is rendered here.
 """
 
 from __future__ import annotations
@@ -68,6 +73,57 @@ def gemma_segments(messages: Sequence[dict], *, add_generation_prompt: bool = Tr
     if add_generation_prompt:
         segs.append((f"{START}model\n", True))
     return _merge(segs)
+
+
+def _plain_role_segments(messages: Sequence[dict], *, open_turn: Callable[[str], str], close_turn: str,
+                         begin: str, roles: dict[str, str], add_generation_prompt: bool) -> list[Segment]:
+    """Formats with a real system role: one turn per message, markers as control segments."""
+    segs: list[Segment] = [(begin, True)] if begin else []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        content = m.get("content")
+        if role == "system" and i != 0:
+            raise ChatFormatError(f"message {i + 1}: a system message is only allowed first")
+        if role not in roles:
+            raise ChatFormatError(f"message {i + 1}: unknown role {role!r}")
+        if not isinstance(content, str):
+            raise ChatFormatError(f"message {i + 1}: content must be text")
+        segs.append((open_turn(roles[role]), True))
+        segs.append((content, False))
+        segs.append((close_turn, True))
+    if add_generation_prompt:
+        segs.append((open_turn(roles["assistant"]), True))
+    return _merge(segs)
+
+
+_SYSTEM_ROLES = {"system": "system", "user": "user", "assistant": "assistant", "model": "assistant",
+                 "tool": "user"}
+
+
+def chatml_segments(messages: Sequence[dict], *, add_generation_prompt: bool = True) -> list[Segment]:
+    """ChatML (Qwen, many fine-tunes): <|im_start|>role\n...<|im_end|>\n"""
+    return _plain_role_segments(messages, open_turn=lambda r: f"<|im_start|>{r}\n", close_turn="<|im_end|>\n",
+                                begin="", roles=_SYSTEM_ROLES, add_generation_prompt=add_generation_prompt)
+
+
+def llama3_segments(messages: Sequence[dict], *, add_generation_prompt: bool = True) -> list[Segment]:
+    """Llama 3: <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>"""
+    return _plain_role_segments(messages, open_turn=lambda r: f"<|start_header_id|>{r}<|end_header_id|>\n\n",
+                                close_turn="<|eot_id|>", begin="<|begin_of_text|>", roles=_SYSTEM_ROLES,
+                                add_generation_prompt=add_generation_prompt)
+
+
+# model.chat_format -> renderer. Anything else is refused (see the module docstring).
+FORMATS: dict[str, Callable[..., list[Segment]]] = {
+    "gemma": gemma_segments,
+    "chatml": chatml_segments,
+    "llama-3": llama3_segments,
+}
+
+
+def render(fmt: str, messages: Sequence[dict], *, add_generation_prompt: bool = True) -> str:
+    """The prompt as one string in format `fmt` (for display, tests and token accounting)."""
+    return "".join(t for t, _ in FORMATS[fmt](messages, add_generation_prompt=add_generation_prompt))
 
 
 def _merge(segs: list[Segment]) -> list[Segment]:

@@ -17,7 +17,7 @@ Guards three things.
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import os
 import sys
 import tempfile
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
 from assistant.models.base import ModelError, StepResult
-from assistant.models.chat_format import ChatFormatError, END, gemma_segments, render_gemma, tokenize_segments
+from assistant.models.chat_format import FORMATS, ChatFormatError, render, tokenize_segments
 from assistant.models.grammar import schema_to_gbnf
 
 GGUF_MAGIC = b"GGUF"
@@ -220,9 +220,10 @@ def segment_tokenizer(llama: Any) -> Callable[[bytes, bool], list[int]]:
     return tokenize
 
 
-def _gemma_handler(
+def _segments_handler(
     *,
     llama: Any,
+    segments: Callable[..., list] = FORMATS["gemma"],
     messages: list[dict],
     response_format: dict | None = None,
     grammar: Any = None,
@@ -236,10 +237,11 @@ def _gemma_handler(
     repeat_penalty: float = 1.0,
     **_: Any,
 ):
-    """llama-cpp-python chat handler for our Gemma format (see chat_format.py)."""
+    """llama-cpp-python chat handler for our formats (see chat_format.py): content is tokenized
+    as plain text, only turn markers as special tokens."""
     import llama_cpp
 
-    segs = gemma_segments(messages)
+    segs = segments(messages)
     tokens = tokenize_segments(segs, segment_tokenizer(llama))
     if response_format is not None and response_format.get("type") == "json_object":
         if "schema" in response_format:
@@ -278,24 +280,6 @@ def _chat_chunks(chunks: Iterator[dict]) -> Iterator[dict]:
         }
 
 
-class _WithoutStopStrings:
-    """The Llama as seen by a llama-cpp-python chat handler, minus the format's stop *strings*.
-
-    A stop string is matched against generated text, so a JSON reply that happens to contain
-    "<|im_end|>" as characters would be cut mid-string. With a grammar the action ends when
-    the grammar is complete and only an end-of-generation token is allowed."""
-
-    def __init__(self, llm: Any):
-        self._llm = llm
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._llm, name)
-
-    def create_completion(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["stop"] = []
-        return self._llm.create_completion(*args, **kwargs)
-
-
 class LlamaModel:
     """A GGUF model in process. `config` is the [model] section of config.toml; `root` is the
     workspace root (relative model paths are taken from there)."""
@@ -328,12 +312,12 @@ class LlamaModel:
             model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
             seed=self.seed, swa_full=swa_full, verbose=verbose,
         )
-        if self.chat_format == "gemma":
-            kwargs["chat_handler"] = _gemma_handler
-        else:
-            kwargs["chat_format"] = self.chat_format
-        if self.chat_format != "gemma":
-            self._check_chat_format()
+        if self.chat_format not in FORMATS:
+            raise ModelError(
+                f"model.chat_format {self.chat_format!r} is not supported; use one of "
+                f"{', '.join(repr(f) for f in FORMATS)} (rendered by us, so text in a note or a fetched "
+                "page can never become a turn marker; llama-cpp-python's own formats cannot promise that)")
+        kwargs["chat_handler"] = functools.partial(_segments_handler, segments=FORMATS[self.chat_format])
         _say(progress, f"loading {self.path} ({size / 1e6:.0f} MB, n_ctx={self.n_ctx}, {threads} threads)")
         t0 = time.monotonic()
         failure: Exception | None = None
@@ -348,23 +332,6 @@ class LlamaModel:
             raise ModelError(f"llama.cpp could not load {self.path}: {failure} (is it a complete GGUF "
                              "file for a model this llama-cpp-python supports?)" + _log_tail("".join(log)))
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
-        self._grammars: dict[str, Any] = {}
-
-    def _passthrough_handler(self) -> Any:
-        from llama_cpp import llama_chat_format
-
-        llm = self._llm
-        return (getattr(llm, "_chat_handlers", {}).get(self.chat_format)
-                or llama_chat_format.get_chat_completion_handler(self.chat_format))
-
-    def _check_chat_format(self) -> None:
-        from llama_cpp import llama_chat_format
-
-        try:
-            llama_chat_format.get_chat_completion_handler(self.chat_format)
-        except Exception:
-            raise ModelError(f"unknown model.chat_format {self.chat_format!r}; use \"gemma\" (ours) or a "
-                             "llama-cpp-python chat format name such as \"chatml\" or \"llama-3\"") from None
 
     @property
     def llama(self) -> Any:
@@ -372,24 +339,12 @@ class LlamaModel:
         return self._llm
 
     def render(self, messages: list[dict]) -> str:
-        """The prompt text the model would see (our Gemma format only)."""
-        if self.chat_format != "gemma":
-            raise ModelError(f"render() is only available for our gemma format, not {self.chat_format!r}")
-        return render_gemma(messages)
+        """The prompt text the model would see."""
+        return render(self.chat_format, messages)
 
     def count_tokens(self, messages: list[dict]) -> int:
-        """Tokens in the rendered prompt (our Gemma format only)."""
-        return len(tokenize_segments(gemma_segments(messages), segment_tokenizer(self._llm)))
-
-    def _grammar(self, schema: dict) -> Any:
-        import llama_cpp
-
-        key = json.dumps(schema, sort_keys=True)
-        g = self._grammars.get(key)
-        if g is None:
-            g = llama_cpp.LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)
-            self._grammars = {key: g}
-        return g
+        """Tokens in the rendered prompt."""
+        return len(tokenize_segments(FORMATS[self.chat_format](messages), segment_tokenizer(self._llm)))
 
     def step(
         self,
@@ -404,21 +359,13 @@ class LlamaModel:
             messages=messages, max_tokens=int(max_tokens), temperature=self.temperature, seed=self.seed,
             repeat_penalty=self.repeat_penalty, stream=True,
         )
-        if self.chat_format == "gemma":
-            request["response_format"] = {"type": "json_object", "schema": schema}
-        else:
-            # llama-cpp-python's own handlers would compile response_format with a converter that
-            # cannot express long string bounds; hand them our grammar instead.
-            request["grammar"] = self._grammar(schema)
+        request["response_format"] = {"type": "json_object", "schema": schema}
         log: list[tuple[int, int]] = []
         llm._eval_log = log
         parts: list[str] = []
         finish = ""
         try:
-            if self.chat_format == "gemma":
-                chunks = llm.create_chat_completion(**request)
-            else:
-                chunks = self._passthrough_handler()(llama=_WithoutStopStrings(llm), **request)
+            chunks = llm.create_chat_completion(**request)
             for chunk in chunks:
                 choice = chunk["choices"][0]
                 piece = choice.get("delta", {}).get("content") or ""
