@@ -251,3 +251,27 @@ def test_cli_list_says_which_time_zone_the_next_run_is_in(ws):
     r = _invoke("-w", str(ws), "schedule", "list")
     zone = when.strftime("%Z") or when.strftime("%z")
     assert f"next {row['next']} {zone}" in r.output, r.output
+
+
+def test_cli_install_write_systemd_names_units_left_from_a_removed_schedule(ws, tmp_path):
+    """cron's block is replaced whole, so a removed schedule stops; a systemd timer file would
+    keep firing. It is not deleted behind systemd's back (it may be enabled): it is named,
+    with the commands that retire it. Another workspace's units are not named."""
+    xdg = tmp_path / "xdg"
+    env = {"XDG_CONFIG_HOME": str(xdg)}
+    other = tmp_path / "other"
+    init_workspace(other)
+    cfg = other / "config.toml"
+    cfg.write_text(cfg.read_text().replace('name = "morning-review"', 'name = "other-review"'))
+    assert _invoke("-w", str(other), "schedule", "install", "--systemd", "--write", env=env).exit_code == 0
+    assert _invoke("-w", str(ws), "schedule", "install", "--systemd", "--write", env=env).exit_code == 0
+    cfg = ws / "config.toml"
+    cfg.write_text(cfg.read_text().replace('name = "morning-review"', 'name = "evening-review"'))
+    r = _invoke("-w", str(ws), "schedule", "install", "--systemd", "--write", env=env)
+    assert r.exit_code == 0, r.output
+    unit_dir = xdg / "systemd" / "user"
+    assert (unit_dir / "assistant-morning-review.timer").exists()      # not deleted behind systemd's back
+    assert "assistant-morning-review.timer is no longer in config.toml" in r.output
+    assert ("systemctl --user disable --now assistant-morning-review.timer" in r.output
+            and "assistant-morning-review.service" in r.output)
+    assert "other-review" not in r.output

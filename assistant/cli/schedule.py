@@ -186,6 +186,30 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
     timers = " ".join(f for f in units if f.endswith(".timer"))
     click.echo(f"wrote {len(units)} unit file(s) to {target}")
     click.echo(f"next: systemctl --user daemon-reload && systemctl --user enable --now {timers}")
+    _name_stale_units(target, units, ws.root)
+
+
+def _name_stale_units(target: Path, units: dict[str, str], ws_root: Path) -> None:
+    """Units written earlier for this workspace whose schedule is gone from config.toml would
+    keep firing. They may be enabled, so they are not deleted here: named, with the fix."""
+    marker = f"# X-Assistant-Workspace={ws_root} "
+    try:
+        names = sorted(os.listdir(target))
+    except OSError:
+        return
+    for fname in names:
+        if not (fname.startswith("assistant-") and fname.endswith(".timer")) or fname in units:
+            continue
+        path = target / fname
+        try:
+            if path.is_symlink() or marker not in path.read_text(encoding="utf-8"):
+                continue
+        except (OSError, UnicodeDecodeError):
+            continue
+        service = fname[: -len(".timer")] + ".service"
+        click.echo(f"note: {fname} is no longer in config.toml but still installed; to retire it: "
+                   f"systemctl --user disable --now {fname} && rm {shlex.quote(str(path))} "
+                   f"{shlex.quote(str(target / service))} && systemctl --user daemon-reload")
 
 
 COMMANDS = [schedule_group]
