@@ -18,6 +18,8 @@ from typing import Any
 
 from policy.approvals import seconds
 
+from .hidden import DEFAULT_HIDDEN, HiddenFiles, HiddenPatternError
+
 ENV_WORKSPACE = "ASSISTANT_WORKSPACE"
 DEFAULT_WORKSPACE = Path("~/.local/share/assistant/workspace")
 
@@ -53,6 +55,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "approvals": {"channel": "inbox", "timeout": "15m", "notify": []},
     "vault": {"key_file": "", "opslimit": 3, "memlimit_mib": 256},
     "web": {"max_bytes": 256 * 1024, "timeout": "10s"},
+    "files": {"hidden": list(DEFAULT_HIDDEN)},
     "schedule": [],
 }
 
@@ -112,6 +115,10 @@ def load_config(path: Path) -> dict[str, Any]:
         raise WorkspaceError(
             f"config.toml: approvals.channel must be \"inbox\" or \"none\", got {cfg['approvals']['channel']!r}"
         )
+    try:
+        HiddenFiles(cfg["files"]["hidden"] if isinstance(cfg["files"]["hidden"], list) else [None])
+    except HiddenPatternError as exc:
+        raise WorkspaceError(f"config.toml: {exc} (a list of gitignore-style patterns)") from None
     notify = cfg["approvals"]["notify"]
     if not (isinstance(notify, list) and all(isinstance(a, str) for a in notify)):
         raise WorkspaceError("config.toml: approvals.notify must be a list of strings (an argv), or []")

@@ -13,6 +13,7 @@ import errno
 import stat as _s
 
 from ..confine import ConfinementError, FileTooLargeError, validate_relpath
+from ..hidden import DEFAULT_HIDDEN, HiddenFiles
 from .base import Tool, ToolContext, ToolError
 
 MAX_PATH_CHARS = 512
@@ -25,6 +26,21 @@ def _root(ctx: ToolContext):
     if ctx.files is None:
         raise ToolError("the file mount (files/) is not available in this session")
     return ctx.files
+
+
+def _hidden(ctx: ToolContext) -> HiddenFiles:
+    """The person's [files] hidden patterns (validated when config.toml was loaded)."""
+    cached = ctx.extra.get("hidden_files")
+    if cached is None:
+        config = getattr(ctx.workspace, "config", None) or {}
+        cached = ctx.extra["hidden_files"] = HiddenFiles(config.get("files", {}).get("hidden", DEFAULT_HIDDEN))
+    return cached
+
+
+def _visible_path(ctx: ToolContext, path: str, *, is_dir: bool = False) -> str:
+    if _hidden(ctx).hides(path, is_dir=is_dir):
+        raise ToolError(f"path refused: {path} is hidden from the file tools ([files] hidden in config.toml)")
+    return path
 
 
 def _path_arg(args: dict, key: str = "path", *, allow_empty: bool = False) -> str:
@@ -58,7 +74,7 @@ def _os_error(path: str, exc: OSError) -> ToolError:
 
 
 def file_read(args: dict, ctx: ToolContext) -> str:
-    path = _path_arg(args)
+    path = _visible_path(ctx, _path_arg(args))
     root = _root(ctx)
     try:
         size = root.stat(path).st_size
@@ -79,7 +95,7 @@ def file_read(args: dict, ctx: ToolContext) -> str:
 
 
 def file_write(args: dict, ctx: ToolContext) -> str:
-    path = _path_arg(args)
+    path = _visible_path(ctx, _path_arg(args))
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolError("content must be a string")
@@ -127,27 +143,41 @@ def file_write(args: dict, ctx: ToolContext) -> str:
 
 def file_list(args: dict, ctx: ToolContext) -> str:
     path = _path_arg(args, allow_empty=True)
+    if path:
+        _visible_path(ctx, path, is_dir=True)
     root = _root(ctx)
+    hidden = _hidden(ctx)
     try:
         names = root.listdir(path)
     except OSError as exc:
         raise _os_error(path or ".", exc) from None
     lines = []
-    for name in names[:MAX_LIST_ENTRIES]:
+    n_hidden = 0
+    shown = 0
+    for name in names:
         rel = f"{path}/{name}" if path else name
         try:
             st = root.stat(rel)
         except OSError:
-            lines.append(f"{name}  (unreadable)")
+            st = None
+        if hidden.hides(rel, is_dir=st is not None and _s.S_ISDIR(st.st_mode)):
+            n_hidden += 1
             continue
-        if _s.S_ISDIR(st.st_mode):
+        shown += 1
+        if shown > MAX_LIST_ENTRIES:
+            continue
+        if st is None:
+            lines.append(f"{name}  (unreadable)")
+        elif _s.S_ISDIR(st.st_mode):
             lines.append(f"{name}/")
         elif _s.S_ISREG(st.st_mode):
             lines.append(f"{name}  {st.st_size} bytes")
         else:
             lines.append(f"{name}  (not a regular file)")
-    if len(names) > MAX_LIST_ENTRIES:
-        lines.append(f"[... {len(names) - MAX_LIST_ENTRIES} more entries not shown]")
+    if shown > MAX_LIST_ENTRIES:
+        lines.append(f"[... {shown - MAX_LIST_ENTRIES} more entries not shown]")
+    if n_hidden:
+        lines.append(f"[{n_hidden} hidden by the person's [files] hidden setting]")
     if not lines:
         return f"{path or 'files/'} is empty"
     return "\n".join(lines)
