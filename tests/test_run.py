@@ -193,3 +193,15 @@ def test_model_chosen_text_in_the_progress_log_and_outcome_is_escaped(tmp_path):
     for ch in ("\u202e", "\x1b"):
         assert ch not in r.stdout and ch not in r.stderr, (r.stdout, r.stderr)
     assert "\\u202e" in r.stderr
+
+
+def test_a_failed_tool_call_is_flagged_even_when_the_reply_claims_success(tmp_path):
+    """The outcome line is the model's reply; if a tool call failed on the way (a note that
+    already exists), the log says so, so 'done: Saved.' is not taken at face value."""
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina.\n"}},
+        {"reply": "Saved."}])
+    r = CliRunner().invoke(main, ["-w", str(ws), "run", "--model", f"script:{script}", "note it"])
+    assert r.exit_code == 0 and r.stdout == "done: Saved.\n"
+    assert "warning: 1 tool call failed in this run (memory_write)" in r.stderr, r.stderr

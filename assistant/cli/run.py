@@ -111,7 +111,14 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             return _early_error(str(exc))
         parts.transcript.append("session_start", mode="unattended", label=label,
                                 model=getattr(model, "name", type(model).__name__), task=task)
-        agent = new_agent(parts, model, on_event=_progress)
+        failed: list[str] = []      # tools whose call failed: the reply may still claim success
+
+        def on_event(name: str, data: dict) -> None:
+            if name == "tool_result" and not data.get("ok") and data.get("output") != "interrupted":
+                failed.append(str(data.get("tool", "?")))
+            _progress(name, data)
+
+        agent = new_agent(parts, model, on_event=on_event)
         try:
             result = agent.turn(task)
         except KeyboardInterrupt:
@@ -123,6 +130,10 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         parts.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
                                 tool_calls=result.tool_calls, denials=len(result.denials))
         redact = parts.scanner.redact
+        if failed:
+            click.echo(f"warning: {len(failed)} tool call{'s' if len(failed) > 1 else ''} failed in this run "
+                       f"({', '.join(sorted(set(failed)))}); the reply may say otherwise: see the transcript",
+                       err=True)
         click.echo(f"transcript: {rel}", err=True)
         if result.outcome == "error":
             click.echo(f"error: {_one_line(redact(result.message))}")
