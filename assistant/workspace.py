@@ -201,6 +201,9 @@ def select_workspace(option: str | os.PathLike[str] | None) -> Path:
 def open_workspace(path: str | os.PathLike[str]) -> Workspace:
     """Open an existing workspace: the folder must exist and hold memory/ (or config.toml)."""
     root = Path(path).expanduser().absolute()
+    if root.exists() and not root.is_dir():
+        raise WorkspaceError(f"{root} is not a folder; choose a workspace folder with --workspace/-w DIR "
+                             f"or ${ENV_WORKSPACE}")
     if not root.is_dir():
         raise WorkspaceError(
             f"no workspace at {root}: create one with `assistant init {root}` "

@@ -93,3 +93,11 @@ def test_example_config_loads_every_setting():
 @pytest.mark.parametrize("text,seconds", [("30s", 30), ("15m", 900), ("2h", 7200), ("250ms", 0.25), (5, 5)])
 def test_parse_duration(text, seconds):
     assert parse_duration(text) == seconds
+
+
+def test_open_a_file_as_workspace_is_clear(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("x")
+    with pytest.raises(WorkspaceError, match="is not a folder") as e:
+        open_workspace(f)
+    assert "assistant init" not in str(e.value)
