@@ -16,8 +16,11 @@ def session(tmp_path):
         root = tmp_path / f"ws{len(made)}"
         init_workspace(root)
         if hidden_line is not None:
-            with open(root / "config.toml", "a") as f:
-                f.write(f"\n[files]\nhidden = {hidden_line}\n")
+            cfg = root / "config.toml"
+            text = cfg.read_text()
+            default = 'hidden = ["*.key", "*.pem", "id_rsa*", "id_ed25519*", "*.kdbx"]'
+            assert default in text
+            cfg.write_text(text.replace(default, f"hidden = {hidden_line}"))
         files = root / "files"
         (files / "keys").mkdir()
         (files / "keys" / "server.key").write_text("-----not really a key-----\n")
