@@ -64,7 +64,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 UNLOCK_HELP = (
     f"set {ENV_PASSPHRASE}, or set [vault] key_file in config.toml to a file only you can "
-    "read (chmod 600), or run the command interactively to be asked for the passphrase"
+    "read (chmod 600); commands run at a terminal (chat, memory, vault) also ask for it "
+    "(assistant run never asks)"
 )
 
 
