@@ -85,6 +85,9 @@ class Request:
     content_exact: bool         # True if content is exactly the bytes sha256 binds
     offers: tuple[dict[str, str], ...]
     version: int = VERSION
+    # The process waiting for the answer: {"pid", "host", "start"} (start = its start time in
+    # clock ticks since boot, where /proc tells; it tells a reused pid from the original).
+    waiter: dict[str, Any] | None = None
 
     @property
     def expires(self) -> float:
@@ -132,6 +135,46 @@ def _need(d: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str)
     return value
 
 
+def _proc_start(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (Linux /proc), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat_line = f.read().decode("ascii", "replace")
+        return int(stat_line.rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def this_waiter() -> dict[str, Any]:
+    return {"pid": os.getpid(), "host": os.uname().nodename, "start": _proc_start(os.getpid())}
+
+
+def _waiter(value: Any) -> dict[str, Any] | None:
+    if (isinstance(value, dict) and isinstance(value.get("pid"), int) and not isinstance(value.get("pid"), bool)
+            and isinstance(value.get("host"), str)):
+        start = value.get("start")
+        return {"pid": value["pid"], "host": value["host"], "start": start if isinstance(start, int) else None}
+    return None
+
+
+def waiter_alive(req: "Request") -> bool | None:
+    """Is the run that filed `req` still waiting? None when this machine cannot tell (no record,
+    another host). Display only: the answer files, not this guess, decide what a run does."""
+    w = req.waiter
+    if w is None or w["host"] != os.uname().nodename or w["pid"] <= 0:
+        return None
+    try:
+        os.kill(w["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass   # exists, owned by someone else
+    start = _proc_start(w["pid"])
+    if w["start"] is not None and start is not None and start != w["start"]:
+        return False   # the pid was reused by another process
+    return True
+
+
 def parse_request(raw: bytes, where: str) -> Request:
     try:
         d = json.loads(raw.decode("utf-8"))
@@ -150,6 +193,7 @@ def parse_request(raw: bytes, where: str) -> Request:
             current=d.get("current") if isinstance(d.get("current"), str) else None,
             content_exact=_need(d, "content_exact", bool, where),
             offers=tuple(_need(d, "offers", list, where)),
+            waiter=_waiter(d.get("waiter")),
         )
         req.expires
         _epoch(req.created_at)
@@ -257,7 +301,7 @@ class Inbox:
             id=secrets.token_hex(6), run_id=run_id, kind=kind, target=target, summary=summary,
             reason=reason, created_at=timestamp(now), expires_at=timestamp(now + timeout),
             sha256=sha256, content=content, current=current, content_exact=content_exact,
-            offers=tuple(o.as_dict() for o in offers),
+            offers=tuple(o.as_dict() for o in offers), waiter=this_waiter(),
         )
         data = req.to_json()
         # An answer already on file under this new id (left over, or planted) predates the
@@ -469,6 +513,8 @@ def as_json(entry: Entry) -> dict[str, Any]:
         out.update(run_id=r.run_id, kind=r.kind, target=r.target, summary=r.summary, reason=r.reason,
                    created_at=r.created_at, expires_at=r.expires_at, sha256=r.sha256,
                    offers=[o["scope"] for o in r.offers])
+        if entry.state == PENDING:
+            out["run_alive"] = waiter_alive(r)
     if entry.answer is not None:
         a = entry.answer
         out["answer"] = {"verdict": a.verdict, "remember": a.remember, "reason": a.reason,
@@ -476,5 +522,5 @@ def as_json(entry: Entry) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "seconds", "sha256_hex", "as_json",
+__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "seconds", "sha256_hex", "as_json", "waiter_alive",
            "PENDING", "APPROVED", "DENIED", "EXPIRED"]

@@ -192,3 +192,33 @@ def test_list_all_says_expired_not_answered_for_a_request_nobody_answered(ws):
     Inbox(ws / "state" / "approvals").close(old.id, "expired", "expired: no answer within 0s", sha256=old.sha256)
     [line] = [l for l in cli(ws, "approvals", "list", "--all").output.splitlines() if old.id in l]
     assert "expired" in line and "answered" not in line, line
+
+
+def test_a_request_whose_run_died_says_so(ws):
+    """A run killed with SIGKILL cannot close its request: the listing and approve say nothing
+    waits for the answer (the request still expires on its own)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from policy.approvals import Inbox, sha256_hex\n"
+        "from policy.kinds import KINDS\n"
+        "inbox = Inbox(Path(sys.argv[1]))\n"
+        "req, _ = inbox.create(run_id='run-dead', kind='memory', target='people/zoe.md', summary='s',\n"
+        "    reason='r', sha256=sha256_hex(b'Zoe.\\n'), content='Zoe.\\n', current=None,\n"
+        "    content_exact=True, offers=KINDS['memory'].offers('people/zoe.md'), timeout=600)\n"
+        "print(req.id)\n"
+    )
+    rid = subprocess.run([sys.executable, "-c", code, str(ws / "state" / "approvals")],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    alive_rid = file_request(ws).id          # filed by this (living) test process
+    r = cli(ws, "approvals", "list")
+    lines = {line.split()[0]: line for line in r.output.splitlines() if line.strip()}
+    assert "the run that asked is gone" in lines[rid]
+    assert "gone" not in lines[alive_rid]
+    rows = {row["id"]: row for row in json.loads(cli(ws, "approvals", "list", "--json").output)}
+    assert rows[rid]["run_alive"] is False and rows[alive_rid]["run_alive"] is True
+    r = cli(ws, "approvals", "approve", rid)
+    assert r.exit_code == 0 and "nothing will act on this answer" in r.output

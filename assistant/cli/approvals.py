@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from policy.approvals import APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json
+from policy.approvals import APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json, waiter_alive
 from policy.audit import AuditError, AuditLog
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
@@ -45,6 +45,8 @@ def _line(e: Entry) -> str:
     r = e.request
     if e.state == PENDING:
         when = f"expires {r.expires_at}"
+        if waiter_alive(r) is False:
+            when += "; the run that asked is gone, nothing waits for this answer"
     elif e.state == EXPIRED:   # nobody answered: the run's own closing record is not an answer
         when = f"expired {e.answer.answered_at if e.answer else r.expires_at}"
     else:
@@ -205,6 +207,9 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
     offer = req.offer(ans.remember) or {}
     extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
     click.echo(f"approved {req.id}: {req.kind} {req.target} ({offer.get('label', ans.remember)}){extra}")
+    if waiter_alive(req) is False:
+        click.echo("note: the run that asked is gone, so nothing will act on this answer now"
+                   + ("; the grant applies to later runs" if extra else ""), err=True)
 
 
 @approvals.command("deny")
