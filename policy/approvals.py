@@ -175,13 +175,19 @@ def waiter_alive(req: "Request") -> bool | None:
     return True
 
 
-def parse_request(raw: bytes, where: str) -> Request:
+def _load_versioned(raw: bytes, where: str) -> dict[str, Any]:
+    """A request or answer file's JSON object, of our version, or InboxError."""
     try:
         d = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InboxError(f"{where} is corrupt (not valid JSON: {exc})") from None
     if not isinstance(d, dict) or d.get("version") != VERSION:
         raise InboxError(f"{where} is corrupt or of an unknown version")
+    return d
+
+
+def parse_request(raw: bytes, where: str) -> Request:
+    d = _load_versioned(raw, where)
     try:
         req = Request(
             id=_need(d, "id", str, where), run_id=_need(d, "run_id", str, where),
@@ -210,12 +216,7 @@ def parse_request(raw: bytes, where: str) -> Request:
 
 
 def parse_answer(raw: bytes, where: str) -> Answer:
-    try:
-        d = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InboxError(f"{where} is corrupt (not valid JSON: {exc})") from None
-    if not isinstance(d, dict) or d.get("version") != VERSION:
-        raise InboxError(f"{where} is corrupt or of an unknown version")
+    d = _load_versioned(raw, where)
     ans = Answer(
         id=_need(d, "id", str, where), verdict=_need(d, "verdict", str, where),
         sha256=_need(d, "sha256", str, where), remember=_need(d, "remember", str, where),
