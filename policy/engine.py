@@ -19,7 +19,7 @@ from typing import Mapping
 
 from .grants import Grant, GrantIndex, GrantsError, GrantStore, now_iso
 from .kinds import (
-    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODES, Offer, TargetError, policy_table,
+    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODE_ALIASES, MODES, Offer, TargetError, policy_table,
 )
 from .match import escape
 
@@ -76,11 +76,24 @@ def _reachable(session: Session, channel: str) -> str | None:
     return None
 
 
-def decide(kind: str, target: str, mode: str, session: Session) -> Ruling:
-    """The ruling for one call. Never raises for bad input: that is a deny with the reason."""
+def decide(kind: str, target: str, mode: str, session: Session | None = None) -> Ruling:
+    """The ruling for one call. Never raises for bad input: that is a deny with the reason.
+
+    `mode` is "watched" or "unattended" (the table's own words "watched chat" / "unattended
+    run", and "chat" / "run" after the commands, name the same two). `session` None is a
+    session holding nothing: no run grants, no grants.json, the inbox channel, and a person
+    in a watched chat to ask inline -- the bare ruling table.
+    """
+    if session is None:
+        session = Session("", inline=True)
+    elif not isinstance(session, Session):
+        return Ruling(DENY, f"session must be a policy.engine.Session or None, "
+                            f"got {type(session).__name__}", kind=str(kind))
     spec = KINDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
         return Ruling(DENY, f"unknown kind {kind!r} (known: {', '.join(KINDS)})", kind=str(kind))
+    if isinstance(mode, str):
+        mode = MODE_ALIASES.get(mode, mode)
     if not isinstance(mode, str) or mode not in MODES:
         return Ruling(DENY, f"unknown run mode {mode!r} (known: {', '.join(MODES)})", kind=kind)
     try:

@@ -33,6 +33,9 @@ VERDICTS = (ALLOW, ASK, DENY)
 WATCHED, UNATTENDED = "watched", "unattended"
 MODES = (WATCHED, UNATTENDED)
 Mode = str  # "watched" | "unattended"
+# Other spellings of the two modes: the ruling table's column headings and the commands.
+MODE_ALIASES = {"watched chat": WATCHED, "chat": WATCHED,
+                "unattended run": UNATTENDED, "run": UNATTENDED}
 
 # ---------------------------------------------------------------- the ruling table
 ROOT_POLICY: dict[str, dict[str, str]] = {
