@@ -157,7 +157,9 @@ RULES: tuple[Rule, ...] = (
     # fine-grained PATs github_pat_ + 22 + "_" + 59.
     Rule("github-token", _tok("gh[pousr]_", r"[A-Za-z0-9]{36,251}+" + _E),
          ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    Rule("github-token", _tok("github_pat_", r"[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E),
+    # (fine-grained: 22 + "_" + 59 today, but any long base62/underscore run after the
+    # prefix is taken: the prefix alone is specific, and the split is not a promise.)
+    Rule("github-token", _tok("github_pat_", r"[A-Za-z0-9_]{30,251}+" + _E),
          ("github_pat_",)),
     # Anthropic: sk-ant-<kind><2-digit version>-<long base64url body>.
     Rule("anthropic-api-key", _tok("sk-ant-", r"[a-z]++[0-9]{2}-[A-Za-z0-9_\-]{32,}+" + _E),
