@@ -116,10 +116,12 @@ def test_symlink_in_files_to_memory_is_refused(session_factory):
             call(parts, "file_read", **args)
     with pytest.raises(ToolError, match="refused"):
         call(parts, "file_write", path="mem/index.md", content="pwned")
-    # a symlink at the leaf is replaced as an entry, never written through
-    call(parts, "file_write", path="notes.md", content="mine")
+    # a symlink at the leaf is refused too (issue 5: "a symlink planted in files/ ... is refused"),
+    # never written through, and the link itself is left alone
+    with pytest.raises(ToolError, match="symbolic link"):
+        call(parts, "file_write", path="notes.md", content="mine")
     assert (parts.ws.memory_dir / "index.md").read_bytes() == before
-    assert not (files / "notes.md").is_symlink() and (files / "notes.md").read_text() == "mine"
+    assert (files / "notes.md").is_symlink()
 
 
 def test_fifo_in_files_does_not_hang(session_factory):

@@ -110,24 +110,27 @@ def file_write(args: dict, ctx: ToolContext) -> str:
             names = ", ".join(sorted({h.name for h in hits}))
             raise ToolError(f"refused: the content carries a secret ({names}); secrets are never written to files")
     root = _root(ctx)
-    replaces_link = False
     try:
         current = root.read_bytes(path, MAX_WRITE_BYTES * 4)
     except FileNotFoundError:
         current = None
     except OSError as exc:
-        # A symlink at the leaf is replaced as a directory entry (never written through).
+        # A symlink planted at the leaf (e.g. files/x.md -> ../memory/x.md) is refused, not
+        # replaced: the model never learns where it points and the person's link stays. (Should
+        # one appear after this check, Root replaces the entry; its target is never written.)
         try:
-            replaces_link = _s.S_ISLNK(root.stat(path).st_mode)
+            is_link = _s.S_ISLNK(root.stat(path).st_mode)
         except OSError:
-            replaces_link = False
-        if not replaces_link:
-            raise _os_error(path, exc) from None
-        current = None
-    what = " replacing a symbolic link" if replaces_link else ""
+            is_link = False
+        if is_link:
+            raise ToolError(
+                f"refused: {path} is a symbolic link; the file tools never write through or replace "
+                "links (the person can remove it by hand if it should become a file)"
+            ) from None
+        raise _os_error(path, exc) from None
     decision = ctx.gate.authorize(
         "file", path, content=data, current=current,
-        summary=f"file_write {path} ({len(data)} bytes{what})",
+        summary=f"file_write {path} ({len(data)} bytes)",
     )
     if not decision.allowed:
         raise ToolError(f"denied: {decision.reason}")
