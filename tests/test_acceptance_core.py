@@ -1117,3 +1117,57 @@ def test_approvals_list_follow(ws):
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+def test_root_edges(box):
+    root, _ = box
+    with Root(str(root)) as r:
+        r.mkdirs("a/b")
+        r.mkdirs("a/b")                       # already there: fine
+        r.write_bytes("/".join(["d"] * 31) + "/x.md", b"deep")   # depth 32 is allowed
+        r.write_bytes("n" * 255, b"long")                        # 255 bytes is allowed
+        assert r.read_head("n" * 255, 0) == b""
+        r.remove("a/b")                       # an empty directory
+        assert r.listdir("a") == []
+
+
+@pytest.mark.parametrize("how", ["quote", "quote_plus", "quote_all", "json_dumps",
+                                 "json_non_ascii", "multi_split", "crlf_split"])
+def test_vault_value_more_encodings(how):
+    import urllib.parse
+    value = "pa ss/wo+rd&Val=ue~42"
+    enc = {
+        "quote": lambda: urllib.parse.quote(value),
+        "quote_plus": lambda: urllib.parse.quote_plus(value),
+        "quote_all": lambda: urllib.parse.quote(value, safe=""),
+        "json_dumps": lambda: json.dumps({"password": value}),
+        "json_non_ascii": lambda: json.dumps("ü" + value),
+        "multi_split": lambda: "pa ss/w o+rd&V al=ue~42".replace(" ", "\n  ", 1),
+        "crlf_split": lambda: value[:6] + "\r\n" + value[6:],
+    }[how]()
+    s = Scanner(secrets={"db": value})
+    text = f"start {enc} stop"
+    assert any(f.name == "db" for f in s.find(text)), enc
+    red = s.redact(text)
+    assert "[redacted:db]" in red and red.startswith("start ") and red.endswith(" stop")
+
+
+def test_concurrent_vault_set_loses_nothing(ws):
+    import subprocess
+    env = dict(os.environ, ASSISTANT_WORKSPACE=str(ws), ASSISTANT_VAULT_PASSPHRASE=PASS)
+    exe = Path(sys.executable).with_name("assistant")
+    assert subprocess.run([str(exe), "vault", "init"], env=env,
+                          capture_output=True).returncode == 0
+    names = ["alpha", "bravo", "charlie"]
+    procs = [subprocess.Popen([str(exe), "vault", "set", n], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for n in names]
+    for n, p in zip(names, procs):
+        o, _ = p.communicate(f"value-of-{n}-0123456789\n".encode(), timeout=60)
+        assert p.returncode == 0, o
+        assert b"value-of" not in o
+    r = subprocess.run([str(exe), "vault", "list"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    listed = r.stdout.split()
+    assert all(n in listed for n in names), r.stdout
+    assert "value-of" not in r.stdout
