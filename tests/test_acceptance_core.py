@@ -1171,3 +1171,27 @@ def test_concurrent_vault_set_loses_nothing(ws):
     listed = r.stdout.split()
     assert all(n in listed for n in names), r.stdout
     assert "value-of" not in r.stdout
+
+
+def test_secret_blocked_on_the_way_in_redacted_on_the_way_out(ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": PASS}
+    assert run_cli(["vault", "init"], ws=ws, env=env).exit_code == 0
+    assert run_cli(["vault", "set", "github"], ws=ws, env=env,
+                   input=SECRET + "\n").exit_code == 0
+    r = run_cli(["memory", "write", "notes/leak.md"], ws=ws, env=env,
+                input=f"the token is {SECRET}\n")
+    assert r.exit_code != 0
+    assert "github" in out(r) and SECRET not in out(r)
+    assert not (ws / "memory" / "notes" / "leak.md").exists()
+    (ws / "memory" / "hand.md").write_text(f"pasted {SECRET} by hand\n")
+    r = run_cli(["memory", "cat", "hand.md"], ws=ws, env=env)
+    assert r.exit_code == 0, out(r)
+    assert "[redacted:github]" in r.output and SECRET not in r.output
+    # vault present but locked: reads and writes fail closed, saying how to unlock
+    for args, inp in ((["memory", "cat", "hand.md"], None),
+                      (["memory", "write", "notes/ok.md"], "harmless\n")):
+        r = run_cli(args, ws=ws, input=inp)
+        assert r.exit_code != 0
+        assert "ASSISTANT_VAULT_PASSPHRASE" in out(r)
+        assert SECRET not in out(r)
+    assert not (ws / "memory" / "notes" / "ok.md").exists()
