@@ -716,3 +716,92 @@ def test_llama_render_keeps_system_message(ws):
     assert persona.strip()[:200] in text
     assert catalog in text
     assert "what do you know about Lina?" in text
+
+
+# ---------------------------------------------------------------- more edges
+
+def test_cli_read_before_overwrite(ws):
+    # issue 5: overwriting an existing note requires base = the revision memory_read gave
+    cli(ws, "memory", "write", "p.md", input="one\n")
+    r = cli(ws, "memory", "write", "p.md", input="two\n", ok=False)
+    assert r.exit_code != 0 and "p.md" in r.output
+    assert (ws / "memory/p.md").read_text() == "one\n"
+    rev = json.loads(cli(ws, "memory", "cat", "p.md", "--json").output)["revision"]
+    (ws / "memory/p.md").write_text("hand edit\n")
+    r = cli(ws, "memory", "write", "p.md", "--base", rev, input="two\n", ok=False)
+    assert "changed since you read it, read it again" in r.output
+    assert (ws / "memory/p.md").read_text() == "hand edit\n"
+    rev = json.loads(cli(ws, "memory", "cat", "p.md", "--json").output)["revision"]
+    cli(ws, "memory", "write", "p.md", "--base", rev, input="two\n")
+    assert (ws / "memory/p.md").read_text() == "two\n"
+
+
+def _writer(ws_path: str, worker: int, n: int, q) -> None:
+    from assistant.memory import Conflict, memory_read, memory_write
+
+    seen_conflicts = 0
+    for i in range(n):
+        path = f"race/n{i % 2}.md"
+        try:
+            rev = memory_read(path, workspace=ws_path).revision
+        except FileNotFoundError:
+            rev = None
+        try:
+            memory_write(path, f"w{worker} i{i}\n" * 20, base=rev, workspace=ws_path)
+        except Conflict:
+            seen_conflicts += 1
+        except Exception as exc:  # a lost creation race is a refusal too
+            assert "exists" in str(exc) or "meanwhile" in str(exc), exc
+            seen_conflicts += 1
+    q.put(seen_conflicts)
+
+
+def test_concurrent_writers_no_torn_note(ws):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(str(ws), w, 25, q)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    for k in (0, 1):
+        text = (ws / f"memory/race/n{k}.md").read_text()
+        lines = text.splitlines()
+        assert len(lines) == 20 and len(set(lines)) == 1, text
+
+
+def test_runaway_model_is_stopped(ws, tmp_path):
+    _set_config(ws, "limits", "max_steps", "3")
+    steps = [{"tool": "memory_list", "args": {}}] * 10 + [{"reply": "never"}]
+    r = sub(ws, "run", "loop", "--model", script(tmp_path, steps))
+    assert r.returncode != 0
+    assert "never" not in r.stdout
+    assert (r.stdout + r.stderr).strip()
+
+
+def test_web_fetch_output_redacted(ws, tmp_path):
+    with_vault(ws)
+
+    class H(_Page):
+        body = f"the code is {SECRET} ok".encode()
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    try:
+        (ws / "grants.json").write_text(json.dumps({"version": 1, "grants": [
+            {"kind": "net", "target": f"127.0.0.1:{port}", "granted_at": "2026-01-01T00:00:00Z",
+             "note": "test"}]}))
+        r = sub(ws, "run", "fetch", "--model", script(tmp_path, [
+            {"tool": "web_fetch", "args": {"url": f"http://127.0.0.1:{port}/"}},
+            {"reply": "fetched"}]))
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert r.returncode == 0, r.stderr
+    t = "".join(p.read_text() for p in (ws / "state/transcripts").glob("*.jsonl"))
+    assert "the code is" in t and "[redacted:bank]" in t
+    assert SECRET not in t and SECRET not in r.stdout + r.stderr
