@@ -271,6 +271,10 @@ class Vault:
         """[(name, set_at)] sorted by name. No values."""
         return sorted((n, e.get("set_at", "")) for n, e in self._entries.items())
 
+    def list(self) -> list[tuple[str, str]]:
+        """Same as names(): [(name, set_at)] sorted by name, no values (DESIGN's "list")."""
+        return self.names()
+
     def refresh(self) -> None:
         """Re-read the entries from disk (a save is an atomic rename, so no lock is needed):
         a long session sees a secret removed or re-bound since it unlocked the vault. A vault

@@ -946,6 +946,10 @@ def test_request_file_contents(ws):
     for args in (["approvals", "approve", req["id"]], ["approvals", "deny", req["id"]]):
         r = run_cli(args, ws=ws)
         assert r.exit_code != 0
+    # the denial and its reason are on record
+    assert "not now" in run_cli(["approvals", "show", req["id"]], ws=ws).output
+    assert "not now" in run_cli(["approvals", "list", "--all", "--json"], ws=ws).output
+    assert any("not now" in line.get("reason", "") for line in _audit(ws))
     # still listed with --all, not as pending
     assert req["id"] not in run_cli(["approvals", "list"], ws=ws).output
     assert req["id"] in run_cli(["approvals", "list", "--all"], ws=ws).output
@@ -1205,3 +1209,23 @@ def test_packaging_contract():
     extras = proj["optional-dependencies"]
     assert any("llama" in k for k in extras) and any(k in ("dev", "test", "tests") for k in extras)
     assert (Path(__file__).resolve().parent.parent / ".ci" / "run").is_file()
+
+
+def test_vault_python_round_trip(tmp_path):
+    from assistant.vault import Vault, VaultError
+    path = tmp_path / "vault.enc"
+    v = Vault.create(path, PASS, opslimit=1, memlimit=8 << 20)
+    v.set("github", SECRET)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    first = path.read_bytes()
+    v.set("github", SECRET)
+    assert path.read_bytes() != first          # fresh nonce on every save
+    again = Vault.open(path, PASS)
+    assert again.get("github") == SECRET
+    assert [n for n, _ in again.list()] == ["github"]
+    assert SECRET not in repr(again)
+    with pytest.raises(VaultError) as ei:
+        Vault.open(path, "not the passphrase")
+    assert SECRET not in str(ei.value)
+    with pytest.raises(VaultError):
+        again.set("short", "1234567")
