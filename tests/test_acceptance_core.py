@@ -1229,3 +1229,18 @@ def test_vault_python_round_trip(tmp_path):
     assert SECRET not in str(ei.value)
     with pytest.raises(VaultError):
         again.set("short", "1234567")
+
+
+def test_session_grants_live_for_one_run():
+    s = engine.Session("run-a")
+    assert engine.decide("memory", "people/lina.md", "unattended", s).verdict == "ask"
+    s.grant_for_run("memory", "people/lina.md")
+    assert engine.decide("memory", "people/lina.md", "unattended", s).verdict == "allow"
+    assert engine.decide("memory", "people/lina.md", "unattended",
+                         engine.Session("run-b")).verdict == "ask"
+    # a plain collection of run grants is read as this run's grants
+    grants = {("memory", "people/*")}
+    assert engine.decide("memory", "people/x.md", "unattended", grants).verdict == "allow"
+    assert engine.decide("memory", "people/sub/x.md", "unattended", grants).verdict == "ask"
+    assert engine.decide("memory", "people/x.md", "unattended", [("memory", "[")]).verdict == "deny"
+    assert engine.decide("memory", "people/x.md", "unattended", "junk").verdict == "deny"
