@@ -805,3 +805,11 @@ def test_web_fetch_output_redacted(ws, tmp_path):
     t = "".join(p.read_text() for p in (ws / "state/transcripts").glob("*.jsonl"))
     assert "the code is" in t and "[redacted:bank]" in t
     assert SECRET not in t and SECRET not in r.stdout + r.stderr
+
+
+def test_model_option_before_or_after_the_command(ws, tmp_path):
+    m = script(tmp_path, [{"reply": "from the group option"}])
+    r = sub(ws, "--model", m, "run", "t")
+    assert r.returncode == 0 and "from the group option" in r.stdout, r.stderr
+    r = sub(ws, "run", "t", "--model", m)
+    assert r.returncode == 0 and "from the group option" in r.stdout, r.stderr

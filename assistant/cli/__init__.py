@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from .common import workspace_option
+from .common import group_model_option, workspace_option
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @workspace_option
+@group_model_option
 @click.version_option(package_name="assistant")
 def main() -> None:
     """A personal assistant on a local model, with memory only it can write, and only when allowed.

@@ -15,7 +15,7 @@ import threading
 
 import click
 
-from .common import EXIT_ERROR, fail, get_workspace, visible, workspace_option
+from .common import EXIT_ERROR, fail, get_workspace, model_spec_or_group, visible, workspace_option
 
 HELP = """\
 commands:
@@ -196,6 +196,7 @@ def chat_command(model_spec: str | None) -> None:
     Ctrl-C stops a reply; at the prompt it clears the line, twice in a row ends the chat
     (as does Ctrl-D).
     """
+    model_spec = model_spec_or_group(model_spec)
     from ..agent import SessionError, build_session, new_agent
     from ..models.base import ModelError
     from ..models.loader import load_model

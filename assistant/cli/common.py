@@ -45,6 +45,34 @@ def workspace_option(f: Any) -> Any:
     )(f)
 
 
+_MODEL_META_KEY = "assistant.model"
+
+
+def _remember_model(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: name a model (script:FILE.json, a .gguf, llama:PATH)",
+                                 ctx=ctx, param=param)
+    if value:
+        ctx.meta[_MODEL_META_KEY] = value
+
+
+def group_model_option(f: Any) -> Any:
+    """`assistant --model SPEC <command>`: the same as the command's own --model (which wins)."""
+    return click.option(
+        "--model", metavar="SPEC", expose_value=False, callback=_remember_model,
+        help="Model for chat/run/schedule run/doctor instead of config (script:FILE.json, a .gguf, "
+             "llama:PATH); the command's own --model wins.",
+    )(f)
+
+
+def model_spec_or_group(given: str | None) -> str | None:
+    """The command's --model, else the one given before the command name, else None (config)."""
+    if given:
+        return given
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_MODEL_META_KEY) if ctx is not None else None
+
+
 def workspace_path(ctx: click.Context | None = None):
     ctx = ctx or click.get_current_context()
     return select_workspace(ctx.meta.get(_META_KEY))

@@ -21,7 +21,7 @@ import click
 
 from ..workspace import (CONFIG, FILES, GRANTS, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
                          open_workspace)
-from .common import EXIT_ERROR, EXIT_OK, echo_json, workspace_option, workspace_path
+from .common import EXIT_ERROR, EXIT_OK, echo_json, model_spec_or_group, workspace_option, workspace_path
 
 NOTIFY_TEST = "assistant doctor: test notification, nothing to approve"
 
@@ -215,6 +215,7 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> None:
     """Check the workspace, model, vault unlock and approval channel; print each problem's fix."""
+    model_spec = model_spec_or_group(model_spec)
     import sys
 
     r = Report()

@@ -14,7 +14,7 @@ import sys
 import click
 
 from ..workspace import WorkspaceError, parse_duration
-from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, visible, workspace_option
+from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, model_spec_or_group, visible, workspace_option
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -179,6 +179,7 @@ def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout:
     Prints one line: `done: ...` (exit 0), `denied: ...` (exit 3, an approval was denied,
     expired or nobody could be asked), or `error: ...` (exit 1).
     """
+    model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()
     sigterm_interrupts()
     sys.exit(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))

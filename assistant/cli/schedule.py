@@ -25,7 +25,7 @@ from ..schedule import (
     systemd_units,
     systemd_user_dir,
 )
-from .common import echo_json, fail, get_workspace, workspace_option
+from .common import echo_json, fail, get_workspace, model_spec_or_group, workspace_option
 
 ENV_CRONTAB = "ASSISTANT_CRONTAB"   # argv of the crontab program (default: "crontab")
 
@@ -79,6 +79,7 @@ def schedule_list(as_json: bool) -> None:
               help="Wait this long for an approval instead of approvals.timeout.")
 def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None) -> None:
     """Run schedule NAME now, exactly as the OS scheduler would (`assistant run TASK`)."""
+    model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()
     try:
         sched = find_schedule(ws.config, name)
