@@ -1244,3 +1244,9 @@ def test_session_grants_live_for_one_run():
     assert engine.decide("memory", "people/sub/x.md", "unattended", grants).verdict == "ask"
     assert engine.decide("memory", "people/x.md", "unattended", [("memory", "[")]).verdict == "deny"
     assert engine.decide("memory", "people/x.md", "unattended", "junk").verdict == "deny"
+
+
+def test_package_level_decide():
+    import policy
+    assert policy.decide("memory", "people/lina.md", "watched").verdict == "allow"
+    assert policy.decide("memory", "people/lina.md", "unattended").verdict == "ask"
