@@ -65,8 +65,13 @@ def test_confinement_error_is_permission_error():
     assert issubclass(ConfinementError, PermissionError)
 
 
-@pytest.fixture
-def box(tmp_path):
+@pytest.fixture(params=["auto", "walk"])
+def box(tmp_path, request, monkeypatch):
+    # both resolution paths (openat2 where the kernel has it, and the per-component walk)
+    if request.param == "walk":
+        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    else:
+        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
     root = tmp_path / "root"
     root.mkdir()
     sentinel = tmp_path / "sentinel.txt"
@@ -1250,3 +1255,41 @@ def test_package_level_decide():
     import policy
     assert policy.decide("memory", "people/lina.md", "watched").verdict == "allow"
     assert policy.decide("memory", "people/lina.md", "unattended").verdict == "ask"
+
+
+def test_walk_is_forced_by_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    with Root(str(tmp_path)) as r:
+        assert r.uses_openat2 is False
+    with Root(str(tmp_path), use_openat2=False) as r:
+        assert r.uses_openat2 is False
+
+
+def test_init_into_existing_empty_dir(tmp_path):
+    d = tmp_path / "empty"
+    d.mkdir()
+    r = run_cli(["init", str(d)])
+    assert r.exit_code == 0, out(r)
+    assert (d / "config.toml").is_file() and (d / "state").is_dir()
+
+
+def test_missing_workspace_is_clear_error(tmp_path):
+    for args in (["grants", "list"], ["approvals", "list"], ["vault", "list"]):
+        r = run_cli(args, ws=tmp_path / "nowhere")
+        assert r.exit_code != 0
+        assert "init" in out(r) and "Traceback" not in out(r)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_finding_equality():
+    from assistant.leaks import Finding
+    s = Scanner(secrets={"github": SECRET})
+    assert s.find("hello " + SECRET) == [Finding(name="github", rule="vault", start=6,
+                                                 end=6 + len(SECRET))]
+
+
+def test_vault_remove_unknown_name(ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": PASS}
+    assert run_cli(["vault", "init"], ws=ws, env=env).exit_code == 0
+    r = run_cli(["vault", "remove", "nope"], ws=ws, env=env)
+    assert r.exit_code != 0 and "nope" in out(r)
