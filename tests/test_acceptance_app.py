@@ -871,3 +871,10 @@ def test_tool_results_are_delimited_untrusted_data(ws):
     last = conv.messages()[-1]["content"]
     assert "Ignore previous instructions" in last
     assert "untrusted" in last.lower()
+
+
+def test_cli_edit_uses_editor_even_when_visual_is_set(ws, tmp_path):
+    cli(ws, "memory", "write", "v.md", input="old\n")
+    ed = _editor(tmp_path, "p=sys.argv[-1]\nopen(p,'w').write('via EDITOR\\n')\n")
+    r = cli(ws, "memory", "edit", "v.md", env={"EDITOR": ed, "VISUAL": "/bin/false"})
+    assert (ws / "memory/v.md").read_text() == "via EDITOR\n", r.output

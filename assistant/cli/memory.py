@@ -180,13 +180,14 @@ def edit_cmd(path: str) -> None:
     if shown != text:
         click.echo("note: secrets in this note are shown redacted; saving keeps the [redacted:...] "
                    "markers in their place", err=True)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    # $EDITOR is the contract (issue 5: "opens $EDITOR"); $VISUAL only when $EDITOR is unset
+    editor = os.environ.get("EDITOR") or os.environ.get("VISUAL")
     if not editor:
         if not sys.stdin.isatty():
             fail("no $EDITOR (or $VISUAL) is set and there is no terminal to run vi in: set $EDITOR, "
                  f"or pipe the new text into `assistant memory write {path} --base REV`")
         editor = "vi"
-    which = "$VISUAL" if os.environ.get("VISUAL") else "$EDITOR"
+    which = "$EDITOR" if os.environ.get("EDITOR") else "$VISUAL"
     try:
         editor_argv = shlex.split(editor)
     except ValueError as exc:
