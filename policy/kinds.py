@@ -269,8 +269,19 @@ def policy_table(config_policy: Mapping[str, object] | None) -> dict[tuple[str, 
         return table
     if not isinstance(config_policy, Mapping):
         raise PolicyConfigError("config.toml: [policy] must be a table")
+    # Flat keys (`memory_unattended = "deny"`) or a table per kind (`[policy.memory]
+    # unattended = "deny"`); a mode may be spelled as in the table ("watched_chat",
+    # "unattended_run") or after the commands ("chat", "run").
+    settings: list[tuple[str, str, str, object]] = []
     for key, value in config_policy.items():
-        kind, _, mode = str(key).partition("_")
+        if isinstance(value, Mapping):
+            for sub, v in value.items():
+                settings.append((f"{key}.{sub}", str(key), str(sub), v))
+        else:
+            kind, _, mode = str(key).partition("_")
+            settings.append((str(key), kind, mode, value))
+    for key, kind, mode, value in settings:
+        mode = MODE_ALIASES.get(mode.replace("_", " "), mode)
         if (kind, mode) not in table:
             known = ", ".join(f"{k}_{m}" for k, m in table)
             raise PolicyConfigError(f"config.toml: unknown setting policy.{key} (known: {known})")

@@ -1293,3 +1293,29 @@ def test_vault_remove_unknown_name(ws):
     assert run_cli(["vault", "init"], ws=ws, env=env).exit_code == 0
     r = run_cli(["vault", "remove", "nope"], ws=ws, env=env)
     assert r.exit_code != 0 and "nope" in out(r)
+
+
+@pytest.mark.parametrize("spelling", ['[policy]\nmemory_unattended = "deny"\n',
+                                      '[policy.memory]\nunattended = "deny"\n'])
+def test_config_tightens_a_cell(ws, spelling):
+    from assistant.workspace import load_config
+    cfg = (ws / "config.toml").read_text()
+    import re
+    cfg = re.sub(r"(?m)^\[policy\]\s*$", "[policy_removed_for_test]", cfg)
+    cfg = cfg.replace("[policy_removed_for_test]", "") + "\n" + spelling
+    (ws / "config.toml").write_text(cfg)
+    config = load_config(ws / "config.toml")
+    _grant_file(ws, [{"kind": "memory", "target": "people/*", "granted_at": "x", "note": ""}])
+    gate = Gate.for_workspace("unattended", run_id="acc", config=config,
+                              grants_path=ws / "grants.json",
+                              approvals_dir=ws / "state" / "approvals",
+                              audit_path=ws / "state" / "audit.jsonl")
+    d = gate.authorize("memory", "people/lina.md", content=b"x\n", current=None, summary="s")
+    assert d.allowed is False and d.verdict == "deny"   # even with a grant
+
+
+def test_config_cannot_loosen_memory_unattended():
+    with pytest.raises(ValueError):
+        engine.Session("r", policy={"memory": {"unattended": "allow"}})
+    with pytest.raises(ValueError):
+        engine.Session("r", policy={"memory_unattended": "allow"})
