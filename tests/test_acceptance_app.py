@@ -878,3 +878,13 @@ def test_cli_edit_uses_editor_even_when_visual_is_set(ws, tmp_path):
     ed = _editor(tmp_path, "p=sys.argv[-1]\nopen(p,'w').write('via EDITOR\\n')\n")
     r = cli(ws, "memory", "edit", "v.md", env={"EDITOR": ed, "VISUAL": "/bin/false"})
     assert (ws / "memory/v.md").read_text() == "via EDITOR\n", r.output
+
+
+def test_plain_memory_list(ws):
+    from assistant.memory import memory_list as plain_list
+    from assistant.tools.memory import memory_list as tool_list
+
+    for fn in (plain_list, tool_list):
+        paths = [e.path for e in fn(workspace=ws)]
+        assert paths[0] == "index.md" and "people/lina.md" in paths
+        assert [e.path for e in fn(1, limit=2, workspace=ws)] == paths[1:3]

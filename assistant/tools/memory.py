@@ -85,7 +85,14 @@ def memory_read(args: dict, ctx: ToolContext = None, **kw: Any) -> Any:
             f"-----\n{note.content}")
 
 
-def memory_list(args: dict, ctx: ToolContext) -> str:
+def memory_list(args: dict | int | None = None, ctx: ToolContext = None, **kw: Any) -> Any:
+    """The tool: memory_list(args, ctx) -> text for the model. Called without a ToolContext
+    (memory_list(), memory_list(offset, limit=..., workspace=...)) it is the plain-function
+    API (assistant.memory.memory_list -> list of catalog entries)."""
+    if ctx is None and not isinstance(args, dict):
+        from .. import memory as _plain
+
+        return _plain.memory_list(args or 0, **kw)
     memory = _memory(ctx)
     offset = _int_arg(args, "offset", 0, 0, 1_000_000)
     limit = _int_arg(args, "limit", DEFAULT_LIMIT, 1, LIST_LIMIT_MAX)
