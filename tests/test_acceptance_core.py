@@ -1319,3 +1319,45 @@ def test_config_cannot_loosen_memory_unattended():
         engine.Session("r", policy={"memory": {"unattended": "allow"}})
     with pytest.raises(ValueError):
         engine.Session("r", policy={"memory_unattended": "allow"})
+
+
+def test_notify_command_gets_summary(ws, tmp_path):
+    got = tmp_path / "notified.txt"
+    notify = [sys.executable, "-c",
+              f"import sys; open({str(got)!r}, 'w').write(sys.argv[1])", "{summary}"]
+    t, res = _ask_in_thread(_gate(ws, notify=notify))
+    req = _wait_request(ws)
+    deadline = time.monotonic() + 10
+    while not (got.exists() and got.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "people/lina.md" in got.read_text() or "lina" in got.read_text()
+    assert "{summary}" not in got.read_text()
+    run_cli(["approvals", "deny", req["id"]], ws=ws)
+    t.join(10)
+    assert res["d"].allowed is False
+
+
+def test_inbox_not_a_directory_is_deny(ws):
+    import shutil
+    inbox = ws / "state" / "approvals"
+    shutil.rmtree(inbox)
+    inbox.write_text("not a folder")
+    d = _gate(ws).authorize("memory", "people/lina.md", content=b"x\n", current=None,
+                            summary="s")
+    assert d.allowed is False and d.verdict == "deny"
+    assert _audit(ws)[-1]["verdict"] == "deny"
+
+
+def test_corrupt_request_while_waiting_is_deny(ws):
+    t, res = _ask_in_thread(_gate(ws, timeout="2s"))
+    req = _wait_request(ws)
+    path = ws / "state" / "approvals" / f"{req['id']}.json"
+    assert path.exists()
+    os.chmod(path, 0o600)
+    path.write_text("{ corrupt")
+    r = run_cli(["approvals", "approve", req["id"]], ws=ws)
+    assert r.exit_code != 0
+    t.join(10)
+    assert res["d"].allowed is False
+    last = _audit(ws)[-1]
+    assert last["verdict"] == "deny" and last["reason"]
