@@ -1361,3 +1361,22 @@ def test_corrupt_request_while_waiting_is_deny(ws):
     assert res["d"].allowed is False
     last = _audit(ws)[-1]
     assert last["verdict"] == "deny" and last["reason"]
+
+
+def test_approval_request_is_redacted(ws):
+    scanner = Scanner(secrets={"github": SECRET})
+    gate = Gate.for_workspace("unattended", run_id="acc-run",
+                              config={"approvals": {"channel": "inbox", "timeout": "20s"}},
+                              grants_path=ws / "grants.json",
+                              approvals_dir=ws / "state" / "approvals",
+                              audit_path=ws / "state" / "audit.jsonl", redact=scanner.redact)
+    t, res = _ask_in_thread(gate, content=b"new text\n",
+                            current=f"old text with {SECRET}\n".encode())
+    req = _wait_request(ws)
+    raw = "".join(p.read_text() for p in (ws / "state" / "approvals").glob("*.json"))
+    assert SECRET not in raw and "[redacted:github]" in raw
+    r = run_cli(["approvals", "show", req["id"]], ws=ws)
+    assert SECRET not in r.output
+    run_cli(["approvals", "deny", req["id"]], ws=ws)
+    t.join(10)
+    assert SECRET not in (ws / "state" / "audit.jsonl").read_text()
