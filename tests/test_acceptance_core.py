@@ -149,6 +149,12 @@ BAD_PATHS = [
     "a\u200bb",
     "a\u2066b",
     "a" * 256,
+    "\u00e9" * 128,
+    "a\u00adb",
+    "\ufeffnote.md",
+    "a\u200fb",
+    "a\x1bb",
+    "a\u0085b",
     "/".join(["d"] * 33),
 ]
 
