@@ -1386,3 +1386,21 @@ def test_approval_request_is_redacted(ws):
     run_cli(["approvals", "deny", req["id"]], ws=ws)
     t.join(10)
     assert SECRET not in (ws / "state" / "audit.jsonl").read_text()
+
+
+def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
+    from assistant.vault import Vault, VaultError
+    path = tmp_path / "vault.enc"
+    Vault.create(path, PASS, opslimit=1, memlimit=8 << 20).set("k", SECRET)
+    good = path.read_bytes()
+    for i in range(len(good)):
+        bad = bytearray(good)
+        bad[i] ^= 0x01
+        path.write_bytes(bytes(bad))
+        with pytest.raises(VaultError) as ei:
+            Vault.open(path, PASS)
+        assert SECRET not in str(ei.value)
+    for n in range(0, len(good), 7):
+        path.write_bytes(good[:n])
+        with pytest.raises(VaultError):
+            Vault.open(path, PASS)
