@@ -1404,3 +1404,40 @@ def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
         path.write_bytes(good[:n])
         with pytest.raises(VaultError):
             Vault.open(path, PASS)
+
+
+def test_swap_race_never_escapes(box, tmp_path):
+    root, sentinel = box
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.md").write_bytes(b"outside note")
+    real = root / "d"
+    real.mkdir()
+    stop = threading.Event()
+
+    def swapper():
+        while not stop.is_set():
+            try:
+                os.rename(real, root / "d.real")
+                os.symlink(outside, real)
+                os.unlink(real)
+                os.rename(root / "d.real", real)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=swapper, daemon=True)
+    t.start()
+    end = time.monotonic() + 1.0
+    with Root(str(root)) as r:
+        while time.monotonic() < end:
+            for op in (lambda: r.write_bytes("d/x.md", b"inside"), lambda: r.read_bytes("d/x.md")):
+                try:
+                    data = op()
+                    assert data in (None, b"inside")
+                except OSError:   # ConfinementError, FileNotFoundError, or a lost race: refused
+                    pass
+    stop.set()
+    t.join(5)
+    assert (outside / "x.md").read_bytes() == b"outside note"
+    assert sorted(os.listdir(outside)) == ["x.md"]
+    assert sentinel.read_bytes() == b"outside"
