@@ -118,6 +118,16 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _base_matches(base: str, current: bytes) -> bool:
+    """`base` names the current bytes: the 12-character revision memory_read gives, or (for a
+    caller that hashed the note itself) its full sha256 hex / any prefix of at least 8 hex."""
+    given = base.strip().lower()
+    if given == revision(current):
+        return True
+    return 8 <= len(given) <= 64 and re.fullmatch(r"[0-9a-f]+", given) is not None \
+        and _sha256(current).startswith(given)
+
+
 class Memory:
     """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
 
@@ -250,7 +260,7 @@ class Memory:
                 f"{path} already exists: read it with memory_read and pass its revision as base "
                 "to replace it"
             )
-        if base.strip().lower() != revision(current):
+        if not _base_matches(base, current):
             # Echo the base only if it looks like a revision: anything else (a cut secret
             # would not be recognised by the scanner) is not repeated back.
             given = base.strip()

@@ -888,3 +888,23 @@ def test_plain_memory_list(ws):
         paths = [e.path for e in fn(workspace=ws)]
         assert paths[0] == "index.md" and "people/lina.md" in paths
         assert [e.path for e in fn(1, limit=2, workspace=ws)] == paths[1:3]
+
+
+def test_base_may_be_the_full_sha256(ws, tmp_path):
+    """'revision (a short content hash)': a caller that hashed the note itself is accepted too."""
+    import hashlib
+
+    from assistant.memory import memory_write
+
+    data = (ws / "memory/people/lina.md").read_bytes()
+    full = hashlib.sha256(data).hexdigest()
+    with pytest.raises(Exception, match="changed since you read it"):
+        memory_write("people/lina.md", "x\n", base=hashlib.sha256(b"other").hexdigest(), workspace=ws)
+    memory_write("people/lina.md", "Lina, updated.\n", base=full, workspace=ws)
+    assert (ws / "memory/people/lina.md").read_text() == "Lina, updated.\n"
+    # and through a scripted watched chat, with the revision computed by the test
+    rev = hashlib.sha256(b"Lina, updated.\n").hexdigest()[:12]
+    sub(ws, "chat", "--model", script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina v3.\n", "base": rev}},
+        {"reply": "ok"}]), input="update lina\n/quit\n")
+    assert (ws / "memory/people/lina.md").read_text() == "Lina v3.\n"

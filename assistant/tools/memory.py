@@ -143,7 +143,7 @@ def memory_tools() -> list[Tool]:
                     "path": _PATH,
                     "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS,
                                 "description": "The complete new text of the note."},
-                    "base": {"type": "string", "maxLength": 12,
+                    "base": {"type": "string", "maxLength": 64,
                              "description": "Revision from memory_read; required to replace an existing note."},
                 },
                 "required": ["path", "content"],
