@@ -53,6 +53,11 @@ def ws(tmp_path):
     d = tmp_path / "ws"
     r = run_cli(["init", str(d)])
     assert r.exit_code == 0, out(r)
+    # a cheap argon2id cost ([vault] is configurable) keeps the vault tests fast
+    cfg = (d / "config.toml").read_text()
+    cfg = cfg.replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256",
+                                                              "memlimit_mib = 8")
+    (d / "config.toml").write_text(cfg)
     return d
 
 
