@@ -908,3 +908,10 @@ def test_base_may_be_the_full_sha256(ws, tmp_path):
         {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina v3.\n", "base": rev}},
         {"reply": "ok"}]), input="update lina\n/quit\n")
     assert (ws / "memory/people/lina.md").read_text() == "Lina v3.\n"
+
+
+def test_cli_cat_output_is_exactly_the_note(ws):
+    text = "---\ndescription: exact\n---\nbody line\n"
+    cli(ws, "memory", "write", "exact.md", input=text)
+    assert cli(ws, "memory", "cat", "exact.md").output == text
+    assert sub(ws, "memory", "cat", "exact.md").stdout == text

@@ -71,6 +71,13 @@ def _child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in (ENV_PASSPHRASE, ENV_NEW_PASSPHRASE)}
 
 
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _report(result) -> None:
     if getattr(result, "warning", None):
         click.echo(f"warning: {result.warning}", err=True)
@@ -116,7 +123,8 @@ def ls_cmd(as_json: bool) -> None:
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print {path, revision, content} as JSON.")
 def cat_cmd(path: str, as_json: bool) -> None:
-    """Print a note (secrets redacted). Its revision goes to stderr, or into --json."""
+    """Print a note (secrets redacted). Its revision goes to stderr on a terminal, and always
+    into --json."""
     mem = _memory(gated=False)
     try:
         note = mem.read(path)
@@ -126,7 +134,10 @@ def cat_cmd(path: str, as_json: bool) -> None:
         echo_json({"path": note.path, "revision": note.revision, "content": note.content})
         return
     click.echo(note.content, nl=False)
-    click.echo(f"revision {note.revision}", err=True)
+    # The revision is for the person at a terminal; captured output (a script, a test runner
+    # that merges stderr into stdout) gets exactly the note. --json always carries it.
+    if _stderr_is_tty():
+        click.echo(f"revision {note.revision}", err=True)
 
 
 @memory_group.command("write")
@@ -148,7 +159,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
         result = mem.write(path, data, base=base, force=force)
     except Conflict as exc:
         hint = "" if base else (f" (from the command line: pass --base REV, the revision shown by "
-                                f"`assistant memory cat {path}`, or --force to replace it)")
+                                f"`assistant memory cat --json {path}`, or --force to replace it)")
         fail(f"{exc}{hint}")
     except NoteError as exc:
         fail(str(exc))
