@@ -385,21 +385,31 @@ class Vault:
 
 
 def _read(path: Path) -> bytes:
-    # O_NONBLOCK: a FIFO planted at the path fails the regular-file check below instead of
-    # hanging the open (regular files ignore the flag). Same for the key file.
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)") from None
-    except OSError as exc:
-        raise VaultError(f"{path}: cannot open the vault: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not _is_regular(st.st_mode):
-            raise VaultError(f"{path}: not a regular file")
+    f, st = _open_regular(path, missing=f"{path}: no vault here (create one with `assistant vault init`)",
+                          what=f"{path}: cannot open the vault", not_regular=f"{path}: not a regular file")
+    with f:
         if st.st_size > 16 * 1024 * 1024:
             raise VaultError(f"{path}: too large to be a vault ({st.st_size} bytes)")
         return f.read()
+
+
+def _open_regular(path: Path, *, missing: str, what: str, not_regular: str) -> tuple[Any, os.stat_result]:
+    """Open a regular file for reading, never through a symlink; (file, fstat) or VaultError.
+
+    O_NONBLOCK: a FIFO planted at the path fails the regular-file check instead of hanging the
+    open (regular files ignore the flag)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise VaultError(missing) from None
+    except OSError as exc:
+        raise VaultError(f"{what}: {exc.strerror}") from None
+    f = os.fdopen(fd, "rb")
+    st = os.fstat(f.fileno())
+    if not _is_regular(st.st_mode):
+        f.close()
+        raise VaultError(not_regular)
+    return f, st
 
 
 def _is_regular(mode: int) -> bool:
@@ -482,16 +492,9 @@ def read_key_file(ws: Any) -> bytes | None:
     path = Path(name).expanduser()
     if not path.is_absolute():
         path = Path(ws.root) / path
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise VaultError(f"key file {path} (config [vault] key_file) does not exist") from None
-    except OSError as exc:
-        raise VaultError(f"key file {path}: cannot open: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not _is_regular(st.st_mode):
-            raise VaultError(f"key file {path}: not a regular file")
+    f, st = _open_regular(path, missing=f"key file {path} (config [vault] key_file) does not exist",
+                          what=f"key file {path}: cannot open", not_regular=f"key file {path}: not a regular file")
+    with f:
         if st.st_mode & 0o077:
             raise VaultError(
                 f"key file {path} is readable or writable by others (mode "
