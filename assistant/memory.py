@@ -433,31 +433,15 @@ class Memory:
 # default: the caller is the person, as with `assistant memory write`) or "unattended" (asks
 # out of band per [approvals], denies when nobody can answer).
 
-def open_memory(workspace: Any = None, *, mode: str = "watched", run_id: str | None = None) -> Memory:
-    """A Memory for the workspace, with its scanner and a policy gate in `mode`."""
-    import os
+def open_memory(workspace: Any = None, *, mode: str = "watched") -> Memory:
+    """A Memory for the workspace, from a session opened at the composition root
+    (assistant.session): the same scanner and gate as chat and run."""
+    from .session import SessionError, open_session
 
-    from policy.gate import Gate
-
-    from .vault import VaultError, load_scanner
-    from .workspace import Workspace, WorkspaceError, open_workspace, select_workspace
-
-    if mode not in ("watched", "unattended"):
-        raise ValueError(f"mode must be 'watched' or 'unattended', not {mode!r}")
     try:
-        ws = workspace if isinstance(workspace, Workspace) else open_workspace(select_workspace(workspace))
-    except WorkspaceError as exc:
+        return open_session(workspace, mode, kind="api", transcript=False).memory
+    except SessionError as exc:
         raise NoteError(str(exc)) from None
-    try:
-        scanner = load_scanner(ws, interactive=False)
-    except VaultError as exc:
-        raise NoteError(str(exc)) from None
-    ws.ensure_state()
-    gate = Gate.for_workspace(
-        mode, run_id=run_id or f"api-{os.getpid()}", config=ws.config, grants_path=ws.grants_path,
-        approvals_dir=ws.approvals_dir, audit_path=ws.audit_path, redact=scanner.redact,
-    )
-    return Memory(ws, scanner, gate)
 
 
 def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: Any = None,

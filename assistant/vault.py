@@ -537,8 +537,8 @@ def unlock(ws: Any, *, interactive: bool,
     return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
 
 
-def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
-    """The scanner for a run: shapes only without a vault, else shapes plus every value.
+def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
+    """The workspace's vault, unlocked; None when there is no vault.enc.
 
     A vault that exists but cannot be unlocked in this run (no means, wrong passphrase,
     damaged file, loose key file) raises VaultLocked, whose message says why and how to
@@ -546,19 +546,25 @@ def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
     """
     path = Path(ws.vault_path)
     if not (path.exists() or path.is_symlink()):
-        return Scanner({})
+        return None
     try:
-        vault = unlock(ws, interactive=interactive)
+        return unlock(ws, interactive=interactive)
     except VaultLocked:
         raise
     except VaultError as exc:
         raise VaultLocked(f"{exc}. To unlock the vault: {UNLOCK_HELP}") from None
-    return Scanner(vault.secrets())
+
+
+def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
+    """The scanner for a run: shapes only without a vault, else shapes plus every value."""
+    vault = unlock_if_present(ws, interactive=interactive)
+    return vault.scanner() if vault is not None else Scanner({})
 
 
 __all__ = [
     "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
     "VaultError", "VaultLocked", "check_kdf_params", "kdf_settings", "load_scanner",
     "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
+    "unlock_if_present",
     "validate_name", "validate_value",
 ]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.agent import build_session, new_agent  # noqa: E402
+from assistant.session import open_session  # noqa: E402
 from assistant.models.scripted import ScriptedModel  # noqa: E402
 from assistant.workspace import init_workspace, open_workspace  # noqa: E402
 
@@ -60,10 +60,10 @@ def run(n_notes: int, turns: int, tmp: Path) -> dict:
     script.write_text(json.dumps(items))
     ws = open_workspace(ws_path)
     ws.config["model"]["max_tokens"] = 1024
-    parts = build_session(ws, mode="watched", kind="bench", interactive=False)
+    parts = open_session(ws, "watched", kind="bench", interactive=False)
     model = TimedModel(script)
     t0 = time.perf_counter()
-    agent = new_agent(parts, model)
+    agent = parts.new_agent(model)
     start_ms = (time.perf_counter() - t0) * 1000
     per_turn = []
     try:

@@ -66,14 +66,14 @@ def _perf_p_eval(llm) -> int:
 
 
 def run_chat(ws_root: Path, model, turns: int) -> list[dict]:
-    from assistant.agent import build_session, new_agent
+    from assistant.session import open_session
     from assistant.watch import MemoryWatcher
 
     ws = open_workspace(ws_root)
-    parts = build_session(ws, mode="watched", kind="chat", interactive=False)
+    parts = open_session(ws, "watched", kind="chat", interactive=False)
     rows: list[dict] = []
     steps: list[dict] = []
-    agent = new_agent(parts, model, on_event=lambda n, d: steps.append(d) if n == "step" else None)
+    agent = parts.new_agent(model, on_event=lambda n, d: steps.append(d) if n == "step" else None)
     # A fixed date in the tail keeps the two runs comparable.
     add_user = agent.conversation.add_user
     agent.conversation.add_user = lambda t, c=(), now=None: add_user(t, c, now=FIXED_NOW)

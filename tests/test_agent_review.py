@@ -1,6 +1,6 @@
 """Hostile review of the agent side: findings pinned as tests (each failed before its fix).
 
-Real sessions (build_session on a real workspace), a real loopback web server, the real
+Real sessions (open_session on a real workspace), a real loopback web server, the real
 leak scanner; no mocked boundary.
 """
 
@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from assistant.agent import SafeStream, build_session
+from assistant.agent import SafeStream
+from assistant.session import open_session
 from assistant.leaks import Scanner
 from assistant.tools.base import ToolError
 from assistant.tools.registry import tools_by_name
@@ -25,7 +26,7 @@ def session(tmp_path):
 
     def make(mode="watched", inline_ask=None):
         ws_path = make_ws(tmp_path / f"s{len(made)}")
-        parts = build_session(open_workspace(ws_path), mode=mode, kind="review", interactive=False,
+        parts = open_session(open_workspace(ws_path), mode, kind="review", interactive=False,
                               inline_ask=inline_ask)
         made.append(parts)
         return parts
@@ -148,18 +149,18 @@ def test_a_memory_write_that_timed_out_does_not_land_later(tmp_path):
     import json
     import time
 
-    from assistant.agent import Limits, new_agent
+    from assistant.agent import Limits
     from assistant.locking import FileLock
     from assistant.models.scripted import ScriptedModel
 
     ws_path = make_ws(tmp_path / "ws")
-    parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False)
+    parts = open_session(open_workspace(ws_path), "watched", kind="review", interactive=False)
     try:
         parts.limits = Limits(max_steps=4, tool_timeout=0.4, max_tokens=256)
         p = tmp_path / "s.json"
         p.write_text(json.dumps([{"tool": "memory_write", "args": {"path": "late.md", "content": "late note\n"}},
                                  {"reply": "ok"}]))
-        agent = new_agent(parts, ScriptedModel(p))
+        agent = parts.new_agent(ScriptedModel(p))
         with FileLock(parts.ws.lock_path, timeout=5):
             res = agent.turn("remember it")
             assert res.outcome == "reply"
@@ -262,7 +263,7 @@ def test_a_multiline_secret_is_refused_as_auth_and_its_value_never_in_the_error(
         v.set("PEM", value, hosts=["127.0.0.1"])
         os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "pass phrase x"
         try:
-            parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False,
+            parts = open_session(open_workspace(ws_path), "watched", kind="review", interactive=False,
                                   inline_ask=lambda q: "once")
         finally:
             os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
@@ -288,7 +289,7 @@ def test_unbinding_a_host_takes_effect_in_a_running_session(tmp_path):
         v.set("TOKEN", "token-value-0123456789", hosts=["127.0.0.1"])
         os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "pass phrase x"
         try:
-            parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False,
+            parts = open_session(open_workspace(ws_path), "watched", kind="review", interactive=False,
                                   inline_ask=lambda q: "run")
         finally:
             os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
@@ -317,7 +318,7 @@ def test_auth_is_not_sent_in_clear_text_to_another_machine(tmp_path):
     asked = []
     os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "pass phrase x"
     try:
-        parts = build_session(open_workspace(ws_path), mode="watched", kind="review", interactive=False,
+        parts = open_session(open_workspace(ws_path), "watched", kind="review", interactive=False,
                               inline_ask=lambda q: asked.append(q) or None)
     finally:
         os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
@@ -341,9 +342,9 @@ def test_ipv6_spellings_compare_equal_for_bindings_and_targets():
 
 
 def test_a_transcript_that_cannot_be_opened_is_a_clear_session_error(tmp_path):
-    """state/transcripts not a folder (a file, or a dangling symlink): build_session raised a raw
+    """state/transcripts not a folder (a file, or a dangling symlink): open_session raised a raw
     FileExistsError/OSError (a traceback from `assistant chat`) and left the files/ Root open."""
-    from assistant.agent import SessionError
+    from assistant.session import SessionError
 
     ws_path = make_ws(tmp_path / "ws")
     ws = open_workspace(ws_path)
@@ -355,7 +356,7 @@ def test_a_transcript_that_cannot_be_opened_is_a_clear_session_error(tmp_path):
         tdir.rmdir()
     tdir.write_text("not a folder")
     with pytest.raises(SessionError, match="transcript"):
-        build_session(ws, mode="watched", kind="review", interactive=False)
+        open_session(ws, "watched", kind="review", interactive=False)
 
 
 def test_transcript_refuses_a_fifo_or_symlink_at_its_path(tmp_path):

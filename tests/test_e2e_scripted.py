@@ -66,7 +66,7 @@ def test_chat_slash_commands_and_memory_watch(tmp_path):
 def test_chat_tail_names_notes_changed_on_disk(tmp_path):
     """A note hand-edited during the session shows up in the volatile tail of the next turn,
     while the stable prefix (system prompt) stays byte-identical."""
-    from assistant.agent import build_session, new_agent
+    from assistant.session import open_session
     from assistant.models.scripted import ScriptedModel
     from assistant.watch import MemoryWatcher
     from assistant.workspace import open_workspace
@@ -74,10 +74,10 @@ def test_chat_tail_names_notes_changed_on_disk(tmp_path):
     ws_path = make_ws(tmp_path)
     ws = open_workspace(ws_path)
     model = ScriptedModel(write_script(tmp_path, [{"reply": "a"}, {"reply": "b"}]))
-    parts = build_session(ws, mode="watched", kind="chat", interactive=False)
+    parts = open_session(ws, "watched", kind="chat", interactive=False)
     try:
         with MemoryWatcher(ws.memory_dir) as watcher:
-            agent = new_agent(parts, model)
+            agent = parts.new_agent(model)
             agent.turn("hello")
             (ws.memory_dir / "people" / "lina.md").write_text("Lina moved to Leeds.\n")
             assert watcher.wait(5)

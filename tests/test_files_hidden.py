@@ -2,7 +2,7 @@
 
 import pytest
 
-from assistant.agent import build_session
+from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
 from assistant.workspace import WorkspaceError, init_workspace, load_config, open_workspace
@@ -27,7 +27,7 @@ def session(tmp_path):
         (files / "private").mkdir()
         (files / "private" / "diary.md").write_text("dear diary\n")
         (files / "notes.txt").write_text("shopping: eggs\n")
-        parts = build_session(open_workspace(root), mode="watched", kind="test", interactive=False)
+        parts = open_session(open_workspace(root), "watched", kind="test", interactive=False)
         made.append(parts)
         return parts
 

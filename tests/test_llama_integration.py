@@ -130,17 +130,17 @@ def test_every_step_parses_against_the_action_schema(model, tools):
 
 
 def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
-    from assistant.agent import build_session, new_agent
+    from assistant.session import open_session
     from assistant.workspace import init_workspace, open_workspace
 
     init_workspace(tmp_path / "ws")
     ws = open_workspace(tmp_path / "ws")
     ws.config["model"]["max_tokens"] = MAX_TOKENS
     ws.config["limits"]["max_steps"] = 2
-    parts = build_session(ws, mode="watched", kind="chat", interactive=False, tools=tools)
+    parts = open_session(ws, "watched", kind="chat", interactive=False, tools=tools)
     events = []
     try:
-        agent = new_agent(parts, model, on_event=lambda name, data: events.append((name, data)))
+        agent = parts.new_agent(model, on_event=lambda name, data: events.append((name, data)))
         agent.max_reply = MAX_REPLY
         agent.schema = action_schema(tools, max_reply=MAX_REPLY)
         result = agent.turn("Hi Robin, what can you do?")

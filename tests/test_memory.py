@@ -492,7 +492,7 @@ def test_session_start_sweeps_stale_temp_files_only(tmp_path):
     import os
     import time
 
-    from assistant.agent import build_session
+    from assistant.session import open_session
     from assistant.workspace import init_workspace, open_workspace
 
     root = tmp_path / "ws"
@@ -503,7 +503,7 @@ def test_session_start_sweeps_stale_temp_files_only(tmp_path):
     fresh.write_bytes(b"in progress")
     old = time.time() - 2 * 3600
     os.utime(stale, (old, old))
-    parts = build_session(open_workspace(root), mode="watched", kind="test", interactive=False)
+    parts = open_session(open_workspace(root), "watched", kind="test", interactive=False)
     try:
         assert not stale.exists() and fresh.exists()
         assert (root / "memory" / "people" / "lina.md").exists()

@@ -340,7 +340,7 @@ def test_c_style_byte_escapes_of_a_non_ascii_value_are_found(value):
 # --- 10. PERSONA.md went into every prompt unredacted ------------------------------------------
 
 def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
-    from assistant.agent import build_session, new_agent
+    from assistant.session import open_session
     from assistant.models.scripted import ScriptedModel
     from assistant.vault import Vault
     from assistant.workspace import init_workspace, open_workspace
@@ -353,9 +353,9 @@ def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
     script = tmp_path / "s.json"
     script.write_text(json.dumps([{"reply": "hi"}]))
     model = ScriptedModel(script)
-    parts = build_session(ws, mode="watched", kind="chat", interactive=False)
+    parts = open_session(ws, "watched", kind="chat", interactive=False)
     try:
-        new_agent(parts, model).turn("hello")
+        parts.new_agent(model).turn("hello")
     finally:
         parts.close()
     system = model.calls[0][0]["content"]

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from assistant.actions import action_schema
-from assistant.agent import build_session
+from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools, tools_by_name
 from assistant.tools.web import html_to_text, net_target
@@ -36,7 +36,7 @@ def session_factory(tmp_path):
             v.set("LIVE_KEY", SECRET, hosts=vault_hosts)
             os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
         try:
-            parts = build_session(open_workspace(ws_path), mode=mode, kind="test", interactive=False,
+            parts = open_session(open_workspace(ws_path), mode, kind="test", interactive=False,
                                   inline_ask=inline_ask)
         finally:
             os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)

@@ -197,15 +197,15 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
-    from ..agent import SessionError, build_session, new_agent
     from ..models.base import ModelError
     from ..models.loader import load_model
+    from ..session import SessionError, open_session
     from ..watch import MemoryWatcher
 
     ws = get_workspace()
     ui = ChatUI()
     try:
-        parts = build_session(ws, mode="watched", kind="chat", interactive=True, inline_ask=ui.inline_ask)
+        session = open_session(ws, "watched", kind="chat", interactive=True, inline_ask=ui.inline_ask)
     except SessionError as exc:
         fail(str(exc))
     watcher = None
@@ -213,11 +213,11 @@ def chat_command(model_spec: str | None) -> None:
         try:
             model = load_model(model_spec, ws, progress=sys.stderr)
         except ModelError as exc:
-            parts.transcript.append("error", message=str(exc))
+            session.transcript.append("error", message=str(exc))
             fail(str(exc))
-        parts.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
+        session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
         watcher = MemoryWatcher(ws.memory_dir).start()
-        agent = new_agent(parts, model, on_event=ui.on_event)
+        agent = session.new_agent(model, on_event=ui.on_event)
         changed: dict[str, str] = {}
         click.echo(f"chat in {ws.root} with {getattr(model, 'name', 'the model')} (watched: writes are "
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
@@ -246,12 +246,12 @@ def chat_command(model_spec: str | None) -> None:
                     if cmd == "/help":
                         ui.echo(HELP)
                     elif cmd == "/catalog":
-                        ui.echo(parts.memory.catalog())
+                        ui.echo(session.memory.catalog())
                     elif cmd == "/reload":
                         watcher.drain()
                         changed.clear()
-                        agent = new_agent(parts, model, on_event=ui.on_event)
-                        parts.transcript.append("reload")
+                        agent = session.new_agent(model, on_event=ui.on_event)
+                        session.transcript.append("reload")
                         ui.echo("reloaded: persona and catalog re-read; the conversation starts over")
                     else:
                         ui.echo(f"unknown command {cmd}; /help lists them")
@@ -261,7 +261,7 @@ def chat_command(model_spec: str | None) -> None:
                     changed[ch.path] = ch.kind
                 # show what the model is about to be told, so a hand edit is visibly noticed;
                 # not a note that still holds exactly what this chat's assistant wrote into it
-                shown = {c.path: c.kind for c in fresh if not _own_write(parts.memory, ui, c)}
+                shown = {c.path: c.kind for c in fresh if not _own_write(session.memory, ui, c)}
                 if shown:
                     noticed = _changed_lines(shown)
                     ui.echo(f"  (noticed: {visible(', '.join(noticed))}; the assistant is told this turn)")
@@ -272,7 +272,7 @@ def chat_command(model_spec: str | None) -> None:
                     ui.clear_status()
                     ui.end_stream()
                     ui.echo("  interrupted")
-                    parts.transcript.append("interrupted")
+                    session.transcript.append("interrupted")
                     continue
                 ui.clear_status()
                 ui.end_stream()
@@ -283,11 +283,11 @@ def chat_command(model_spec: str | None) -> None:
             # ends the chat cleanly instead of with a traceback
             ui.end_stream()
             ui.echo()
-        parts.transcript.append("session_end")
+        session.transcript.append("session_end")
     finally:
         if watcher is not None:
             watcher.stop()
-        parts.close()
+        session.close()
 
 
 COMMANDS = [chat_command]

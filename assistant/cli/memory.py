@@ -24,42 +24,14 @@ from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
 from ..notes import revision
 from .common import echo_json, fail, get_workspace, workspace_option
 
-RUN_ID_PREFIX = "cli-"
-
-
-def _scanner(ws):
-    from ..vault import VaultError, load_scanner
+def _memory() -> Memory:
+    """The person's Memory, from a session opened at the composition root (watched: the person
+    is the watcher). A vault that cannot be unlocked fails closed with how to unlock it."""
+    from ..session import SessionError, open_session
 
     try:
-        return load_scanner(ws, interactive=True)
-    except VaultError as exc:  # VaultLocked included: fail closed, say how to unlock
-        fail(str(exc))
-
-
-def watched_gate(ws, scanner):
-    """The gate for the person at the terminal: watched mode (memory writes allowed), audited."""
-    from policy.gate import Gate
-
-    ws.ensure_state()
-    return Gate.for_workspace(
-        "watched", run_id=f"{RUN_ID_PREFIX}{os.getpid()}", config=ws.config,
-        grants_path=ws.grants_path, approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
-        redact=scanner.redact,
-    )
-
-
-def _memory(*, gated: bool = True) -> Memory:
-    ws = get_workspace()
-    scanner = _scanner(ws)
-    gate = None
-    if gated:
-        try:
-            gate = watched_gate(ws, scanner)
-        except Exception as exc:  # noqa: BLE001 - a gate that cannot be built means no writes
-            fail(f"cannot set up the policy gate: {exc}")
-    try:
-        return Memory(ws, scanner, gate)
-    except ValueError as exc:
+        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).memory
+    except SessionError as exc:
         fail(str(exc))
 
 
@@ -100,7 +72,7 @@ def memory_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def ls_cmd(as_json: bool) -> None:
     """List notes in catalog order (pinned first, then most recently changed)."""
-    mem = _memory(gated=False)
+    mem = _memory()
     try:
         entries = mem.entries()
     except (NoteError, OSError) as exc:
@@ -125,7 +97,7 @@ def ls_cmd(as_json: bool) -> None:
 def cat_cmd(path: str, as_json: bool) -> None:
     """Print a note (secrets redacted). Its revision goes to stderr on a terminal, and always
     into --json."""
-    mem = _memory(gated=False)
+    mem = _memory()
     try:
         note = mem.read(path)
     except NoteError as exc:
@@ -263,7 +235,7 @@ def rm_cmd(path: str, base: str | None) -> None:
 @workspace_option
 def catalog_cmd() -> None:
     """Print the catalog exactly as the model sees it at the start of a session."""
-    mem = _memory(gated=False)
+    mem = _memory()
     try:
         click.echo(mem.catalog())
     except (NoteError, OSError) as exc:
@@ -282,7 +254,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     from ..watch import watch_notes
 
     ws = get_workspace()
-    scanner = _scanner(ws)   # note names are redacted like any output (locked vault: refused)
+    scanner = _memory().scanner   # note names are redacted like any output (locked vault: refused)
     stop = threading.Event()
     timer = None
     if timeout is not None:

@@ -80,9 +80,9 @@ def _early_error(message: str) -> int:
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
-    from ..agent import SessionError, build_session, new_agent
     from ..models.base import ModelError
     from ..models.loader import load_model
+    from ..session import SessionError, open_session
 
     if not task or not task.strip():
         return _early_error("the task is empty")
@@ -99,17 +99,16 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         _waiting(req)
 
     try:
-        parts = build_session(ws, mode="unattended", kind="run", interactive=False, approval_timeout=timeout,
-                              on_request=on_request)
+        session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=on_request)
     except SessionError as exc:
         return _early_error(str(exc))
     try:
         try:
             model = load_model(model_spec, ws, progress=sys.stderr)
         except ModelError as exc:
-            parts.transcript.append("error", message=str(exc))
+            session.transcript.append("error", message=str(exc))
             return _early_error(str(exc))
-        parts.transcript.append("session_start", mode="unattended", label=label,
+        session.transcript.append("session_start", mode="unattended", label=label,
                                 model=getattr(model, "name", type(model).__name__), task=task)
         failed: list[str] = []      # tools whose call failed: the reply may still claim success
 
@@ -118,18 +117,18 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
                 failed.append(str(data.get("tool", "?")))
             _progress(name, data)
 
-        agent = new_agent(parts, model, on_event=on_event)
+        agent = session.new_agent(model, on_event=on_event)
         try:
             result = agent.turn(task)
         except KeyboardInterrupt:
             _close_orphans(ws, asked)
-            parts.transcript.append("session_end", outcome="interrupted")
+            session.transcript.append("session_end", outcome="interrupted")
             click.echo("error: interrupted; nothing further was done")
             return EXIT_ERROR
-        rel = parts.transcript.path.relative_to(ws.root)
-        parts.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
+        rel = session.transcript.path.relative_to(ws.root)
+        session.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
                                 tool_calls=result.tool_calls, denials=len(result.denials))
-        redact = parts.scanner.redact
+        redact = session.scanner.redact
         if failed:
             click.echo(f"warning: {len(failed)} tool call{'s' if len(failed) > 1 else ''} failed in this run "
                        f"({', '.join(sorted(set(failed)))}); the reply may say otherwise: see the transcript",
@@ -149,7 +148,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         click.echo(f"done: {_one_line(redact(result.reply or ''), 2000)}")
         return EXIT_OK
     finally:
-        parts.close()
+        session.close()
 
 
 def sigterm_interrupts() -> None:

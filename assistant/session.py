@@ -1,0 +1,200 @@
+"""The composition root: the one place that wires a session.
+
+Guards the rule that every door into the assistant gets the same guarantees. Chat, an
+unattended run, the `assistant memory` CLI, the plain Python API (`assistant.memory.memory_*`)
+and any later door (an MCP server, the web approval page) open a session here and nowhere else:
+this module is the only one that unlocks the scanner for a session and the only one that builds
+a policy Gate. A new gate rule is therefore added once.
+
+    with open_session(ws, "unattended", kind="run") as session:
+        session.memory.write(...)          # scanned, gated, confined
+        agent = session.new_agent(model)
+
+`open_session` fails closed with a SessionError whose message says the fix: a vault that exists
+but cannot be unlocked never yields a session that scans without the vault's values.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from .agent import Agent, EventSink, Limits, ObservedGate, reply_limit
+from .tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from policy.gate import Gate
+
+    from .confine import Root
+    from .leaks import Scanner
+    from .memory import Memory
+    from .transcript import Transcript
+    from .vault import Vault
+    from .workspace import Workspace
+
+MODES = ("watched", "unattended")
+
+
+class SessionError(Exception):
+    """A session that cannot start (locked vault, bad config, unusable state/). The message
+    names the problem and the fix."""
+
+
+@dataclass
+class Session:
+    """Everything one session's tools can reach, wired once. Close it (or use `with`)."""
+
+    ws: "Workspace"
+    mode: str
+    id: str
+    kind: str
+    scanner: "Scanner"
+    vault: "Vault | None"
+    gate: ObservedGate
+    memory: "Memory"
+    files: "Root"
+    tools: list[Tool]
+    ctx: ToolContext
+    transcript: "Transcript | None"
+    limits: Limits
+    _closed: bool = field(default=False, repr=False)
+
+    def new_agent(self, model: object, *, on_event: EventSink | None = None) -> Agent:
+        """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
+        from .prompt import Conversation
+
+        # PERSONA.md is hand-written and goes into every prompt: redacted like any text the model sees.
+        persona = self.scanner.redact(self.ws.persona())
+        conversation = Conversation(persona, self.tools, self.memory.catalog(),
+                                    max_reply=reply_limit(self.limits.max_tokens))
+        return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
+                     transcript=self.transcript, limits=self.limits, on_event=on_event)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.transcript is not None:
+                self.transcript.close()
+        finally:
+            self.files.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "Vault | None"]:
+    """(scanner, vault or None). No vault.enc -> credential shapes only; a vault that cannot be
+    unlocked is a SessionError (never a session that scans without the values)."""
+    from .leaks import Scanner
+    from .vault import VaultLocked, unlock_if_present
+
+    try:
+        vault = unlock_if_present(ws, interactive=interactive)
+    except VaultLocked as exc:
+        raise SessionError(str(exc)) from None
+    return (vault.scanner(), vault) if vault is not None else (Scanner({}), None)
+
+
+def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
+                inline_ask: Callable | None, approval_timeout: float | None,
+                on_request: Callable | None) -> "Gate":
+    """The policy Gate for this session's mode: the only Gate any session gets."""
+    from policy.gate import Gate
+
+    config = dict(ws.config)
+    if approval_timeout is not None:
+        config["approvals"] = {**config.get("approvals", {}), "timeout": approval_timeout}
+    return Gate.for_workspace(mode, run_id=run_id, config=config, grants_path=ws.grants_path,
+                              approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
+                              inline_ask=inline_ask, redact=scanner.redact, on_request=on_request)
+
+
+def open_session(
+    ws: "Workspace | str | os.PathLike[str] | None",
+    mode: str,
+    *,
+    kind: str = "api",
+    interactive: bool = False,
+    inline_ask: Callable | None = None,
+    approval_timeout: float | None = None,
+    tools: list[Tool] | None = None,
+    on_request: Callable | None = None,
+    transcript: bool = True,
+) -> Session:
+    """Open one session on workspace `ws` (a Workspace, a path, or None for the default).
+
+    mode: "watched" (a person sees every call as it happens) or "unattended" (asks out of band,
+    denies when nobody can answer). kind names the door ("chat", "run", "cli", "api", ...) and
+    prefixes the session id. interactive: may the vault ask for its passphrase on a terminal.
+    transcript=False for doors that run no model turns (the memory CLI, the Python API).
+    The result is a context manager; SessionError says what stopped it.
+    """
+    from .confine import Root
+    from .memory import Memory
+    from .tools.registry import all_tools
+    from .transcript import Transcript, new_session_id
+    from .workspace import Workspace, WorkspaceError, open_workspace, select_workspace
+
+    if mode not in MODES:
+        raise SessionError(f"mode must be 'watched' or 'unattended', not {mode!r}")
+    if not isinstance(ws, Workspace):
+        try:
+            ws = open_workspace(select_workspace(ws))
+        except WorkspaceError as exc:
+            raise SessionError(str(exc)) from None
+    try:
+        limits = Limits.from_config(ws.config)
+    except Exception as exc:
+        raise SessionError(f"config.toml: {exc}") from None
+    try:
+        ws.ensure_state()
+    except OSError as exc:
+        raise SessionError(f"the workspace's state/ (approvals, transcripts, audit) cannot be set up: "
+                           f"{exc.filename or ''}: {exc.strerror or exc}") from None
+    scanner, vault = unlock_scanner(ws, interactive=interactive)
+    session_id = new_session_id(kind)
+    try:
+        real_gate = _build_gate(ws, mode=mode, run_id=session_id, scanner=scanner, inline_ask=inline_ask,
+                                approval_timeout=approval_timeout, on_request=on_request)
+    except Exception as exc:
+        raise SessionError(f"the policy gate cannot start: {exc}") from None
+    gate = ObservedGate(real_gate, lambda n, d: None)
+    try:
+        Path(ws.files_dir).mkdir(mode=0o700, exist_ok=True)
+        Path(ws.memory_dir).mkdir(mode=0o700, exist_ok=True)
+        files = Root(ws.files_dir)
+    except OSError as exc:
+        raise SessionError(f"the workspace's files/ or memory/ cannot be opened: "
+                           f"{exc.filename or ''}: {exc.strerror or exc}") from None
+    try:
+        memory = Memory(ws, scanner, gate)
+    except ValueError as exc:
+        files.close()
+        raise SessionError(str(exc)) from None
+    try:   # a crash mid-write leaves a dot-leading temp file; sweep old ones at session start
+        memory.sweep_temp()
+        files.sweep_temp()
+    except Exception:
+        pass   # housekeeping only: a busy lock or an odd entry must not stop the session
+    tool_list = list(tools) if tools is not None else all_tools()
+    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
+    log = None
+    if transcript:
+        try:
+            log = Transcript(ws.transcripts_dir, session_id, scanner)
+        except OSError as exc:
+            files.close()
+            raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
+                               f"{exc.strerror or exc}") from None
+    return Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
+                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits)
+
+
+__all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]
