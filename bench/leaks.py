@@ -86,7 +86,8 @@ def main() -> None:
     mb = args.size / 1e6
 
     print(f"note: {args.size} characters (~{args.size / 2**20:.2f} MiB) of ordinary text "
-          f"with planted hits; best of {args.repeat} runs")
+          f"with planted hits; best of {args.repeat} runs; {len(RULES)} shape rules "
+          f"({len(set(r.id for r in RULES))} ids)")
     header = (f"{'secrets':>8} {'variants':>9} {'build s':>8} {'scanner ms':>11} "
               f"{'scanner MB/s':>13} {'naive ms':>9} {'naive MB/s':>11} {'speedup':>8} {'vault found':>12} {'naive vault':>12}")
     print(header)
