@@ -364,10 +364,12 @@ def _auth_header(args: dict, ctx: ToolContext, host: str, port: int) -> str | No
 
 def web_fetch(args: dict, ctx: ToolContext) -> str:
     url = args.get("url")
+    # Before anything else (parsing, the gate, the person): a vault value in the URL is
+    # refused like one in a memory write, whatever host it would go to, and the same way
+    # whether or not the rest of the URL is well-formed.
+    if isinstance(url, str):
+        url_secret_check(url.strip(), ctx.scanner)
     target, parts = net_target(url)
-    # Before anything else (the gate, the person): a vault value in the URL is refused
-    # like one in a memory write, whatever host it would go to.
-    url_secret_check(url.strip(), ctx.scanner)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     auth = _auth_header(args, ctx, _host_of(target), port)
     if auth and parts.scheme != "https" and not _is_loopback(parts.hostname or ""):

@@ -192,3 +192,13 @@ def test_extraction_stops_at_its_deadline_and_says_so():
     whole = extract_text("<html><head><title>T</title><style>p{}</style></head><body><script>x()</script>"
                          "<h1>Head</h1><p>One &amp; two</p><p>a < b</p></body></html>")
     assert whole.complete and whole.text == "Head\nOne & two\na < b"
+
+
+def test_secret_in_a_malformed_url_is_refused_as_a_secret_too(session):
+    """The secret check comes first: a URL that would fail parsing does not tell the model,
+    by a different error, that its guess was not a vault value."""
+    parts = session()
+    for url in ("http://" + SECRET + ".example.com:99999/", "ftp://example.com/" + SECRET):
+        with pytest.raises(ToolError, match="would carry a secret") as info:
+            fetch(parts, url)
+        assert SECRET not in str(info.value)
