@@ -13,6 +13,8 @@ Rule ids are stable: they appear in refusals and in "[redacted:RULE]" labels.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import hashlib
 import re
@@ -220,8 +222,19 @@ def _discord_finder(rule: "Rule", text: str) -> Iterator[tuple[int, int]]:
         j = s
         while j > 0 and s - j < 27 and text[j - 1] in _TOKEN_CHARS:
             j -= 1
-        if 24 <= s - j <= 26 and text[j] in "MNO" and (j == 0 or text[j - 1] not in _TOKEN_CHARS):
+        if 24 <= s - j <= 26 and text[j] in "MNO" and (j == 0 or text[j - 1] not in _TOKEN_CHARS) \
+                and _is_b64_of_digits(text[j:s]):
             yield j, tail.end()
+
+
+def _is_b64_of_digits(part: str) -> bool:
+    """Is `part` base64url of a decimal user id (17-20 digits)? A dotted identifier such as
+    NetworkManagerConnection.config.xyz... has the shape but decodes to bytes, not digits."""
+    try:
+        raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (ValueError, binascii.Error):
+        return False
+    return 17 <= len(raw) <= 20 and raw.isdigit()
 
 
 # curl's -u / --user USER:PASSWORD (the password part), only on a line that runs curl.

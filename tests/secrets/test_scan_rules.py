@@ -136,6 +136,7 @@ NEGATIVES = [
     "curl -u admin:<password> https://example.com/",
     "git push -u origin:main",                               # -u but not curl
     "see docs.python.org/3/library for details",             # ".python." is no Discord token
+    "NetworkManagerConnection" + ".config." + "someVeryLongIdentifierNameHereForTest",   # nor is this
     "EA" + "AA" + "A" * 60,
     "hv" + "s." + "x" * 95,
 ]
