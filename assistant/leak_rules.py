@@ -6,7 +6,10 @@ token format and starting with a literal (so re searches for it fast), the lower
 `needles` every match contains (documentation, checked by the tests), an optional
 `group` naming the part of the match that is the secret (so "Authorization: Bearer" stays
 readable after redaction), and an optional `check` that rejects look-alikes (placeholders,
-kebab-case words).
+kebab-case words). A rule with no needles (no usable literal) always runs.
+
+Not findings, for every rule but PEM blocks (`is_dummy`): placeholders, runs of one
+character, documented example values (AWS's ...EXAMPLE keys; others by sha256 digest).
 
 Rule ids are stable: they appear in refusals and in "[redacted:RULE]" labels.
 """

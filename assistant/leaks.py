@@ -11,16 +11,18 @@ How the vault values are matched, in one pass whatever their number:
   base64 only the characters fully determined by the value are kept, so the value is found
   inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
 - the text is normalised once: whitespace removed (so wrapped base64 and values split by
-  spaces or line breaks line up), backslashes removed (so any backslash escaping lines up)
-  and case-folded (so hex of any case matches);
+  spaces or line breaks line up), invisible characters removed (format characters such as
+  U+200B, U+00AD, U+2060, and the other default-ignorables), backslashes removed (so any
+  backslash escaping lines up) and case-folded (so hex of any case matches);
 - one Aho-Corasick automaton (pyahocorasick, C) holds (the first 16 characters of) every
   variant of every value, so the cost is one pass over the text, not one search per value
   or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
   its span is mapped back from the normalised view to the original text.
-The shape rules (assistant/leak_rules.py) run on the original text, and only those whose
-literal needles the same automaton pass saw; each regex starts with a literal so re's fast
-prefix search keeps it cheap.
+The shape rules (assistant/leak_rules.py) run on the original text (and, if it has invisible
+characters, once more on the text without them), and only those whose literal needles the
+same automaton pass saw, plus the few rules with no needles; each regex starts with a literal
+so re's fast prefix search keeps it cheap.
 """
 
 from __future__ import annotations
