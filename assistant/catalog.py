@@ -216,7 +216,9 @@ def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any)
         text = _redact(scanner, text)
     else:  # a secret cut by the end of the head must not show in part
         text = scanner.redact_prefix(text)
-    summary = cut(clean_line(summary_from_head(text, complete)), settings.width)
+    # Redacted again after cleaning and cutting: what is shown is what was scanned (cleaning
+    # turns invisible and control characters into spaces, which must not show a split value).
+    summary = _redact(scanner, cut(clean_line(summary_from_head(text, complete)), settings.width))
     problem = None
     if entry.size > settings.max_note_bytes:
         problem = f"too large to read, {_human(entry.size)}"

@@ -11,21 +11,24 @@ How the vault values are matched, in one pass whatever their number:
   base64 only the characters fully determined by the value are kept, so the value is found
   inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
 - the text is normalised once: whitespace removed (so wrapped base64 and values split by
-  spaces or line breaks line up), backslashes removed (so any backslash escaping lines up)
-  and case-folded (so hex of any case matches);
+  spaces or line breaks line up), invisible characters removed (format characters such as
+  U+200B, U+00AD, U+2060, and the other default-ignorables), backslashes removed (so any
+  backslash escaping lines up) and case-folded (so hex of any case matches);
 - one Aho-Corasick automaton (pyahocorasick, C) holds (the first 16 characters of) every
   variant of every value, so the cost is one pass over the text, not one search per value
   or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
   its span is mapped back from the normalised view to the original text.
-The shape rules (assistant/leak_rules.py) run on the original text, and only those whose
-literal needles the same automaton pass saw; each regex starts with a literal so re's fast
-prefix search keeps it cheap.
+The shape rules (assistant/leak_rules.py) run on the original text (and, if it has invisible
+characters, once more on the text without them), and only those whose literal needles the
+same automaton pass saw, plus the few rules with no needles; each regex starts with a literal
+so re's fast prefix search keeps it cheap.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 import re
 import urllib.parse
@@ -90,21 +93,48 @@ class _Variant:
 
 
 # The normalised view drops whitespace (wrapped base64, values split across lines or by
-# spaces) and backslashes (any backslash-escaping: JSON, shell, regex, C strings).
+# spaces), backslashes (any backslash-escaping: JSON, shell, regex, C strings) and invisible
+# characters: every format character (Unicode category Cf: U+00AD soft hyphen, U+200B zero
+# width space, U+2060 word joiner, bidi controls, tags, ...) plus the other default-ignorable
+# code points a renderer shows as nothing (variation selectors, the combining grapheme
+# joiner, Hangul fillers). A value split by any of them is still the value.
 # _DROPPED_ASCII is the ASCII part, for str.translate's fast path on ASCII text.
 _WS_ALL = (  # every character for which str.isspace() is true (checked by the tests)
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
     "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_DROP_CHARS = _WS_ALL + "\\"
+_INVISIBLE_RANGES = (  # Cf (Unicode 15.1, a superset of what the tests find in unicodedata) + ignorables
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
+    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_INVISIBLE = "".join(chr(c) for a, b in _INVISIBLE_RANGES for c in range(a, b + 1))
+_INVISIBLE_RE = re.compile("[" + "".join(
+    re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in _INVISIBLE_RANGES) + "]")
+_DROP_CHARS = _WS_ALL + "\\" + _INVISIBLE
 _DROPPED_ASCII = {ord(c): None for c in _DROP_CHARS if ord(c) < 128}
 
 
 def _strip_ws(s: str) -> str:
-    """`s` without whitespace (as str.split() sees it) and without backslashes."""
+    """`s` without whitespace (as str.split() sees it), backslashes and invisible characters."""
     if s.isascii():
         return s.translate(_DROPPED_ASCII)
-    return "".join(s.split()).replace("\\", "")
+    s = "".join(s.split()).replace("\\", "")
+    return _INVISIBLE_RE.sub("", s) if _INVISIBLE_RE.search(s) else s
+
+
+def _without_invisible(text: str) -> tuple[str, list[int]] | None:
+    """(text without invisible characters, their positions in the view), or None if it has none.
+
+    The positions are where each dropped character would sit in the view (its original index
+    minus the number dropped before it), so a view index maps back by one bisection."""
+    if text.isascii() or _INVISIBLE_RE.search(text) is None:
+        return None
+    where = [m.start() - i for i, m in enumerate(_INVISIBLE_RE.finditer(text))]
+    return _INVISIBLE_RE.sub("", text), where
 
 
 def _casefold_same_length(s: str) -> str:
@@ -225,7 +255,7 @@ class _OffsetMap:
             if a >= len(text):
                 raise IndexError("position beyond the text")
             chunk = text[a:b]
-            if len(chunk) > 4096:   # translate: fast per character, ~30 us per call
+            if len(chunk) > 4096 or not chunk.isascii():   # translate: fast per character
                 c = len(_strip_ws(chunk))
             else:
                 c = len("".join(chunk.split())) - chunk.count("\\")
@@ -249,6 +279,7 @@ class Scanner:
                 raise TypeError(f"secret {name!r}: value must be a string")
         self._names = tuple(sorted(secrets))
         self._rules = tuple(rules)
+        self._always = frozenset(r for r, rule in enumerate(self._rules) if not rule.needles)
         self._variants: list[_Variant] = []
         self._auto = None
         # key -> ([variant indices], [rule indices]): the vault variants' prefixes and the
@@ -356,7 +387,22 @@ class Scanner:
     def _shape_findings(self, text: str, active: set[int] | None = None) -> list[Finding]:
         # Each regex starts with a literal (re's fast prefix search keeps it ~0.5 ms/MiB),
         # and only rules whose needles the automaton pass saw are run at all.
-        rules = self._rules if active is None else [self._rules[i] for i in sorted(active)]
+        # (A rule without needles has no literal to gate it by, and always runs.)
+        rules = self._rules if active is None else [self._rules[i] for i in sorted(active | self._always)]
+        found = self._run_rules(rules, text)
+        # A token split by invisible characters (U+200B, U+00AD, U+2060, ...) is still the
+        # token: the rules run again over the text without them, spans mapped back.
+        view = _without_invisible(text)
+        if view is not None:
+            clean, where = view
+            for f in self._run_rules(rules, clean):
+                start = f.start + bisect.bisect_right(where, f.start)
+                end = f.end - 1 + bisect.bisect_right(where, f.end - 1) + 1
+                found.append(Finding(f.name, f.rule, start, end))
+        return found
+
+    @staticmethod
+    def _run_rules(rules, text: str) -> list[Finding]:
         lowered = None
         if any(rule.on_lower for rule in rules):
             lowered = _casefold_same_length(text)

@@ -15,7 +15,9 @@ one: a loosening cell is a `PolicyConfigError`, not a silent default. Only a gra
 
 Approval offers (`offers()`): once; the rest of this run; always this exact target; and
 always its containing directory -- exactly one widening step, never `*`, never `**`, never a
-grandparent, and none for a target at the root (that would be the whole store / mount).
+grandparent, and none for a target at the root (that would be the whole store / mount). For a
+host, the wider offer is its parent domain's subdomains, and none where that wildcard would sit
+at or above a registrable domain by the Public Suffix List (policy/hosts.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from .hosts import may_wildcard
 from .match import escape
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
@@ -192,24 +195,21 @@ def path_parent(target: str) -> str | None:
     return escape(head) + "/*" if sep else None
 
 
-# Second-level labels that are registries, not owners (example.co.uk): never offered.
-_REGISTRY_LABELS = {"ac", "co", "com", "edu", "go", "gov", "ne", "net", "or", "org"}
-
-
 def net_parent(target: str) -> str | None:
-    """`api.example.com[:port]` -> `*.example.com[:port]`. None for IPs and registrable names."""
+    """`api.example.com[:port]` -> `*.example.com[:port]`. None for IPs, and wherever the
+    wildcard would sit at or above a registrable domain by the Public Suffix List (private
+    section included): `alice.github.io` gets no `*.github.io`, `example.com` no `*.com`,
+    `www.example.co.uk` gets `*.example.co.uk` but `example.co.uk` never `*.co.uk`."""
     if target.startswith("["):
         return None   # an IPv6 address has no parent
     host, _, port = target.partition(":")
     labels = host.split(".")
     if all(label.isdigit() for label in labels):
         return None   # an IPv4 address has no parent
-    parent = labels[1:]
-    if len(parent) < 2:
-        return None   # *.com would be a whole top-level domain
-    if len(parent) == 2 and len(parent[1]) == 2 and parent[0] in _REGISTRY_LABELS:
-        return None   # *.co.uk
-    pattern = "*." + escape(".".join(parent))
+    parent = ".".join(labels[1:])
+    if not parent or not may_wildcard(parent):
+        return None   # *.com, *.co.uk, *.github.io: every stranger under a shared suffix
+    pattern = "*." + escape(parent)
     return f"{pattern}:{port}" if port else pattern
 
 

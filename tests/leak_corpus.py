@@ -34,7 +34,8 @@ def fake_tokens(seed: int = 7) -> dict[str, list[str]]:
         base64.b64encode(r.randbytes(48)).decode() for _ in range(6)
     )
     return {
-        "aws-access-key": ["AK" + "IA" + p(r, UPPER_DIGITS, 16), "AS" + "IA" + p(r, UPPER_DIGITS, 16)],
+        "aws-access-key": ["AK" + "IA" + p(r, UPPER_DIGITS, 16), "AS" + "IA" + p(r, UPPER_DIGITS, 16),
+                           "AB" + "IA" + p(r, UPPER_DIGITS, 16), "AC" + "CA" + p(r, UPPER_DIGITS, 16)],
         "github-token": [
             "gh" + k + "_" + p(r, B62, 36) for k in "pousr"
         ] + ["github" + "_pat_" + p(r, B62, 22) + "_" + p(r, B62, 59)],
@@ -49,10 +50,15 @@ def fake_tokens(seed: int = 7) -> dict[str, list[str]]:
             + p(r, string.digits, 13) + "-" + p(r, "0123456789abcdef", 32),
             "xa" + "pp-1-A" + p(r, UPPER_DIGITS, 10) + "-" + p(r, string.digits, 13) + "-"
             + p(r, "0123456789abcdef", 64),
+            "xo" + "xo-" + p(r, string.digits, 12) + "-" + p(r, B62, 24),
         ],
         "slack-webhook": [
             "https://hooks" + ".slack.com/services/T" + p(r, UPPER_DIGITS, 8) + "/B"
-            + p(r, UPPER_DIGITS, 8) + "/" + p(r, B62, 24)
+            + p(r, UPPER_DIGITS, 8) + "/" + p(r, B62, 24),
+            # no scheme, and http:// (issue 10 item 19)
+            "hooks" + ".slack.com/services/T" + p(r, UPPER_DIGITS, 8) + "/B" + p(r, UPPER_DIGITS, 8) + "/" + p(r, B62, 24),
+            "http://hooks" + ".slack.com/workflows/T" + p(r, UPPER_DIGITS, 8) + "/A" + p(r, UPPER_DIGITS, 8) + "/"
+            + p(r, string.digits, 18) + "/" + p(r, B62, 24),
         ],
         "stripe-key": [
             "sk" + "_live_" + p(r, B62, 24), "rk" + "_live_" + p(r, B62, 24),
@@ -66,8 +72,47 @@ def fake_tokens(seed: int = 7) -> dict[str, list[str]]:
             "-----BEGIN " + "PRIVATE KEY-----\n" + pem_body + "\n-----END " + "PRIVATE KEY-----",
             "-----BEGIN EC " + "PRIVATE KEY-----\n" + pem_body + "\n-----END EC " + "PRIVATE KEY-----",
         ],
-        "huggingface-token": ["hf" + "_" + p(r, string.ascii_letters, 34)],
+        "huggingface-token": ["hf" + "_" + p(r, string.ascii_letters, 34), "api" + "_org_" + p(r, string.ascii_letters, 34)],
         "age-secret-key": ["AGE-SECRET" + "-KEY-1" + p(r, BECH32, 58)],
+        # -- issue 10 item 19: the formats people keep in notes, from the issuers' docs
+        "aws-bedrock-key": [
+            "AB" + "SK" + base64.b64encode(b"BedrockAPIKey-" + p(r, B62, 8).encode() + b"-at-"
+                                           + p(r, string.digits, 12).encode() + b":" + r.randbytes(44)).decode(),
+            "bedrock" + "-api-key-" + base64.b64encode(
+                b"bedrock.amazonaws.com/?Action=CallWithBearerToken&X-Amz-Credential=" + r.randbytes(60)).decode(),
+        ],
+        "gitlab-token": [
+            "gl" + "pat-" + p(r, B64URL, 20), "gl" + "pat-" + p(r, B64URL, 40) + ".01." + p(r, "0123456789abcdefghijklmnopqrstuvwxyz", 7),
+            "gl" + "dt-" + p(r, B64URL, 20), "gl" + "rt-" + p(r, B64URL, 20), "gl" + "ptt-" + p(r, "0123456789abcdef", 40),
+            "gl" + "cbt-" + "64_" + p(r, B64URL, 20), "GR13" + "48941" + p(r, B64URL, 20),
+        ],
+        "npm-token": ["np" + "m_" + p(r, B62, 36)],
+        "pypi-token": ["py" + "pi-AgEIcHlwaS5vcmc" + p(r, B64URL, 60)],
+        "telegram-bot-token": [p(r, "123456789", 1) + p(r, string.digits, 9) + ":" + "AA" + p(r, B64URL, 33)],
+        "discord-token": [
+            base64.b64encode(("1" + p(r, string.digits, 17)).encode()).decode().rstrip("=") + "."
+            + p(r, B64URL, 6) + "." + p(r, B64URL, 38),
+        ],
+        "discord-webhook": ["https://discord" + ".com/api/webhooks/" + p(r, string.digits, 18) + "/" + p(r, B64URL, 68)],
+        "sendgrid-key": ["S" + "G." + p(r, B64URL, 22) + "." + p(r, B64URL, 43)],
+        "twilio-key": ["S" + "K" + p(r, "0123456789abcdef", 32)],
+        "digitalocean-token": ["do" + "p_v1_" + p(r, "0123456789abcdef", 64), "do" + "o_v1_" + p(r, "0123456789abcdef", 64)],
+        "1password-token": [
+            "op" + "s_" + base64.b64encode(('{"signInAddress":"my.1password.com","userAuth":{"method":"SRPg-4096",'
+                                            '"alg":"PBES2g-HS256","iterations":650000,"salt":"' + p(r, B64URL, 22)
+                                            + '"},"email":"' + p(r, "abcdefghijklmnopqrstuvwxyz", 26) + '@1passwordserviceaccounts.com",'
+                                            '"srpX":"' + p(r, "0123456789abcdef", 64) + '"}').encode()).decode(),
+        ],
+        "1password-secret-key": ["A" + "3-" + p(r, UPPER_DIGITS, 6) + "-" + p(r, UPPER_DIGITS, 11) + "-"
+                                 + "-".join(p(r, UPPER_DIGITS, 5) for _ in range(3))],
+        "vault-token": ["hv" + "s." + p(r, B64URL, 95), "hv" + "b." + p(r, B64URL, 140)],
+        "doppler-token": ["dp" + ".pt." + p(r, B62, 43), "dp" + ".st.prd." + p(r, B62, 40)],
+        "notion-token": ["nt" + "n_" + p(r, string.digits, 11) + p(r, B62, 35), "sec" + "ret_" + p(r, B62, 43)],
+        "linear-key": ["lin" + "_api_" + p(r, B62, 40), "lin" + "_oauth_" + p(r, "0123456789abcdef", 64)],
+        "atlassian-token": ["AT" + "ATT3" + p(r, B64URL, 178) + "=" + p(r, "0123456789ABCDEF", 8)],
+        "perplexity-key": ["pp" + "lx-" + p(r, B62, 48)],
+        "shopify-token": ["shp" + "at_" + p(r, "0123456789abcdef", 32), "shp" + "ss_" + p(r, "0123456789abcdef", 32)],
+        "square-token": ["EA" + "AA" + p(r, B64URL, 60), "sq0" + "csp-" + p(r, B64URL, 43), "sq0" + "atp-" + p(r, B64URL, 22)],
     }
 
 
@@ -79,7 +124,18 @@ def fake_credential_values(seed: int = 8) -> dict[str, tuple[str, str]]:
     pw = _pick(r, B62, 16)
     aws_secret = _pick(r, B62 + "/+", 40)
     del p
+    apikey = _pick(r, B62, 32)
+    raw = _pick(r, B64URL, 36)
+    okta = "00" + _pick(r, B62, 40)
+    nego = base64.b64encode(r.randbytes(40)).decode()
+    curl_pw = _pick(r, B62, 18)
     return {
+        "authorization-header/apikey": ("Authorization: ApiKey " + apikey, apikey),
+        "authorization-header/no-scheme": ('"authorization": "' + raw + '"', raw),
+        "authorization-header/ssws": ("Authorization: SSWS " + okta, okta),
+        "authorization-header/proxy-negotiate": ("Proxy-Authorization: Negotiate " + nego, nego),
+        "curl-user-password": ("curl -u alice:" + curl_pw + " https://api.example.com/v1/me", curl_pw),
+        "curl-user-password/long": ("curl -s --user 'deploy:" + curl_pw + "' https://ci.example.com/", curl_pw),
         "authorization-header/bearer": ("Authorization: Bearer " + bearer, bearer),
         "authorization-header/basic": ("authorization: Basic " + basic, basic),
         "url-password": ("postgres://app:" + pw + "@db.internal:5432/prod", pw),

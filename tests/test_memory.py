@@ -211,7 +211,7 @@ def test_grant_for_the_exact_note_allows_without_asking(ws):
 @pytest.mark.parametrize("payload", [
     f"the wifi password is {SECRET}\n",
     "encoded: " + base64.b64encode(SECRET.encode()).decode() + "\n",
-    "aws key AKIAIOSFODNN7EXAMPLE here\n",
+    "aws key " + "AKIA" + "Q3ZT7LBN2WXK5RPM" + " here\n",   # not AWS's documented example: that is no finding
 ])
 def test_secret_is_refused_before_any_approval_request_exists(ws, payload):
     ctx = make_ctx(ws, "unattended")
@@ -219,7 +219,7 @@ def test_secret_is_refused_before_any_approval_request_exists(ws, payload):
     with pytest.raises(ToolError) as info:
         memory_write({"path": "wifi.md", "content": payload}, ctx)
     msg = str(info.value)
-    assert "secret" in msg and SECRET not in msg and "AKIAIOSFODNN7EXAMPLE" not in msg
+    assert "secret" in msg and SECRET not in msg and "AKIA" + "Q3ZT7LBN2WXK5RPM" not in msg
     assert "wifi" in msg or "aws" in msg
     assert snapshot(ws.root) == before                 # no note, no request, no audit line
     assert os.listdir(ws.approvals_dir) == []

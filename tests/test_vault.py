@@ -285,7 +285,7 @@ def _write_config(ws_obj, **vault_cfg) -> None:
 def test_load_scanner_without_vault_is_shapes_only(ws):
     s = load_scanner(ws, interactive=False)
     assert s.secret_names == ()
-    assert s.find("AKIA" + "IOSFODNN7EXAMPLE")
+    assert s.find("AKIA" + "Q3ZT7LBN2WXK5RPM")
 
 
 def test_load_scanner_with_env_passphrase(ws, monkeypatch):

@@ -11,16 +11,18 @@ itself are refused.
 
 from __future__ import annotations
 
-import html.parser
+import html
 import http.client
 import ipaddress
 import re
 import socket
 import threading
 import time
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 
 from ..workspace import parse_duration
 from .base import Tool, ToolContext, ToolError
@@ -33,8 +35,52 @@ MAX_REDIRECTS = 3
 MAX_SHOWN_QUERY = 300
 
 
+_ASCII_HOST = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$")
+
+
+class SecretInUrl(ToolError):
+    """The URL carries a vault value or a credential: refused before the gate, nothing sent.
+    The message never says which secret (that would make the refusal an oracle)."""
+
+
+def normal_host(host: str) -> str:
+    """The one spelling of a URL host that is both checked and connected to.
+
+    NFKC, then IDNA (which also maps the ideographic and full-width dots), lower-cased, the
+    root dot dropped; IPv6 compressed. Checking one spelling and letting the HTTP stack
+    re-encode another is how `1²7.1` passed the legacy-IPv4 check and reached 127.0.0.1.
+    """
+    if ":" in host:   # IPv6 (urlsplit has removed the brackets): one spelling
+        try:
+            return ipaddress.IPv6Address(host).compressed
+        except ValueError:
+            raise ToolError(f"bad IPv6 address {host!r}") from None
+    try:
+        ascii_host = unicodedata.normalize("NFKC", host)
+        if not ascii_host.isascii():
+            ascii_host = ascii_host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise ToolError(f"bad host name {host!r}") from None
+    ascii_host = ascii_host.lower()
+    if ascii_host.endswith("."):
+        ascii_host = ascii_host[:-1]
+    if not ascii_host or len(ascii_host) > 253 or not _ASCII_HOST.match(ascii_host):
+        raise ToolError(f"bad host name {host!r}")
+    if not _is_ip(ascii_host) and _inet_aton_accepts(ascii_host):
+        # 2130706433, 0x7f.1, 127.1, 0177.0.0.1: the resolver reads these as an IPv4 address,
+        # so the gate would rule on a name that is not the host contacted.
+        raise ToolError(f"host {host!r} is an IPv4 address in a legacy spelling; "
+                        "write it as four decimal numbers a.b.c.d")
+    return ascii_host
+
+
 def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
-    """The policy target of a URL: `host`, or `host:port` for a non-default port."""
+    """(policy target, the URL as it will be fetched).
+
+    The target is `host`, or `host:port` for a non-default port. The returned URL carries
+    the normalised host (see `normal_host`): the gate rules on, and the request connects to,
+    the same name.
+    """
     if not isinstance(url, str) or not url.strip():
         raise ToolError("url must be a non-empty string")
     if len(url) > MAX_URL_CHARS:
@@ -53,22 +99,36 @@ def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
         raise ToolError(f"bad url: {exc}") from None
     if not host:
         raise ToolError("url has no host")
-    host = host.rstrip(".").lower()
-    if not _is_ip(host) and _inet_aton_accepts(host):
-        # 2130706433, 0x7f.1, 127.1, 0177.0.0.1: the resolver reads these as an IPv4 address,
-        # so the gate would rule on a name that is not the host contacted.
-        raise ToolError(f"host {host!r} is an IPv4 address in a legacy spelling; "
-                        "write it as four decimal numbers a.b.c.d")
-    try:
-        if ":" in host:   # IPv6: one spelling, as the policy and vault bindings write it
-            host = ipaddress.IPv6Address(host).compressed
-        host = host.encode("idna").decode("ascii") if not _is_ip(host) else host
-    except (UnicodeError, ValueError):
-        raise ToolError(f"bad host name {host!r}") from None
+    host = normal_host(host)
     default = 443 if parts.scheme == "https" else 80
     shown = f"[{host}]" if ":" in host else host
     target = shown if port in (None, default) else f"{shown}:{port}"
-    return target, parts
+    netloc = shown if port is None else f"{shown}:{port}"
+    return target, parts._replace(netloc=netloc)
+
+
+def url_secret_check(url: str, scanner) -> None:
+    """Refuse a URL that carries a vault value or a credential anywhere (scheme to fragment),
+    raw or percent-decoded (path and query, `+` as space too, up to three layers deep).
+    Raises SecretInUrl, naming no secret: the model must not learn which one it guessed."""
+    if scanner is None:
+        return
+    views = [url]
+    cur = url
+    for _ in range(3):
+        nxt = urllib.parse.unquote(cur, errors="replace")
+        if nxt == cur:
+            break
+        views.append(nxt)
+        cur = nxt
+    query = urllib.parse.urlsplit(url).query
+    if query:
+        views.append(urllib.parse.unquote_plus(query, errors="replace"))
+    for view in views:
+        if scanner.find(view):
+            raise SecretInUrl(
+                "refused: the URL would carry a secret (a stored vault value or a credential). "
+                "Secrets never leave in a URL; nothing was sent and nobody was asked.")
 
 
 def _host_of(target: str) -> str:
@@ -161,45 +221,87 @@ def _deadline_handlers(deadline: _Deadline) -> list:
     return [HTTPHandler(), HTTPSHandler()]
 
 
-class _TextOnly(html.parser.HTMLParser):
-    """HTML -> readable text: drops script/style, keeps line structure at block tags."""
+# HTML text extraction: one forward pass, every search moving forward from the last one, so
+# the cost is linear in the page whatever its markup (html.parser rescans an unclosed tag
+# from its start on every step: '<a' * 131072 took ~30 s of CPU). Bounded in size too, and
+# checked against the fetch's deadline as it goes.
+MAX_HTML_CHARS = 2 * 1024 * 1024
+_SKIP = {"noscript", "template", "head"}          # their content is not page text
+_RAW = {"script", "style"}                         # raw text up to their end tag
+_BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section",
+          "article", "pre", "blockquote", "title", "ul", "ol", "table"}
+_TAG_NAME = re.compile(r"(/?)([A-Za-z][A-Za-z0-9:-]{0,63})")
+_RAW_END = {name: re.compile(r"</" + name + r"(?=[\s/>])", re.IGNORECASE) for name in _RAW}
+_CHECK_EVERY = 512   # tags between two looks at the clock
 
-    _SKIP = {"script", "style", "noscript", "template", "head"}
-    _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section",
-              "article", "pre", "blockquote", "title", "ul", "ol", "table"}
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.skip = 0
+@dataclass(frozen=True)
+class PageText:
+    """The readable text of a page; `complete` is False when extraction stopped early
+    (the page was larger than MAX_HTML_CHARS or the deadline passed)."""
 
-    def handle_starttag(self, tag, attrs):
-        if tag in self._SKIP:
-            self.skip += 1
-        elif tag in self._BLOCK:
-            self.out.append("\n")
+    text: str
+    complete: bool
 
-    def handle_endtag(self, tag):
-        if tag in self._SKIP and self.skip:
-            self.skip -= 1
-        elif tag in self._BLOCK:
-            self.out.append("\n")
 
-    def handle_data(self, data):
-        if not self.skip:
-            self.out.append(data)
-
-    def text(self) -> str:
-        raw = "".join(self.out)
-        lines = [" ".join(line.split()) for line in raw.splitlines()]
-        return "\n".join(line for line in lines if line)
+def extract_text(markup: str, deadline: float | None = None) -> PageText:
+    """HTML -> readable text in linear time: drops script/style/head, keeps line structure
+    at block tags, decodes character references; stops at `deadline` (time.monotonic())."""
+    complete = len(markup) <= MAX_HTML_CHARS
+    markup = markup[:MAX_HTML_CHARS]
+    out: list[str] = []
+    n = len(markup)
+    pos = 0
+    skip = 0
+    tags = 0
+    while pos < n:
+        lt = markup.find("<", pos)
+        if lt < 0:
+            lt = n
+        if lt > pos and not skip:
+            out.append(html.unescape(markup[pos:lt]))
+        if lt >= n:
+            break
+        tags += 1
+        if deadline is not None and tags % _CHECK_EVERY == 0 and time.monotonic() > deadline:
+            complete = False
+            break
+        if markup.startswith("<!--", lt):
+            end = markup.find("-->", lt + 4)
+            pos = n if end < 0 else end + 3
+            continue
+        if markup.startswith("<!", lt) or markup.startswith("<?", lt):
+            end = markup.find(">", lt + 2)
+            pos = n if end < 0 else end + 1
+            continue
+        m = _TAG_NAME.match(markup, lt + 1)
+        if m is None:            # a "<" that starts no tag is text
+            if not skip:
+                out.append("<")
+            pos = lt + 1
+            continue
+        gt = markup.find(">", m.end())
+        if gt < 0:               # an unclosed tag runs to the end: nothing more to show
+            break
+        pos = gt + 1
+        closing, name = m.group(1) == "/", m.group(2).lower()
+        if not closing and name in _RAW:
+            end = _RAW_END[name].search(markup, pos)
+            if end is None:
+                break
+            close = markup.find(">", end.end())
+            pos = n if close < 0 else close + 1
+            continue
+        if name in _SKIP:
+            skip = max(0, skip - 1) if closing else skip + 1
+        elif name in _BLOCK:
+            out.append("\n")
+    lines = [" ".join(line.split()) for line in "".join(out).splitlines()]
+    return PageText("\n".join(line for line in lines if line), complete)
 
 
 def html_to_text(markup: str) -> str:
-    p = _TextOnly()
-    p.feed(markup)
-    p.close()
-    return p.text()
+    return extract_text(markup).text
 
 
 def _bound_to(hosts: tuple[str, ...], host: str, port: int) -> bool:
@@ -262,6 +364,11 @@ def _auth_header(args: dict, ctx: ToolContext, host: str, port: int) -> str | No
 
 def web_fetch(args: dict, ctx: ToolContext) -> str:
     url = args.get("url")
+    # Before anything else (parsing, the gate, the person): a vault value in the URL is
+    # refused like one in a memory write, whatever host it would go to, and the same way
+    # whether or not the rest of the URL is well-formed.
+    if isinstance(url, str):
+        url_secret_check(url.strip(), ctx.scanner)
     target, parts = net_target(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     auth = _auth_header(args, ctx, _host_of(target), port)
@@ -290,7 +397,7 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
         handlers.append(urllib.request.ProxyHandler({}))   # loopback never goes through a proxy
     watchdog = _Deadline(timeout)
     opener = urllib.request.build_opener(*handlers, *_deadline_handlers(watchdog))
-    current = url.strip()
+    current = urllib.parse.urlunsplit(parts)   # the normalised host: what was checked is contacted
     deadline = time.monotonic() + timeout
     watchdog.timer.start()
     try:
@@ -321,7 +428,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                         f"redirected to {nxt_parts.scheme}://{nxt_target}: not followed; "
                         "call web_fetch on that URL if it is needed (it is gated separately)"
                     )
-                current = nxt
+                current = urllib.parse.urlunsplit(nxt_parts)
                 continue
             exc.close()
             raise ToolError(f"HTTP {exc.code} from {target}") from None
@@ -363,18 +470,25 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                     truncated = True
                     break
             body = b"".join(chunks)[:max_bytes]
+        cut_note = ""
         try:
             text = body.decode(charset, errors="replace")
         except LookupError:
             text = body.decode("utf-8", errors="replace")
         if ctype in ("text/html", "application/xhtml+xml"):
-            text = html_to_text(text)
+            # inside the same deadline as the fetch; a page cut short is redacted as a prefix
+            page = extract_text(text, deadline)
+            text = page.text
+            if not page.complete:
+                truncated = True
+                cut_note = (f"\n[... page text cut: extracting it was stopped at {timeout:g}s (web.timeout) "
+                            f"or {MAX_HTML_CHARS} characters]")
         if ctx.scanner is not None:
             # a page cut at max_bytes may end inside a secret: redact it as a prefix
             text = ctx.scanner.redact_prefix(text) if truncated else ctx.scanner.redact(text)
-        if truncated:
+        if got > max_bytes:
             text += f"\n[... truncated at {max_bytes} bytes]"
-        return text
+        return text + cut_note
     raise ToolError(f"more than {MAX_REDIRECTS} redirects from {target}; stopped")
 
 

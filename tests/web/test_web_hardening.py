@@ -1,0 +1,204 @@
+"""web_fetch hardening against a real loopback server: the URL is scanned for secrets before
+the gate (issue 10 item 7), hosts are normalised once and that spelling is both checked and
+contacted (item 11), and HTML text extraction is bounded in size and time (item 12)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from assistant.session import open_session  # noqa: E402
+from assistant.tools.base import ToolError  # noqa: E402
+from assistant.tools.registry import tools_by_name  # noqa: E402
+from assistant.tools.web import net_target  # noqa: E402
+from assistant.workspace import open_workspace  # noqa: E402
+from policy.grants import GrantStore  # noqa: E402
+
+from test_e2e_support import Site, make_ws  # noqa: E402
+
+# a fake vault value, assembled at run time
+SECRET = "wifi" + "-Lantern-" + "7731" + "-quokka"
+
+
+@pytest.fixture
+def session(tmp_path):
+    made = []
+
+    def make(mode="watched", asked=None, answer="once", vault=True):
+        ws_path = make_ws(tmp_path / f"s{len(made)}")
+        if vault:
+            from assistant.vault import Vault
+            v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
+            v.set("HOME_WIFI", SECRET)
+            os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
+        log = asked if asked is not None else []
+
+        def ask(q):
+            log.append(q)
+            return answer
+
+        try:
+            parts = open_session(open_workspace(ws_path), mode, kind="test", interactive=False,
+                                  inline_ask=ask)
+        finally:
+            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
+        made.append(parts)
+        return parts
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def fetch(parts, url):
+    return tools_by_name(parts.tools)["web_fetch"].run({"url": url}, parts.ctx)
+
+
+def _mixed_percent(s: str) -> str:
+    """Every other character percent-encoded: no single encoding of the whole value."""
+    return "".join(f"%{ord(c):02X}" if i % 2 else c for i, c in enumerate(s))
+
+
+# ---- item 7: the whole URL is scanned before the gate
+
+
+@pytest.mark.parametrize("where", [
+    lambda s: "/search?q=" + s,                                   # raw in the query
+    lambda s: "/notes/" + s + "/view",                            # raw in the path
+    lambda s: "/search?q=" + urllib.parse.quote(s, safe=""),      # percent-encoded
+    lambda s: "/p/" + _mixed_percent(s),                          # half percent-encoded, path
+    lambda s: "/search?a=1&q=" + _mixed_percent(s),               # half percent-encoded, query
+    lambda s: "/search?q=" + urllib.parse.quote(urllib.parse.quote(s, safe=""), safe=""),  # twice
+    lambda s: "/search?q=" + s[:9] + "+" + s[9:],                 # split by a form-encoded space
+    lambda s: "/x#" + s,                                          # even in the fragment
+], ids=["query", "path", "percent", "mixed-path", "mixed-query", "double", "plus-split", "fragment"])
+def test_vault_value_in_url_is_refused_before_the_gate(session, where):
+    asked: list = []
+    with Site({}) as site:
+        parts = session(asked=asked)
+        url = site.url(where(SECRET))
+        with pytest.raises(ToolError) as info:
+            fetch(parts, url)
+        msg = str(info.value)
+        assert "refused" in msg and "secret" in msg
+        # the model is not told which secret: neither the value nor its name
+        assert SECRET not in msg and "HOME_WIFI" not in msg and "Lantern" not in msg
+        assert asked == []                      # nobody was asked
+        assert site.seen_headers == []          # nothing left
+
+
+def test_url_without_a_secret_still_goes_through_the_gate(session):
+    asked: list = []
+    with Site({"/search?q=lantern": (200, {"Content-Type": "text/plain"}, b"found")}) as site:
+        parts = session(asked=asked)
+        assert fetch(parts, site.url("/search?q=lantern")) == "found"
+        assert len(asked) == 1 and asked[0].target == site.target
+
+
+def test_secret_in_url_refused_even_with_a_durable_grant(session):
+    with Site({}) as site:
+        parts = session(mode="unattended")
+        GrantStore(parts.ws.grants_path).add("net", site.target)
+        with pytest.raises(ToolError, match="refused"):
+            fetch(parts, site.url("/?k=" + urllib.parse.quote(SECRET)))
+        assert site.seen_headers == []
+
+
+# ---- item 11: one normalised host, checked and contacted
+
+
+@pytest.mark.parametrize("host", ["1\u00b27.1", "0x7f.1", "\uff11\uff12\uff17.1", "127\u30021"])
+def test_legacy_ipv4_hidden_behind_unicode_is_refused(session, host):
+    asked: list = []
+    with Site({"/": (200, {"Content-Type": "text/plain"}, b"reached")}) as site:
+        parts = session(asked=asked, vault=False)
+        with pytest.raises(ToolError, match="legacy spelling"):
+            fetch(parts, f"http://{host}:{site.port}/")
+        assert asked == [] and site.seen_headers == []
+
+
+def test_unicode_spelling_of_an_address_is_asked_and_contacted_as_one_host(session):
+    """Full-width digits and ideographic dots are asked about as 127.0.0.1:PORT, and the
+    request goes to exactly that spelling (the Host header shows what was contacted)."""
+    asked: list = []
+    wide = "\uff11\uff12\uff17\u3002\uff10\uff0e\uff10\uff61\uff11"   # １２７。０．０｡１
+    with Site({"/": (200, {"Content-Type": "text/plain"}, b"reached")}) as site:
+        parts = session(asked=asked, vault=False)
+        target, url_parts = net_target(f"http://{wide}:{site.port}/")
+        assert target == site.target and url_parts.netloc == site.target
+        assert fetch(parts, f"http://{wide}:{site.port}/") == "reached"
+        assert [q.target for q in asked] == [site.target]
+        assert site.seen_headers[-1]["Host"] == site.target
+
+
+# ---- item 12: bounded HTML
+
+
+def _our_threads() -> set:
+    return {t for t in threading.enumerate() if not t.name.startswith(("Thread-", "process_request"))}
+
+
+@pytest.mark.parametrize("page", [
+    b"<a" * 131072,
+    b"<a" * 131072 + b">",
+    b"<!--" * 60000,
+    b"<script>" * 60000,
+    b"<p title='" * 60000,
+    b"&" * 300000,
+], ids=["open-tags", "one-huge-tag", "comments", "scripts", "open-attrs", "ampersands"])
+def test_hostile_html_finishes_within_the_timeout_and_leaves_nothing_running(session, page):
+    timeout = 3.0
+    with Site({"/p": (200, {"Content-Type": "text/html"}, page)}) as site:
+        parts = session(mode="unattended", vault=False)
+        GrantStore(parts.ws.grants_path).add("net", site.target)
+        parts.ws.config["web"] = {"max_bytes": 1 << 20, "timeout": f"{timeout:g}s"}
+        before = _our_threads()
+        box: dict = {}
+
+        def run():
+            try:
+                box["out"] = fetch(parts, site.url("/p"))
+            except ToolError as exc:
+                box["err"] = str(exc)
+
+        worker = threading.Thread(target=run, name="hostile-html-fetch", daemon=True)
+        t0 = time.monotonic()
+        worker.start()
+        worker.join(timeout + 2)
+        assert not worker.is_alive(), "web_fetch was still extracting text past web.timeout"
+        assert time.monotonic() - t0 < timeout + 2
+        assert "out" in box or "err" in box
+        # nothing of ours keeps running, and the process stops burning CPU
+        assert _our_threads() - before == set()
+        cpu = time.process_time()
+        time.sleep(0.5)
+        assert time.process_time() - cpu < 0.25
+
+
+def test_extraction_stops_at_its_deadline_and_says_so():
+    from assistant.tools.web import extract_text
+
+    markup = "<p>word</p>" * 200_000
+    page = extract_text(markup, deadline=time.monotonic() - 1)
+    assert not page.complete and len(page.text) < len(markup)
+    whole = extract_text("<html><head><title>T</title><style>p{}</style></head><body><script>x()</script>"
+                         "<h1>Head</h1><p>One &amp; two</p><p>a < b</p></body></html>")
+    assert whole.complete and whole.text == "Head\nOne & two\na < b"
+
+
+def test_secret_in_a_malformed_url_is_refused_as_a_secret_too(session):
+    """The secret check comes first: a URL that would fail parsing does not tell the model,
+    by a different error, that its guess was not a vault value."""
+    parts = session()
+    for url in ("http://" + SECRET + ".example.com:99999/", "ftp://example.com/" + SECRET):
+        with pytest.raises(ToolError, match="would carry a secret") as info:
+            fetch(parts, url)
+        assert SECRET not in str(info.value)
