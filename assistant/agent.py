@@ -497,7 +497,7 @@ class Agent:
         except KeyboardInterrupt:
             with state.lock:
                 state.cancelled = True
-                asking = state.in_gate_since is not None
+                asking = state.in_gate_since is not None and getattr(self.gate, "mode", None) == "watched"
             if asking:
                 # Ctrl-C at a question: the asker sees the cancellation and answers no; let it
                 # finish (bounded) so its deny is shown before the prompt comes back

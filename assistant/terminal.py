@@ -137,10 +137,10 @@ def screen_rows(default: int = 24) -> int:
 class Pages:
     """A long text shown a page at a time; every page says where it is and how long the whole is."""
 
-    def __init__(self, text: str, rows: int) -> None:
+    def __init__(self, text: str, rows: int, *, chars: int | None = None) -> None:
         self.lines = text.splitlines(keepends=True) or [""]
         self.rows = max(5, rows)
-        self.chars = len(text)
+        self.chars = len(text) if chars is None else chars     # of what the text shows
         self.shown = 0          # lines shown so far
 
     @property
@@ -157,7 +157,7 @@ class Pages:
         if not self.done:
             left = len(self.lines) - self.shown
             page += (f"[lines {start + 1}-{self.shown} of {len(self.lines):,} shown; {left:,} more lines, "
-                     f"{self.chars:,} characters in all: type `more` to see the next page]\n")
+                     f"{self.chars:,} characters of content in all: type `more` to see the next page]\n")
         return page
 
 
@@ -182,15 +182,18 @@ def discard_pending_input(fd: int) -> None:
         pass
 
 
-def read_answer(fd: int, still_wanted: Callable[[], bool], *, poll: float = 0.1,
-                limit: int = 4096) -> str | None:
+def read_answer(fd: int, still_wanted: Callable[[], bool], *, timeout: float | None = None,
+                poll: float = 0.1, limit: int = 4096) -> str | None:
     """One line from the terminal `fd` (canonical mode: the line discipline does the editing),
     read only once it is complete. Returns None (and discards what was typed) as soon as
     `still_wanted()` is False, e.g. after Ctrl-C: nothing typed afterwards is consumed. None at
-    end of input too."""
+    end of input, and after `timeout` seconds without an answer."""
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
     buf = b""
     while True:
-        if not still_wanted():
+        if not still_wanted() or (deadline is not None and time.monotonic() >= deadline):
             discard_pending_input(fd)
             return None
         try:

@@ -62,6 +62,7 @@ class ChatUI:
         self.asking = False
         self.still_wanted: Callable[[], bool] = lambda: True   # the session gate's, once open
         self.last_write: str | None = None     # the last write shown cut, for /full
+        self.answer_timeout: float | None = None   # a question unanswered this long is a no
         try:
             self.tty_in = self.interactive and is_terminal(self.stdin.fileno())
         except (AttributeError, ValueError, OSError):
@@ -131,9 +132,10 @@ class ChatUI:
             if url is not None:
                 self.echo(url_parts(url), nl=False)
             if content is not None:
-                body = proposed_text(getattr(question, "current", None), content, str(question.target))
+                # every line of the content is marked, so none can pass for a line of the chat's own
+                body = _indent(proposed_text(getattr(question, "current", None), content, str(question.target)))
                 if self.tty_in:
-                    pages = Pages(body, screen_rows() - 8)
+                    pages = Pages(body, screen_rows() - 8, chars=len(content))
                     self.echo(pages.next(), nl=False)
                 else:
                     self.echo(body, nl=False)
@@ -146,13 +148,15 @@ class ChatUI:
                     answer = self._read_answer()
                 finally:
                     self.asking = False
-                if answer is None and self.tty_in and not self.still_wanted():
-                    self.echo("\n    (cancelled: no, nothing was saved)")
+                if answer is None and self.tty_in:
+                    why = "cancelled" if not self.still_wanted() else "no answer"
+                    self.echo(f"\n    ({why}: no, nothing was saved)")
                 if not self.tty_in:
                     self.echo(escape(answer or "", newlines=False))
                 word = (answer or "").strip().lower()
-                if word == "more" and pages is not None and not pages.done:
-                    self.echo(pages.next(), nl=False)
+                if word == "more" and pages is not None:
+                    self.echo(pages.next() if not pages.done else
+                              f"    (nothing more: all {len(pages.lines):,} lines were shown)\n", nl=False)
                     continue
                 break
         wanted = ANSWERS.get(word)
@@ -169,7 +173,7 @@ class ChatUI:
                 return self.read_line(prompt="")
             except (EOFError, KeyboardInterrupt):
                 return None
-        return read_answer(self.stdin.fileno(), self.still_wanted)
+        return read_answer(self.stdin.fileno(), self.still_wanted, timeout=self.answer_timeout)
 
     def end_stream(self) -> None:
         if self.streaming:
@@ -290,6 +294,7 @@ def chat_command(model_spec: str | None) -> None:
     except SessionError as exc:
         fail(str(exc))
     ui.still_wanted = session.gate.still_wanted   # False in a tool call cancelled by Ctrl-C
+    ui.answer_timeout = session.gate.timeout      # approvals.timeout bounds an inline question too
     watcher = None
     try:
         try:

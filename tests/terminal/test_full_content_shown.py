@@ -95,7 +95,7 @@ def test_a_long_ask_is_paged_with_its_length_stated_and_the_rest_reachable(tmp_p
         t.send("note the garden\r")
         first = t.read_until("allow?")
         assert "THE-LAST-LINE" not in first
-        assert "more lines" in first and "characters in all" in first and "type `more`" in first
+        assert f"{len(content):,} characters of content in all" in first and "more lines" in first and "type `more`" in first
         for _ in range(10):
             t.send("more\r")
             seen = t.read_until("allow?")
