@@ -2,7 +2,9 @@
 
 Guards fail-closed authorisation end to end:
     ruling (engine.decide) -> audit line -> allow | deny | ask
-    ask, watched chat:     the inline_ask callback answers (no callback -> deny)
+    ask, watched chat:     the inline_ask callback answers (no callback -> deny); it is shown
+                           the full content / current text / URL, and for content its answer
+                           must be an InlineAnswer carrying the sha256 of the text shown
     ask, unattended run:   file a request in the inbox -> notify -> wait (watchfiles) ->
                            check the answer (same request, same sha256, request file unchanged)
                            -> apply its remember scope -> audit line

@@ -133,3 +133,19 @@ def test_an_inline_approval_binds_to_the_sha256_of_the_content_shown(tmp_path):
     # a bare yes is not bound to any content: refused for a question with content
     d = gate(lambda q: "once").authorize("memory", "a.md", content=content)
     assert not d.allowed and "not bound" in d.reason
+
+
+def test_a_watched_file_write_is_shown_in_full_too(tmp_path):
+    content = _long_note("END-OF-THE-DRAFT", lines=5)
+    ws, t = _chat(tmp_path, [{"tool": "file_write", "args": {"path": "draft.txt", "content": content}},
+                             {"reply": "written"}])
+    try:
+        t.read_until("you> ")
+        t.send("draft it\r")
+        t.read_until("assistant: written")
+        t.send("/quit\r")
+        assert t.wait() == 0
+    finally:
+        t.kill()
+    assert "   | END-OF-THE-DRAFT" not in t.text and "   | and at the very end: END-OF-THE-DRAFT" in t.text
+    assert (ws / "files" / "draft.txt").read_text() == content

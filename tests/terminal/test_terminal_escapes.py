@@ -95,3 +95,13 @@ def test_the_model_is_told_which_control_character_was_refused(tmp_path):
     assert r.exit_code == 0
     assert "U+001B (ESCAPE)" in r.stdout and "x.md" not in memory_files(ws)
     assert "\x1b[8m" not in r.stdout
+
+
+def test_escape_keeps_newlines_tabs_and_crlf_and_shows_everything_else():
+    from assistant.terminal import escape, one_line
+
+    assert escape("a\tb\r\nc\n") == "a\tb\r\nc\n"
+    assert escape("x\ry\x1b[2K\x9b\u202e\u200b\x7f") == "x\\x0dy\\x1b[2K\\x9b\\u202e\\u200b\\x7f"
+    assert escape("two\nlines", newlines=False) == "two\\x0alines"
+    cut = one_line("word " * 100, 40)
+    assert len(cut) < 80 and cut.endswith("(499 characters in all)")
