@@ -10,12 +10,29 @@ disk, and an entry that differs in spelling but not in NFC form is a refusal tha
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from typing import Protocol
 
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
-class _Lister(Protocol):
-    def listdir(self, rel: str = "") -> list[str]: ...
+
+class _Root(Protocol):
+    def fileno(self) -> int: ...
+
+
+def _names(root: _Root, parts: list[str]) -> list[str]:
+    """Raw entry names of the folder `parts` below the root, walked descriptor by descriptor
+    without following a link (the parts are components of a path the grammar accepted)."""
+    fd = os.open(".", _DIR, dir_fd=root.fileno())
+    try:
+        for part in parts:
+            sub = os.open(part, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
 
 
 def nfc(rel: str) -> str:
@@ -23,25 +40,23 @@ def nfc(rel: str) -> str:
     return unicodedata.normalize("NFC", rel) if isinstance(rel, str) and not rel.isascii() else rel
 
 
-def spelling_clash(root: _Lister, rel: str) -> str | None:
+def spelling_clash(root: _Root, rel: str) -> str | None:
     """The on-disk spelling of the first component of `rel` (an NFC path) whose folder holds an
     entry with the same NFC form but different code points; None if there is none. A folder
     that does not exist or cannot be listed has no clash (the operation itself reports it)."""
     parts = rel.split("/")
-    prefix = ""
-    for part in parts:
+    for i, part in enumerate(parts):
         try:
-            names = root.listdir(prefix)
+            names = _names(root, parts[:i])
         except OSError:
             return None
         for name in names:
             # only a name outside ASCII can have another spelling (NFC of "K" is "K", but
             # KELVIN SIGN U+212A is "K" too: the entry is the non-ASCII one)
             if name != part and not name.isascii() and unicodedata.normalize("NFC", name) == part:
-                return f"{prefix}/{name}" if prefix else name
+                return "/".join([*parts[:i], name])
         if part not in names:
             return None
-        prefix = f"{prefix}/{part}" if prefix else part
     return None
 
 
