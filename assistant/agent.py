@@ -29,6 +29,7 @@ from .tools.base import Tool, ToolContext, ToolError
 from .workspace import parse_duration
 
 EventSink = Callable[[str, dict], None]
+DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
 
 
@@ -147,6 +148,14 @@ class ObservedGate:
                 if state.cancelled and getattr(decision, "allowed", False):
                     decision = _Denied("the tool call ran out of time while waiting; denied")
         self._record(tool, kind, target, decision)
+        content = kw.get("content")
+        if getattr(decision, "allowed", False) and content is not None and getattr(decision, "remember", None) is None:
+            # allowed without a question (a watched chat, a grant): the person sees the whole
+            # write now, not just the call's line (display only: the transcript has the args)
+            current = kw.get("current")
+            self.emit("write_shown", {"kind": kind, "target": str(target),
+                                      "content": content.decode("utf-8", "replace"),
+                                      "current": current.decode("utf-8", "replace") if current is not None else None})
         return decision
 
     def still_wanted(self) -> bool:
@@ -368,7 +377,7 @@ class Agent:
         """Every event leaves redacted: the display and the transcript never see a secret."""
         if name != "token":
             data = _redact_value(data, self.scanner)
-            if self.transcript is not None:
+            if self.transcript is not None and name not in DISPLAY_ONLY:
                 try:
                     self.transcript.append(name, **data)
                 except Exception:
@@ -488,6 +497,11 @@ class Agent:
         except KeyboardInterrupt:
             with state.lock:
                 state.cancelled = True
+                asking = state.in_gate_since is not None and getattr(self.gate, "mode", None) == "watched"
+            if asking:
+                # Ctrl-C at a question: the asker sees the cancellation and answers no; let it
+                # finish (bounded) so its deny is shown before the prompt comes back
+                done.wait(2.0)
             self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted"})
             raise
         if not done.is_set():

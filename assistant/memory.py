@@ -24,7 +24,9 @@ from typing import Any
 from . import catalog as _catalog
 from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
 from .locking import FileLock, LockTimeout
+from .names import clash_message, nfc, spelling_clash
 from .notes import revision
+from .terminal import char_name, control_character
 
 __all__ = [
     "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
@@ -149,6 +151,7 @@ class Memory:
         """The note path, or PathRefused saying which rule and which component."""
         if not isinstance(path, str):
             raise PathRefused(f"path must be a string, not {type(path).__name__}")
+        path = nfc(path)     # one spelling per name (see _check_spelling)
         if len(path) > MAX_PATH_CHARS:
             raise PathRefused(f"path is {len(path)} characters; at most {MAX_PATH_CHARS} are allowed")
         try:
@@ -182,6 +185,12 @@ class Memory:
         nul = text.find("\x00")
         if nul >= 0:
             raise ContentRefused(f"content contains a NUL character (at character {nul}); notes are text")
+        bad = control_character(text)
+        if bad is not None:
+            # an escape sequence or a bare carriage return could hide a line from whoever reads it
+            raise ContentRefused(
+                f"content contains the control character {char_name(bad[1])} at character {bad[0]}; "
+                "notes are plain text: only line breaks (\\n, or \\r\\n) and tabs are allowed")
         if len(data) > self.max_note_bytes:
             raise ContentRefused(
                 f"content is {len(data)} bytes; a note may be at most {self.max_note_bytes} bytes "
@@ -204,6 +213,13 @@ class Memory:
             )
 
     # -- plumbing -----------------------------------------------------------------------
+
+    @staticmethod
+    def _check_spelling(root: Root, path: str) -> None:
+        """Refuse a name whose NFC form is an entry on disk spelled with other code points."""
+        on_disk = spelling_clash(root, path)
+        if on_disk is not None:
+            raise PathRefused(f"path refused: {clash_message(path, on_disk)}")
 
     def _root(self) -> Root:
         try:
@@ -315,6 +331,7 @@ class Memory:
         data = self.check_content(content)
         self.check_secrets(path, data)
         with self._root() as root:
+            self._check_spelling(root, path)
             current = self._current(root, path)
             self._check_base(path, current, base, force)
             what = "new note" if current is None else f"replaces revision {revision(current)}"
@@ -354,6 +371,7 @@ class Memory:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match."""
         path = self.check_path(path)
         with self._root() as root:
+            self._check_spelling(root, path)
             current = self._current(root, path)
             if current is None:
                 raise NotFound(f"no note at {path}")
@@ -383,6 +401,7 @@ class Memory:
         """(exact bytes, text) of a note; ungated and unredacted: for the person's editor only."""
         path = self.check_path(path)
         with self._root() as root:
+            self._check_spelling(root, path)
             data = self._current(root, path)
         if data is None:
             raise NotFound(f"no note at {path}")
@@ -393,6 +412,7 @@ class Memory:
 
     def read(self, path: str) -> Note:
         """The note, redacted, with the revision of its bytes on disk."""
+        path = self.check_path(path)
         data, text = self.read_raw(path)
         return Note(path=path, content=self.scanner.redact(text), revision=revision(data))
 

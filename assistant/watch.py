@@ -17,6 +17,8 @@ from typing import Iterator
 
 import watchfiles
 
+from .terminal import shown_name
+
 DEFAULT_DEBOUNCE_MS = 50
 _STEP_MS = 20
 _KINDS = {1: "added", 2: "modified", 3: "deleted"}
@@ -24,7 +26,7 @@ _KINDS = {1: "added", 2: "modified", 3: "deleted"}
 
 @dataclass(frozen=True, order=True)
 class NoteChange:
-    path: str   # memory-relative, forward-slashed, e.g. "people/lina.md"
+    path: str   # memory-relative, forward-slashed, e.g. "people/lina.md" (escaped if not a valid name)
     kind: str   # "added" | "modified" | "deleted"
 
 
@@ -39,7 +41,9 @@ def note_relpath(memory_dir: Path | str, abspath: str) -> str | None:
         return None
     if not parts[-1].endswith(".md"):
         return None
-    return "/".join(parts)
+    # a name the path grammar refuses (a newline from a sync client...) is reported escaped:
+    # it goes into the model's context tail and onto terminals
+    return shown_name("/".join(parts))
 
 
 def _convert(memory_dir: Path, raw: set[tuple[int, str]]) -> list[NoteChange]:

@@ -2,7 +2,9 @@
 
 Guards fail-closed authorisation end to end:
     ruling (engine.decide) -> audit line -> allow | deny | ask
-    ask, watched chat:     the inline_ask callback answers (no callback -> deny)
+    ask, watched chat:     the inline_ask callback answers (no callback -> deny); it is shown
+                           the full content / current text / URL, and for content its answer
+                           must be an InlineAnswer carrying the sha256 of the text shown
     ask, unattended run:   file a request in the inbox -> notify -> wait (watchfiles) ->
                            check the answer (same request, same sha256, request file unchanged)
                            -> apply its remember scope -> audit line
@@ -43,13 +45,26 @@ class Decision:
 
 @dataclass(frozen=True)
 class Question:
-    """What an inline asker (a watched chat) is shown. The answer is an offer scope, or None."""
+    """What an inline asker (a watched chat) is shown. The answer is an offer scope, or None;
+    for a question with content, an InlineAnswer bound to the sha256 of the content shown."""
 
     kind: str
     target: str
     summary: str
     reason: str
     offers: tuple[Offer, ...]
+    sha256: str | None
+    content: str | None = None    # the proposed text (redacted), to be shown in full
+    current: str | None = None    # the text it replaces (redacted), for the diff
+    url: str | None = None        # what a net call would fetch (redacted), to be shown in full
+
+
+@dataclass(frozen=True)
+class InlineAnswer:
+    """A person's inline answer to a question with content: the scope chosen and the sha256 of
+    the exact text that was shown. The gate allows only if it is the sha256 of the content."""
+
+    scope: str | None
     sha256: str | None
 
 
@@ -109,7 +124,7 @@ class Gate:
 
     # ------------------------------------------------------------ the one call
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
-                  current: bytes | None = None, summary: str = "") -> Decision:
+                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
         sha = None
         try:
             if content is not None and not isinstance(content, bytes):
@@ -117,7 +132,7 @@ class Gate:
             if current is not None and not isinstance(current, bytes):
                 raise TypeError(f"current must be bytes, got {type(current).__name__}")
             sha = hashlib.sha256(content).hexdigest() if content is not None else None
-            return self._authorize(kind, target, content, current, summary, sha)
+            return self._authorize(kind, target, content, current, summary, sha, url)
         except Exception as exc:    # every error path is a deny
             reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")
             try:
@@ -143,7 +158,7 @@ class Gate:
         self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
-                   summary: str, sha: str | None) -> Decision:
+                   summary: str, sha: str | None, url: str | None = None) -> Decision:
         if self._text(str(target)) != str(target) or self._text(str(kind)) != str(kind):
             reason = "denied: the kind or target contains a secret value (or could not be checked)"
             self._log("ruling", kind, target, DENY, reason, sha)
@@ -156,18 +171,34 @@ class Gate:
         if ruling.verdict == DENY:
             return Decision(False, DENY, ruling.reason, sha)
         if ruling.channel == "inline":
-            return self._ask_inline(ruling, summary, sha)
+            return self._ask_inline(ruling, summary, sha, content, current, url)
         return self._ask_out_of_band(ruling, summary, content, current, sha)
 
     # ------------------------------------------------------------ watched chat
-    def _ask_inline(self, ruling: Ruling, summary: str, sha: str | None) -> Decision:
-        q = Question(ruling.kind, ruling.target, self._text(summary), ruling.reason, ruling.offers, sha)
+    def _ask_inline(self, ruling: Ruling, summary: str, sha: str | None, content: bytes | None = None,
+                    current: bytes | None = None, url: str | None = None) -> Decision:
+        def text(b: bytes | None) -> str | None:
+            return self._text(b.decode("utf-8", "replace")) if b is not None else None
+
+        q = Question(ruling.kind, ruling.target, self._text(summary), ruling.reason, ruling.offers, sha,
+                     content=text(content), current=text(current),
+                     url=self._text(url) if url is not None else None)
         try:
             reply = self.inline_ask(q) if self.inline_ask else None
         except Exception as exc:
             reply, why = None, f"the inline approver failed ({type(exc).__name__})"
         else:
             why = "declined in the chat"
+        if isinstance(reply, InlineAnswer):
+            if reply.scope is not None and reply.sha256 != sha:
+                return self._answered(ruling, sha, DENY, "the answer in the chat approves other content than "
+                                      "would be written (sha256 mismatch, or it was shown redacted)", None,
+                                      by="inline")
+            reply = reply.scope
+        elif content is not None and reply is not None:
+            # what is written must be what was shown: a bare yes cannot stand for content
+            return self._answered(ruling, sha, DENY, "the answer in the chat is not bound to the content "
+                                  "shown (no sha256)", None, by="inline")
         scope = ONCE if reply is True else reply
         offer = next((o for o in ruling.offers if o.scope == scope), None)
         if offer is None:
@@ -291,4 +322,4 @@ class Gate:
         return Decision(verdict == ALLOW, verdict, self._text(reason), sha, remember, req_id)
 
 
-__all__ = ["Gate", "Decision", "Question"]
+__all__ = ["Gate", "Decision", "Question", "InlineAnswer"]

@@ -24,6 +24,8 @@ class Pty:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:   # child
             try:
+                # a runner started with SIGINT ignored (nohup ... &) must not pass that on
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.execve(sys.executable, [sys.executable, "-m", "assistant", *args], env or cli_env())
             finally:
                 os._exit(127)

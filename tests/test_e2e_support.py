@@ -44,9 +44,17 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 60, input: str
                           env=env or cli_env(), timeout=timeout, input=input)
 
 
+def default_sigint() -> None:
+    """preexec_fn for a child a test may send SIGINT: a runner started with SIGINT ignored
+    (nohup ... &) must not pass that on, or the signal would do nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def popen_cli(*args: str, env: dict | None = None):
     return subprocess.Popen([PY, "-m", "assistant", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env or cli_env(), stdin=subprocess.DEVNULL)
+                            text=True, env=env or cli_env(), stdin=subprocess.DEVNULL, preexec_fn=default_sigint)
 
 
 def transcripts(ws: Path) -> list[list[dict]]:

@@ -7,7 +7,6 @@ or corrupt requests are refused with a clear message and a non-zero exit.
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -18,6 +17,7 @@ from policy.audit import AuditError, AuditLog
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
+from ..terminal import unified_diff
 from .common import echo_json, fail, get_workspace, visible as _visible, workspace_option
 
 
@@ -112,26 +112,10 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         return
 
 
-def _lines(text: str) -> list[str]:
-    """Lines split at "\\n" only (str.splitlines would also split at \\r, \\f, U+2028...)."""
-    parts = text.split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-
-
 def _diff(req: Any) -> str:
     if req.content is None:
         return "(no content: this request is about reaching the target, not writing to it)\n"
-    old = _lines(req.current or "")
-    new = _lines(req.content)
-    lines = list(difflib.unified_diff(
-        old, new,
-        fromfile=f"a/{req.target}" if req.current is not None else "/dev/null",
-        tofile=f"b/{req.target}",
-    ))
-    if not lines:
-        return "(no change: the proposed content equals the current content)\n"
-    return "".join(_visible(line, keep_newlines=True) if line.endswith("\n")
-                   else _visible(line) + "\n\\ No newline at end of file\n" for line in lines)
+    return unified_diff(req.current, req.content, req.target)
 
 
 @approvals.command("show")
@@ -206,7 +190,7 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
     _audit_answer(ws, req, APPROVED, remember=ans.remember, reason="")
     offer = req.offer(ans.remember) or {}
     extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
-    click.echo(f"approved {req.id}: {req.kind} {req.target} ({offer.get('label', ans.remember)}){extra}")
+    click.echo(_visible(f"approved {req.id}: {req.kind} {req.target} ({offer.get('label', ans.remember)}){extra}"))
     if waiter_alive(req) is False:
         click.echo("note: the run that asked is gone, so nothing will act on this answer now"
                    + ("; the grant applies to later runs" if extra else ""), err=True)
@@ -225,7 +209,7 @@ def deny_cmd(request_id: str, reason: str) -> None:
     except InboxError as exc:
         fail(str(exc))
     _audit_answer(ws, req, DENIED, remember=None, reason=reason)
-    click.echo(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else ""))
+    click.echo(_visible(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else "")))
 
 
 COMMANDS = [approvals]

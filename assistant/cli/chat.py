@@ -9,17 +9,22 @@ Reads plain lines from stdin when it is not a terminal, so scripts and tests can
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import threading
+from typing import Callable
 
 import click
 
-from .common import EXIT_ERROR, fail, get_workspace, model_spec_or_group, visible, workspace_option
+from ..terminal import (Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
+                        screen_rows, url_parts)
+from .common import EXIT_ERROR, fail, get_workspace, model_spec_or_group, workspace_option
 
 HELP = """\
 commands:
   /catalog   show the memory catalog as it is on disk now
+  /full      show in full the last write that was shown cut (over 200 lines)
   /reload    start over with a fresh prompt (persona and catalog re-read, history cleared)
   /help      this list
   /quit      end the chat (also /exit, or Ctrl-D)
@@ -27,9 +32,15 @@ Ctrl-C stops a reply being written; at the prompt it clears the line (twice in a
 
 
 def _short(text: str, limit: int = 160) -> str:
-    # model-chosen text (a URL, a path): escape controls so it cannot repaint the prompt
-    flat = visible(" ".join(str(text).split()))
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    # model-chosen text on one line: escaped, and a cut says how long the whole was
+    return one_line(text, limit)
+
+
+# What to type at an inline question. A remembered (durable) scope needs a whole word.
+ANSWERS = {"y": "once", "yes": "once", "r": "run", "always": "exact", "folder": "dir"}
+_LABELS = {"once": ("y", "yes, this once"), "run": ("r", "for the rest of this chat"),
+           "exact": ("always", "always {pattern}"), "dir": ("folder", "always {pattern}")}
+SHOWN_LINES = 200     # a write allowed without a question: shown in full up to this many lines
 
 
 class ChatUI:
@@ -48,6 +59,14 @@ class ChatUI:
         self.name = "assistant"
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
         self.status_shown = False
+        self.asking = False
+        self.still_wanted: Callable[[], bool] = lambda: True   # the session gate's, once open
+        self.last_write: str | None = None     # the last write shown cut, for /full
+        self.answer_timeout: float | None = None   # a question unanswered this long is a no
+        try:
+            self.tty_in = self.interactive and is_terminal(self.stdin.fileno())
+        except (AttributeError, ValueError, OSError):
+            self.tty_in = False
         try:
             self.tty_out = self.interactive and sys.stdout.isatty()
         except (AttributeError, ValueError):
@@ -84,35 +103,77 @@ class ChatUI:
             return None
         return line.rstrip("\r\n")
 
-    _KEYS = {"once": ("y", "yes, this once"), "run": ("r", "for the rest of this chat"),
-             "exact": ("a", "always {pattern}"), "dir": ("d", "always {pattern}")}
+    def inline_ask(self, question) -> "str | InlineAnswer | None":
+        """Ask the person right here whether to allow one gated call. Shown first, in full and
+        escaped: the URL part by part, or the whole proposed text / diff (paged on a terminal).
+        A durable scope needs its word typed (`always`, `folder`); empty, end of input, Ctrl-C
+        or anything unrecognised is no. Returns the chosen offer scope (an InlineAnswer bound
+        to the sha256 of the content shown, for a question with content), or None."""
+        from policy.gate import InlineAnswer
 
-    def inline_ask(self, question) -> str | None:
-        """Ask the person right here whether to allow one gated call. Default (empty, EOF,
-        anything unrecognised) is no. Returns the chosen offer scope, or None."""
         choices: dict[str, str] = {}
         labels = []
         for offer in getattr(question, "offers", ()):
-            key, label = self._KEYS.get(offer.scope, (None, None))
+            key, label = _LABELS.get(offer.scope, (None, None))
             if key is None:
                 continue
             choices[key] = offer.scope
-            labels.append(f"{key} = {label.format(pattern=offer.pattern)}")
+            labels.append(f"{key} = {escape(label.format(pattern=offer.pattern), newlines=False)}")
+        content = getattr(question, "content", None)
+        url = getattr(question, "url", None)
+        pages = None
         with self.lock:
+            if self.tty_in:
+                # typed before the question is on the screen: not an answer to it
+                discard_pending_input(self.stdin.fileno())
             self.clear_status()
             self.end_stream()
-            self.echo(f"  ? {question.kind} {visible(str(question.target))}: {_short(question.summary, 160)}")
-            self.echo(f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}) ", nl=False)
+            self.echo(f"  ? {question.kind} {one_line(question.target)}: {one_line(question.summary)}")
+            if url is not None:
+                self.echo(url_parts(url), nl=False)
+            if content is not None:
+                # every line of the content is marked, so none can pass for a line of the chat's own
+                body = _indent(proposed_text(getattr(question, "current", None), content, str(question.target)))
+                if self.tty_in:
+                    pages = Pages(body, screen_rows() - 8, chars=len(content))
+                    self.echo(pages.next(), nl=False)
+                else:
+                    self.echo(body, nl=False)
+            ask = (f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}; "
+                   "type the word) ")
+            while True:
+                self.echo(ask, nl=False)
+                self.asking = True
+                try:
+                    answer = self._read_answer()
+                finally:
+                    self.asking = False
+                if answer is None and self.tty_in:
+                    why = "cancelled" if not self.still_wanted() else "no answer"
+                    self.echo(f"\n    ({why}: no, nothing was saved)")
+                if not self.tty_in:
+                    self.echo(escape(answer or "", newlines=False))
+                word = (answer or "").strip().lower()
+                if word == "more" and pages is not None:
+                    self.echo(pages.next() if not pages.done else
+                              f"    (nothing more: all {len(pages.lines):,} lines were shown)\n", nl=False)
+                    continue
+                break
+        wanted = ANSWERS.get(word)
+        scope = wanted if wanted in choices.values() else None
+        if content is None:
+            return scope
+        return InlineAnswer(scope, hashlib.sha256(content.encode("utf-8")).hexdigest())
+
+    def _read_answer(self) -> str | None:
+        """The answer line: on a terminal, cancelled by Ctrl-C without taking anything typed
+        later; otherwise the next line of input."""
+        if not self.tty_in:
             try:
-                answer = self.read_line(prompt="")
+                return self.read_line(prompt="")
             except (EOFError, KeyboardInterrupt):
-                answer = None
-            if not self.interactive:
-                self.echo(answer or "")
-        key = (answer or "").strip().lower()
-        if key == "yes":
-            key = "y"
-        return choices.get(key)
+                return None
+        return read_answer(self.stdin.fileno(), self.still_wanted, timeout=self.answer_timeout)
 
     def end_stream(self) -> None:
         if self.streaming:
@@ -120,25 +181,27 @@ class ChatUI:
             self.streaming = False
 
     def on_event(self, name: str, data: dict) -> None:
-        if name in ("token", "reply", "tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice"):
+        # Everything shown here came from the model, a note, a page or a file name: escaped.
+        if name in ("token", "reply", "tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice",
+                    "write_shown"):
             self.clear_status()
         if name == "token":
             if not self.streaming:
                 self.echo(f"{self.name}: ", nl=False)
                 self.streaming = True
-            self.echo(data["text"], nl=False)
+            self.echo(escape(data["text"]), nl=False)
             return
         if name == "reply":
             if not self.streaming:
-                self.echo(f"{self.name}: {data['text']}")
+                self.echo(f"{self.name}: {escape(data['text'])}")
             elif not data.get("streamed", True):
                 # streaming stopped part-way (a long secret was redacted): show it whole
                 self.end_stream()
-                self.echo(f"{self.name} (in full): {data['text']}")
+                self.echo(f"{self.name} (in full): {escape(data['text'])}")
             else:
                 self.end_stream()
             return
-        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice"):
+        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice", "write_shown"):
             return
         self.end_stream()
         if name == "tool_call":
@@ -147,23 +210,43 @@ class ChatUI:
                 if isinstance(a.get("path"), str) and isinstance(a.get("content"), str):
                     self.own_writes[a["path"]] = a["content"].encode("utf-8")
             args = json.dumps(data.get("args", {}), ensure_ascii=False, sort_keys=True)
-            self.echo(f"  -> {data['tool']} {_short(args)}")
+            self.echo(f"  -> {escape(data['tool'], newlines=False)} {_short(args)}")
         elif name == "ruling":
             verdict = "allow" if data.get("allowed") else data.get("verdict", "deny")
-            self.echo(f"  [{verdict}] {data['kind']} {visible(str(data['target']))}: {_short(data.get('reason', ''), 200)}")
+            self.echo(f"  [{one_line(verdict)}] {one_line(data['kind'])} {one_line(data['target'])}: "
+                      f"{_short(data.get('reason', ''), 400)}")
+        elif name == "write_shown":
+            self.show_write(str(data.get("target", "")), str(data.get("content", "")), data.get("current"))
         elif name == "tool_result":
             first = str(data.get("output", "")).strip().splitlines()
             self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
                       + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
             self.thinking()     # the model's next step can take a while too
         elif name == "invalid":
-            self.echo(f"  ! model step refused: {_short(data.get('error', ''), 200)}")
+            self.echo(f"  ! model step refused: {_short(data.get('error', ''), 400)}")
         elif name == "notice":
-            self.echo(f"  ({data.get('message', '')})")
+            self.echo(f"  ({escape(data.get('message', ''))})")
         elif name == "stopped":
-            self.echo(f"  stopped: {data.get('message', '')}")
+            self.echo(f"  stopped: {escape(data.get('message', ''))}")
         elif name == "error":
-            self.echo(f"  error: {data.get('message', '')}")
+            self.echo(f"  error: {escape(data.get('message', ''))}")
+
+    def show_write(self, target: str, content: str, current: str | None) -> None:
+        """A write allowed without a question: the whole new text, or the whole diff, escaped.
+        A very long one is cut at SHOWN_LINES lines with its full length stated; /full shows it all."""
+        body = proposed_text(current, content, target)
+        lines = body.splitlines(keepends=True)
+        if len(lines) <= SHOWN_LINES:
+            self.echo(_indent(body), nl=False)
+            return
+        self.last_write = body
+        self.echo(_indent("".join(lines[:SHOWN_LINES])), nl=False)
+        self.echo(f"  [{len(lines) - SHOWN_LINES:,} more lines not shown ({len(lines):,} lines, "
+                  f"{len(body):,} characters in all): /full shows the whole write]")
+
+
+def _indent(text: str) -> str:
+    return "".join(f"   | {line}" for line in text.splitlines(keepends=True))
 
 
 def _own_write(memory, ui: ChatUI, change) -> bool:
@@ -190,9 +273,11 @@ def _changed_lines(changed: dict[str, str]) -> list[str]:
 def chat_command(model_spec: str | None) -> None:
     """Chat with the assistant (watched: every tool call and ruling is shown as it happens).
 
-    Memory and file writes are allowed and shown; a web fetch asks you first: y = this once,
-    r = the rest of this chat, a = always this host, d = always the wider pattern offered;
-    anything else (Enter included) is no. Slash commands: /catalog, /reload, /help, /quit.
+    Memory and file writes are allowed and shown in full (the new text or the diff); a web
+    fetch asks you first, showing the whole URL: y = this once, r = the rest of this chat,
+    always = always this host, folder = always the wider pattern offered (type the word);
+    anything else (Enter, Ctrl-C included) is no. Input typed before a question appears is
+    discarded. Slash commands: /catalog, /full, /reload, /help, /quit.
     Ctrl-C stops a reply; at the prompt it clears the line, twice in a row ends the chat
     (as does Ctrl-D).
     """
@@ -208,6 +293,8 @@ def chat_command(model_spec: str | None) -> None:
         session = open_session(ws, "watched", kind="chat", interactive=True, inline_ask=ui.inline_ask)
     except SessionError as exc:
         fail(str(exc))
+    ui.still_wanted = session.gate.still_wanted   # False in a tool call cancelled by Ctrl-C
+    ui.answer_timeout = session.gate.timeout      # approvals.timeout bounds an inline question too
     watcher = None
     try:
         try:
@@ -246,7 +333,9 @@ def chat_command(model_spec: str | None) -> None:
                     if cmd == "/help":
                         ui.echo(HELP)
                     elif cmd == "/catalog":
-                        ui.echo(session.memory.catalog())
+                        ui.echo(escape(session.memory.catalog()))
+                    elif cmd == "/full":
+                        ui.echo(_indent(ui.last_write) if ui.last_write else "(no write was cut)", nl=False)
                     elif cmd == "/reload":
                         watcher.drain()
                         changed.clear()
@@ -264,7 +353,7 @@ def chat_command(model_spec: str | None) -> None:
                 shown = {c.path: c.kind for c in fresh if not _own_write(session.memory, ui, c)}
                 if shown:
                     noticed = _changed_lines(shown)
-                    ui.echo(f"  (noticed: {visible(', '.join(noticed))}; the assistant is told this turn)")
+                    ui.echo(f"  (noticed: {escape(', '.join(noticed), newlines=False)}; the assistant is told this turn)")
                 try:
                     ui.thinking()
                     agent.turn(text, _changed_lines(changed))
@@ -272,6 +361,8 @@ def chat_command(model_spec: str | None) -> None:
                     ui.clear_status()
                     ui.end_stream()
                     ui.echo("  interrupted")
+                    if ui.tty_in:
+                        discard_pending_input(sys.stdin.fileno())   # nothing typed meanwhile answers anything
                     session.transcript.append("interrupted")
                     continue
                 ui.clear_status()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
 from typing import Any, NoReturn
 
 import click
 
+from ..terminal import escape
 from ..workspace import ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace
 
 # Exit codes shared by all commands.
@@ -98,15 +98,6 @@ def echo_json(value: Any) -> None:
 
 def visible(text: str, *, keep_newlines: bool = False) -> str:
     """text with every control, format (bidi, zero-width) or separator character shown as an
-    escape: the proposed content comes from the model, and an ANSI sequence or a carriage return
-    in it could hide a line from the person approving it ("what is written is what was shown")."""
-    out = []
-    for ch in text:
-        if (ch == "\n" and keep_newlines) or ch == "\t":
-            out.append(ch)
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    escape (assistant.terminal.escape): the proposed content comes from the model, and an ANSI
+    sequence or a carriage return in it could hide a line from the person approving it."""
+    return escape(text, newlines=keep_newlines)

@@ -22,6 +22,7 @@ import click
 
 from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
 from ..notes import revision
+from ..terminal import escape, one_line
 from .common import echo_json, fail, get_workspace, workspace_option
 
 def _memory() -> Memory:
@@ -46,6 +47,13 @@ def _child_env() -> dict[str, str]:
 def _stderr_is_tty() -> bool:
     try:
         return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _stdout_is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
 
@@ -87,7 +95,7 @@ def ls_cmd(as_json: bool) -> None:
         summary = e.summary or "(no summary)"
         if e.problem:
             summary = f"{e.summary + ' ' if e.summary else ''}(unreadable: {e.problem})"
-        click.echo(f"{e.path}\t{e.size}\t{summary}")
+        click.echo(f"{one_line(e.path)}\t{e.size}\t{one_line(summary)}")
 
 
 @memory_group.command("cat")
@@ -105,7 +113,9 @@ def cat_cmd(path: str, as_json: bool) -> None:
     if as_json:
         echo_json({"path": note.path, "revision": note.revision, "content": note.content})
         return
-    click.echo(note.content, nl=False)
+    # On a terminal the note is shown escaped (an escape sequence or a bare carriage return in
+    # it could hide a line); into a pipe or a file it goes byte for byte.
+    click.echo(escape(note.content) if _stdout_is_tty() else note.content, nl=False)
     # The revision is for the person at a terminal; captured output (a script, a test runner
     # that merges stderr into stdout) gets exactly the note. --json always carries it.
     if _stderr_is_tty():
@@ -136,7 +146,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
     except NoteError as exc:
         fail(str(exc))
     _report(result)
-    click.echo(f"{'created' if result.created else 'replaced'} {result.path} "
+    click.echo(f"{'created' if result.created else 'replaced'} {one_line(result.path)} "
                f"({result.bytes} bytes, revision {result.revision})")
 
 
@@ -237,7 +247,7 @@ def catalog_cmd() -> None:
     """Print the catalog exactly as the model sees it at the start of a session."""
     mem = _memory()
     try:
-        click.echo(mem.catalog())
+        click.echo(escape(mem.catalog()))
     except (NoteError, OSError) as exc:
         fail(str(exc))
 
@@ -270,7 +280,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
                 if as_json:
                     click.echo(json.dumps({"path": shown, "change": change.kind}))
                 else:
-                    click.echo(f"{change.kind}\t{shown}")
+                    click.echo(f"{change.kind}\t{one_line(shown)}")
                 sys.stdout.flush()
     except KeyboardInterrupt:
         click.echo(err=True)    # the terminal echoed ^C: leave the shell a fresh line

@@ -13,14 +13,15 @@ import sys
 
 import click
 
+from ..terminal import one_line
 from ..workspace import WorkspaceError, parse_duration
 from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, model_spec_or_group, visible, workspace_option
 
 
 def _one_line(text: str, limit: int = 400) -> str:
-    # model-chosen text: controls, bidi and format characters shown as escapes, never raw
-    flat = visible(" ".join(text.split()))
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    # model-chosen text: controls, bidi and format characters shown as escapes, never raw;
+    # a cut states the full length
+    return one_line(text, limit)
 
 
 def _progress(name: str, data: dict) -> None:

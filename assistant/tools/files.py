@@ -14,6 +14,7 @@ import stat as _s
 
 from ..confine import ConfinementError, FileTooLargeError, validate_relpath
 from ..hidden import DEFAULT_HIDDEN, HiddenFiles
+from ..names import clash_message, nfc, spelling_clash
 from .base import Tool, ToolContext, ToolError
 
 MAX_PATH_CHARS = 512
@@ -47,7 +48,7 @@ def _path_arg(args: dict, key: str = "path", *, allow_empty: bool = False) -> st
     value = args.get(key, "")
     if not isinstance(value, str):
         raise ToolError(f"{key} must be a string")
-    value = value.strip()
+    value = nfc(value.strip())      # one spelling per name
     if value in ("", ".", "/") and allow_empty:
         return ""
     if len(value) > MAX_PATH_CHARS:
@@ -57,6 +58,13 @@ def _path_arg(args: dict, key: str = "path", *, allow_empty: bool = False) -> st
     except ConfinementError as exc:
         raise ToolError(f"path refused: {exc}") from None
     return value
+
+
+def _one_spelling(root, path: str) -> None:
+    """Refuse a name whose NFC form is an entry on disk spelled with other code points."""
+    on_disk = spelling_clash(root, path)
+    if on_disk is not None:
+        raise ToolError(f"path refused: {clash_message(path, on_disk)}")
 
 
 def _os_error(path: str, exc: OSError) -> ToolError:
@@ -76,6 +84,7 @@ def _os_error(path: str, exc: OSError) -> ToolError:
 def file_read(args: dict, ctx: ToolContext) -> str:
     path = _visible_path(ctx, _path_arg(args))
     root = _root(ctx)
+    _one_spelling(root, path)
     try:
         size = root.stat(path).st_size
         head = root.read_head(path, MAX_READ_CHARS * 4 + 4)
@@ -110,6 +119,7 @@ def file_write(args: dict, ctx: ToolContext) -> str:
             names = ", ".join(sorted({h.name for h in hits}))
             raise ToolError(f"refused: the content carries a secret ({names}); secrets are never written to files")
     root = _root(ctx)
+    _one_spelling(root, path)
     try:
         current = root.read_bytes(path, MAX_WRITE_BYTES * 4)
     except FileNotFoundError:

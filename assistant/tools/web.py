@@ -386,7 +386,7 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
         where += "?" + (q if len(q) <= MAX_SHOWN_QUERY
                         else f"{q[:MAX_SHOWN_QUERY]}… (query of {len(q)} characters)")
     decision = ctx.gate.authorize(
-        "net", target, content=None, current=None,
+        "net", target, content=None, current=None, url=url.strip(),
         summary=f"web_fetch {where}" + (f" (with vault secret {args.get('auth')})" if auth else ""),
     )
     if not decision.allowed:

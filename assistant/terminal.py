@@ -1,0 +1,239 @@
+"""What reaches a terminal is what is there: escaping, length statements, paging, and answers.
+
+Guards the watching person's screen. Every text that comes from the model, a note, a web page
+or a file name goes through `escape()` (or `one_line()`) before it is printed: a control,
+format (bidi, zero-width), separator or unassigned character is shown as a visible escape
+(`\\x1b`, `\\u202e`), so an ANSI sequence or a carriage return can never erase, move or
+reorder what the person reads. `\\n` and `\\t` are kept (and the `\\r` of a CRLF line ending).
+Nothing is cut silently: `one_line()` states the full length of what it cut, and `Pages`
+shows a long text a page at a time with its full length and how to see the rest.
+`read_answer()` reads a deliberate answer on a terminal: input typed ahead is discarded first
+and the read can be cancelled (Ctrl-C) without consuming anything typed afterwards.
+This module imports nothing from the rest of the assistant but the path grammar.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import select
+import shutil
+import unicodedata
+from typing import Callable
+
+# Categories shown as escapes: controls, format (bidi overrides, zero-width), surrogates,
+# private use, unassigned, line/paragraph separators.
+_HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
+def _code(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def escape(text: object, *, newlines: bool = True) -> str:
+    """`text` safe to print: every character that could move the cursor, erase, recolour or
+    reorder the screen is shown as an escape. Keeps `\\t`, and `\\n` unless newlines=False;
+    a `\\r` is kept only as part of a CRLF line ending (when newlines are kept)."""
+    s = str(text)
+    if s.isascii() and s.isprintable():
+        return s
+    out = []
+    n = len(s)
+    for i, ch in enumerate(s):
+        if ch == "\t" or (ch == "\n" and newlines):
+            out.append(ch)
+        elif ch == "\r" and newlines and i + 1 < n and s[i + 1] == "\n":
+            out.append(ch)
+        elif ch < " " or ch == "\x7f" or unicodedata.category(ch) in _HIDDEN:
+            out.append(_code(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def one_line(text: object, limit: int | None = None) -> str:
+    """`text` on one line (runs of whitespace become one space), escaped. If it is longer than
+    `limit` characters it is cut, and the cut says how long the whole text was."""
+    flat = escape(" ".join(str(text).split()), newlines=False)
+    if limit is None or len(flat) <= limit:
+        return flat
+    return f"{flat[: max(1, limit - 1)]}… ({len(flat):,} characters in all)"
+
+
+def control_character(text: str) -> tuple[int, str] | None:
+    """(index, character) of the first C0/C1 control or DEL in `text` that a note may not hold:
+    everything but `\\n`, `\\t` and the `\\r` of a CRLF line ending. None if there is none."""
+    n = len(text)
+    for i, ch in enumerate(text):
+        o = ord(ch)
+        if o < 0x20 or 0x7F <= o <= 0x9F:
+            if ch in "\n\t" or (ch == "\r" and i + 1 < n and text[i + 1] == "\n"):
+                continue
+            return i, ch
+    return None
+
+
+def char_name(ch: str) -> str:
+    """`U+001B` plus its name where Unicode has one (controls have none: ESC, CR... by table)."""
+    names = {0x00: "NUL", 0x07: "BEL", 0x08: "BACKSPACE", 0x0B: "VERTICAL TAB", 0x0C: "FORM FEED",
+             0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE", 0x7F: "DELETE", 0x9B: "CSI"}
+    code = ord(ch)
+    name = names.get(code) or unicodedata.name(ch, "")
+    return f"U+{code:04X}" + (f" ({name})" if name else "")
+
+
+def shown_name(rel: str) -> str:
+    """A name from disk as it may be shown to the model or a person: unchanged if it passes the
+    path grammar, else every character outside printable ASCII escaped (a backslash cannot
+    occur in a valid name, so an escaped name never looks like a real one)."""
+    from .confine import ConfinementError, validate_relpath
+
+    try:
+        validate_relpath(rel)
+    except ConfinementError:
+        return rel.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return rel
+
+
+# ------------------------------------------------------------------ diffs
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at "\\n" only (str.splitlines would also split at \\r, \\f, U+2028...)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def unified_diff(current: str | None, proposed: str, name: str) -> str:
+    """The full unified diff of `current` (None: no such file yet) -> `proposed`, escaped."""
+    lines = list(difflib.unified_diff(
+        _lines(current or ""), _lines(proposed),
+        fromfile=f"a/{name}" if current is not None else "/dev/null", tofile=f"b/{name}"))
+    if not lines:
+        return "(no change: the proposed content equals the current content)\n"
+    return "".join(escape(line) if line.endswith("\n")
+                   else escape(line) + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def proposed_text(current: str | None, proposed: str, name: str) -> str:
+    """What a person is shown of a write: the whole new text for a new file, else the full
+    unified diff against the current text. Escaped; ends with a newline."""
+    if current is None:
+        body = escape(proposed)
+        if not body.endswith("\n"):
+            body += "\n\\ No newline at end of file\n"
+        return f"new file {escape(name, newlines=False)} ({len(proposed.encode('utf-8', 'replace')):,} bytes):\n{body}"
+    return unified_diff(current, proposed, name)
+
+
+# ------------------------------------------------------------------ paging
+
+
+def screen_rows(default: int = 24) -> int:
+    return shutil.get_terminal_size((80, default)).lines or default
+
+
+class Pages:
+    """A long text shown a page at a time; every page says where it is and how long the whole is."""
+
+    def __init__(self, text: str, rows: int, *, chars: int | None = None) -> None:
+        self.lines = text.splitlines(keepends=True) or [""]
+        self.rows = max(5, rows)
+        self.chars = len(text) if chars is None else chars     # of what the text shows
+        self.shown = 0          # lines shown so far
+
+    @property
+    def done(self) -> bool:
+        return self.shown >= len(self.lines)
+
+    def next(self) -> str:
+        """The next page, and if more is left, the statement of what is left."""
+        start = self.shown
+        self.shown = min(len(self.lines), start + self.rows)
+        page = "".join(self.lines[start:self.shown])
+        if not page.endswith("\n"):
+            page += "\n"
+        if not self.done:
+            left = len(self.lines) - self.shown
+            page += (f"[lines {start + 1}-{self.shown} of {len(self.lines):,} shown; {left:,} more lines, "
+                     f"{self.chars:,} characters of content in all: type `more` to see the next page]\n")
+        return page
+
+
+# ------------------------------------------------------------------ answers
+
+
+def is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def discard_pending_input(fd: int) -> None:
+    """Throw away whatever was typed ahead (a line meant as a chat message must not answer a
+    question that was not on the screen yet)."""
+    import termios
+
+    try:
+        termios.tcflush(fd, termios.TCIFLUSH)
+    except (termios.error, OSError):
+        pass
+
+
+def read_answer(fd: int, still_wanted: Callable[[], bool], *, timeout: float | None = None,
+                poll: float = 0.1, limit: int = 4096) -> str | None:
+    """One line from the terminal `fd` (canonical mode: the line discipline does the editing),
+    read only once it is complete. Returns None (and discards what was typed) as soon as
+    `still_wanted()` is False, e.g. after Ctrl-C: nothing typed afterwards is consumed. None at
+    end of input, and after `timeout` seconds without an answer."""
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    buf = b""
+    while True:
+        if not still_wanted() or (deadline is not None and time.monotonic() >= deadline):
+            discard_pending_input(fd)
+            return None
+        try:
+            ready, _, _ = select.select([fd], [], [], poll)
+        except InterruptedError:
+            continue
+        if not ready:
+            continue
+        if not still_wanted():
+            discard_pending_input(fd)
+            return None
+        try:
+            chunk = os.read(fd, limit)
+        except (BlockingIOError, InterruptedError):
+            continue
+        if not chunk:
+            return None if not buf else buf.decode("utf-8", "replace")
+        buf += chunk
+        if b"\n" in buf or len(buf) >= limit:
+            return buf.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+
+
+def url_parts(url: str) -> str:
+    """A URL as a person must see it before it is fetched: scheme, host, port, path and query,
+    each on its own line, in full, escaped, with its length (data can leave in a long query)."""
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = str(parts.port or {"https": 443, "http": 80}.get(parts.scheme, ""))
+    except ValueError:
+        return f"    url:    {escape(url, newlines=False)} ({len(url):,} characters)\n"
+    rows = [("scheme", parts.scheme), ("host", parts.hostname or ""), ("port", port),
+            ("path", parts.path or "/"), ("query", parts.query)]
+    if parts.fragment:
+        rows.append(("fragment", parts.fragment))     # never sent, but shown: nothing is left out
+    return "".join(f"    {label + ':':<9}{escape(value, newlines=False) or '(none)'} ({len(value):,} characters)\n"
+                   for label, value in rows)
+
+
+__all__ = ["escape", "one_line", "control_character", "char_name", "shown_name", "unified_diff",
+           "proposed_text", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
+           "read_answer", "url_parts"]
