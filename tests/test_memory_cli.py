@@ -216,22 +216,24 @@ def test_edit_refuses_a_secret_and_a_failing_editor(ws, tmp_path):
 
 
 def test_watch_prints_changes_as_they_happen(ws):
+    import select
+
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "8"],
+        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "60"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        time.sleep(1.0)  # let the watcher start
-        deadline = time.monotonic() + 6
+        # keep changing the note until the watcher (which may start slowly on a busy machine)
+        # reports it; never block on a read that may not come
+        deadline = time.monotonic() + 50
         line = ""
         i = 0
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not line:
             (ws / "memory" / ".tmp-ignored").write_text("x")
             (ws / "memory" / "people" / "new.md").write_text(f"v{i}\n")
             i += 1
-            line = proc.stdout.readline()
-            if line:
-                break
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                line = proc.stdout.readline()
         change = json.loads(line)
         assert change["path"] == "people/new.md" and change["change"] in ("added", "modified")
     finally:
