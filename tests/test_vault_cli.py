@@ -29,7 +29,7 @@ def _clean_env(monkeypatch):
 @pytest.fixture
 def ws(tmp_path):
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     cfg = (root / "config.toml").read_text()
     cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
     cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
