@@ -77,6 +77,10 @@ class VaultLocked(VaultError):
     """vault.enc exists but this run has no means to unlock it."""
 
 
+class CannotDecrypt(VaultError):
+    """The passphrase is wrong, or the file was modified or damaged (AEAD cannot tell which)."""
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -422,7 +426,7 @@ def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, 
     try:
         payload = bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(ct, header.raw, nonce, key)
     except nacl.exceptions.CryptoError:
-        raise VaultError(
+        raise CannotDecrypt(
             f"{where}: cannot decrypt: wrong passphrase, or the file was modified or damaged"
         ) from None
     try:
@@ -511,30 +515,78 @@ def read_key_file(ws: Any) -> bytes | None:
     return data
 
 
-def passphrase_for(ws: Any, *, interactive: bool,
-                   prompt: Callable[[str], str] | None = None) -> str | bytes:
-    """The passphrase by the first available means, or VaultLocked saying how to provide one."""
+PASSPHRASE_TRIES = 3   # at a terminal a mistyped passphrase may be retried, this many times in all
+
+NO_TERMINAL = ("there is no terminal to ask for the passphrase on (standard input is not one, and "
+               "piped input is data, never a passphrase)")
+
+
+def ask_on_terminal(label: str) -> str:
+    """A hidden prompt on the terminal: stdin if it is one, else the controlling terminal
+    (/dev/tty, as ssh and gpg do, so `echo VALUE | assistant vault set NAME` asks for the
+    passphrase there). Never reads a passphrase from a pipe: no terminal is VaultLocked."""
+    stdin_tty = False
+    try:
+        stdin_tty = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        pass
+    if not stdin_tty:
+        # The controlling terminal is used only when a person can see the prompt there (stderr
+        # is that terminal): output captured by a script or a test never hangs on a hidden ask.
+        try:
+            seen = sys.stderr is not None and sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            seen = False
+        try:
+            if not seen:
+                raise OSError
+            os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        except OSError:
+            raise VaultLocked(f"{NO_TERMINAL}: {UNLOCK_HELP}") from None
+    # getpass reads /dev/tty first and falls back to stdin only where there is no /dev/tty,
+    # which was ruled out above for a non-terminal stdin.
+    return getpass.getpass(f"{label}: ")
+
+
+def fixed_passphrase(ws: Any) -> str | bytes | None:
+    """The passphrase from the environment or the key file, or None when neither is set."""
     env = os.environ.get(ENV_PASSPHRASE)
     if env:
         return env
-    from_file = read_key_file(ws)
-    if from_file is not None:
-        return from_file
+    return read_key_file(ws)
+
+
+def passphrase_for(ws: Any, *, interactive: bool,
+                   prompt: Callable[[str], str] | None = None) -> str | bytes:
+    """The passphrase by the first available means: the env, the key file, else (interactive)
+    the terminal; VaultLocked saying how to provide one when there is none."""
+    fixed = fixed_passphrase(ws)
+    if fixed is not None:
+        return fixed
     if interactive:
-        if prompt is not None:
-            return prompt("Vault passphrase")
-        if sys.stdin is not None and sys.stdin.isatty():
-            return getpass.getpass("Vault passphrase: ")
+        return (prompt or ask_on_terminal)("Vault passphrase")
     raise VaultLocked(f"the vault at {ws.vault_path} is locked: {UNLOCK_HELP}")
 
 
 def unlock(ws: Any, *, interactive: bool,
            prompt: Callable[[str], str] | None = None) -> Vault:
-    """Open the workspace's vault.enc by the first available means."""
+    """Open the workspace's vault.enc by the first available means. A passphrase typed at a
+    terminal that does not decrypt may be typed again (PASSPHRASE_TRIES in all)."""
     path = Path(ws.vault_path)
     if not (path.exists() or path.is_symlink()):
         raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)")
-    return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
+    fixed = fixed_passphrase(ws)
+    if fixed is not None or not interactive:
+        return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
+    ask = prompt or ask_on_terminal
+    for attempt in range(1, PASSPHRASE_TRIES + 1):
+        try:
+            return Vault.open(path, ask("Vault passphrase"))
+        except CannotDecrypt:
+            if attempt == PASSPHRASE_TRIES:
+                raise
+            print(f"wrong passphrase; try again ({PASSPHRASE_TRIES - attempt} left)", file=sys.stderr)
+    raise AssertionError("unreachable")
 
 
 def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
@@ -562,9 +614,9 @@ def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
 
 
 __all__ = [
-    "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
+    "CannotDecrypt", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
     "VaultError", "VaultLocked", "check_kdf_params", "kdf_settings", "load_scanner",
-    "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
+    "ask_on_terminal", "fixed_passphrase", "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
     "unlock_if_present",
     "validate_name", "validate_value",
 ]

@@ -849,7 +849,8 @@ def test_vault_passwd_and_prompted_passphrase(ws):
     assert run_cli(["vault", "init"], ws=ws, env=env).exit_code == 0
     assert run_cli(["vault", "set", "k"], ws=ws, env=env, input=SECRET + "\n").exit_code == 0
     new = "a brand new passphrase"
-    r = run_cli(["vault", "passwd"], ws=ws, env=env, input=f"{new}\n{new}\n")
+    # issue 13: a new passphrase comes from the terminal or ASSISTANT_VAULT_NEW_PASSPHRASE, never a pipe
+    r = run_cli(["vault", "passwd"], ws=ws, env={**env, "ASSISTANT_VAULT_NEW_PASSPHRASE": new})
     assert r.exit_code == 0, out(r)
     assert new not in out(r)
     assert run_cli(["vault", "list"], ws=ws, env=env).exit_code != 0

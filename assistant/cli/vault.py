@@ -19,6 +19,8 @@ from ..vault import (
     UNLOCK_HELP,
     Vault,
     VaultError,
+    VaultLocked,
+    ask_on_terminal,
     kdf_settings,
     normalize_hosts,
     read_key_file,
@@ -32,35 +34,25 @@ ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
 
 def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
-    """Hidden prompt on a terminal; from a pipe, one line (and an optional matching repeat)."""
-    if _stdin_is_tty():
-        try:
-            return click.prompt(label, hide_input=True, confirmation_prompt=confirm, err=True)
-        except click.exceptions.Abort:
-            fail(f"no {label.lower()} given")
-    first = _read_line()
-    if first is None:
-        fail(f"no {label.lower()} given on stdin: {UNLOCK_HELP}")
-    if confirm:
-        # From a pipe the confirmation line is optional; given, it must match.
-        second = _read_line()
-        if second is not None and second != first:
+    """A hidden prompt on the terminal (stdin, or the controlling terminal when stdin is a pipe
+    carrying a value). A passphrase is never read from a pipe: with no terminal, fail saying
+    how to give one (the env or the key file)."""
+    try:
+        first = ask_on_terminal(label)
+        if confirm and ask_on_terminal(f"{label} (again)") != first:
             fail(f"{label.lower()}: the two entries do not match")
+    except VaultLocked as exc:
+        fail(f"no {label.lower()} given: {exc}")
+    except (EOFError, KeyboardInterrupt):
+        fail(f"no {label.lower()} given")
     return first
-
-
-def _read_line() -> str | None:
-    line = sys.stdin.readline()
-    if not line:
-        return None
-    return line.rstrip("\r\n")
 
 
 def _open(ws) -> Vault:
     if not ws.vault_path.exists():
         fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
     try:
-        return unlock(ws, interactive=True, prompt=_prompt_hidden)
+        return unlock(ws, interactive=True)
     except VaultError as exc:
         fail(str(exc))
 
@@ -75,6 +67,7 @@ def _stdin_is_tty() -> bool:
 def _read_value(name: str) -> str:
     if _stdin_is_tty():
         return _prompt_hidden(f"Value for {name}", confirm=True)
+    # Not a terminal: the value is the whole of stdin (the passphrase never is).
     data = sys.stdin.read()
     if data.endswith("\r\n"):
         data = data[:-2]
