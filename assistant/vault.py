@@ -322,6 +322,21 @@ class Vault:
 
         self._update(change)
 
+    def set_hosts(self, name: str, hosts: Any) -> None:
+        """Bind `name` to exactly `hosts` (possibly none), keeping its value and set_at."""
+        validate_name(name)
+        bound = normalize_hosts(hosts)
+
+        def change(entries: dict[str, dict]) -> None:
+            if name not in entries:
+                raise VaultError(f"no secret named {name} in the vault")
+            entry = {k: v for k, v in entries[name].items() if k != "hosts"}
+            if bound:
+                entry["hosts"] = list(bound)
+            entries[name] = entry
+
+        self._update(change)
+
     def remove(self, name: str) -> None:
         validate_name(name)
 

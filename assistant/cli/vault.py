@@ -37,14 +37,15 @@ def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
     """A hidden prompt on the terminal (stdin, or the controlling terminal when stdin is a pipe
     carrying a value). A passphrase is never read from a pipe: with no terminal, fail saying
     how to give one (the env or the key file)."""
+    what = label[:1].lower() + label[1:]   # "Value for GitHub_Token" -> "value for GitHub_Token"
     try:
         first = ask_on_terminal(label)
         if confirm and ask_on_terminal(f"{label} (again)") != first:
-            fail(f"{label.lower()}: the two entries do not match")
+            fail(f"{what}: the two entries do not match")
     except VaultLocked as exc:
-        fail(f"no {label.lower()} given: {exc}")
+        fail(f"no {what} given: {exc}")
     except (EOFError, KeyboardInterrupt):
-        fail(f"no {label.lower()} given")
+        fail(f"no {what} given")
     return first
 
 
@@ -131,12 +132,61 @@ def set_cmd(name: str, hosts: tuple[str, ...]) -> None:
     try:
         validate_value(value)
         existed = name in vault
+        was_bound = vault.hosts(name) if existed else ()
         vault.set(name, value, hosts=bound)
         now_bound = vault.hosts(name)
     except VaultError as exc:
         fail(str(exc))
     where = f" (web_fetch may send it to: {', '.join(now_bound)})" if now_bound else ""
     click.echo(f"{'updated' if existed else 'stored'} {name}{where}")
+    dropped = [h for h in was_bound if h not in now_bound]
+    if dropped:   # --host replaces; never drop a binding without saying so
+        click.echo(f"note: {name} is no longer sent to {', '.join(dropped)} (--host replaces the hosts; "
+                   f"`assistant vault hosts {name} --add HOST` adds one)", err=True)
+
+
+@vault_group.command("hosts")
+@click.argument("name")
+@click.option("--add", "add", multiple=True, metavar="HOST",
+              help="Also allow web_fetch to send this secret to HOST (repeatable).")
+@click.option("--remove", "remove", multiple=True, metavar="HOST",
+              help="No longer send this secret to HOST (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable: {name, hosts}.")
+@workspace_option
+def hosts_cmd(name: str, add: tuple[str, ...], remove: tuple[str, ...], as_json: bool) -> None:
+    """Show or change the hosts NAME is bound to, without re-entering its value.
+
+    Without --add/--remove, lists them. A secret bound to no host is never sent by web_fetch.
+    """
+    ws = get_workspace()
+    try:
+        validate_name(name)
+        added = normalize_hosts(add) if add else ()
+        removed = normalize_hosts(remove) if remove else ()
+    except VaultError as exc:
+        fail(str(exc))
+    vault = _open(ws)
+    if name not in vault:
+        fail(f"no secret named {name} in the vault (`assistant vault list` shows them)")
+    before = vault.hosts(name)
+    missing = [h for h in removed if h not in before]
+    if missing:
+        fail(f"{name} is not bound to {', '.join(missing)} (bound to: {', '.join(before) or 'no host'})")
+    if added or removed:
+        after = tuple(h for h in dict.fromkeys((*before, *added)) if h not in removed)
+        try:
+            vault.set_hosts(name, after)
+        except VaultError as exc:
+            fail(str(exc))
+    now = vault.hosts(name)
+    if as_json:
+        echo_json({"name": name, "hosts": list(now)})
+        return
+    if added or removed:
+        click.echo(f"{name}: web_fetch may send it to: {', '.join(now) or 'no host (never sent)'}"
+                   f" (was: {', '.join(before) or 'no host'})")
+    else:
+        click.echo(f"{name}: {', '.join(now) or 'no host (never sent by web_fetch)'}")
 
 
 @vault_group.command("list")

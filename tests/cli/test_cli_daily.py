@@ -1,0 +1,84 @@
+"""Daily-use CLI behaviours from issue 13: help with no arguments, host bindings changed without
+re-entering a value, messages that keep a secret name's case."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from assistant.vault import ENV_PASSPHRASE, Vault
+from assistant.workspace import init_workspace
+
+PASS = "daily passphrase " + "for tests"
+VALUE = "daily-" + "value-" + "Rt52Kc9w"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    init_workspace(root)
+    cfg = (root / "config.toml").read_text()
+    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
+    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
+    (root / "config.toml").write_text(cfg)
+    return root
+
+
+def cli(ws, *args, input=None, passphrase=PASS):
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_PASSPHRASE, "ASSISTANT_WORKSPACE")}
+    if passphrase is not None:
+        env[ENV_PASSPHRASE] = passphrase
+    return subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), *args], input=input,
+                          capture_output=True, text=True, env=env, timeout=60, start_new_session=True)
+
+
+def test_no_arguments_prints_help_and_exits_0(ws):
+    r = subprocess.run([sys.executable, "-m", "assistant"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "Usage: assistant" in r.stdout and "Commands:" in r.stdout and "memory" in r.stdout
+    assert "_ASSISTANT_COMPLETE" in r.stdout   # shell completion is documented where people look
+    assert subprocess.run([sys.executable, "-m", "assistant", "no-such-command"],
+                          capture_output=True, text=True, timeout=60).returncode == 2
+
+
+def test_vault_hosts_add_and_remove_keep_the_value(ws):
+    assert cli(ws, "vault", "init").returncode == 0
+    assert cli(ws, "vault", "set", "Api_Token", "--host", "api.example.com", input=VALUE).returncode == 0
+    before = Vault.open(ws / "vault.enc", PASS)
+    set_at = dict((n, t) for n, t in before.names())["Api_Token"]
+
+    r = cli(ws, "vault", "hosts", "Api_Token", "--add", "backup.example.org")
+    assert r.returncode == 0, r.stderr
+    assert "api.example.com" in r.stdout and "backup.example.org" in r.stdout
+    v = Vault.open(ws / "vault.enc", PASS)
+    assert v.get("Api_Token") == VALUE and dict(v.names())["Api_Token"] == set_at
+    assert v.hosts("Api_Token") == ("api.example.com", "backup.example.org")
+
+    r = cli(ws, "vault", "hosts", "Api_Token", "--remove", "api.example.com", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"name": "Api_Token", "hosts": ["backup.example.org"]}
+
+    r = cli(ws, "vault", "hosts", "Api_Token", "--remove", "never.example.net")
+    assert r.returncode == 1 and "not bound to never.example.net" in r.stderr
+    r = cli(ws, "vault", "hosts", "Nope")
+    assert r.returncode == 1 and "no secret named Nope" in r.stderr
+    assert VALUE not in r.stdout + r.stderr
+
+
+def test_set_with_host_says_which_binding_it_replaced(ws):
+    assert cli(ws, "vault", "init").returncode == 0
+    assert cli(ws, "vault", "set", "Api_Token", "--host", "a.example.com", input=VALUE).returncode == 0
+    r = cli(ws, "vault", "set", "Api_Token", "--host", "b.example.com", input=VALUE)
+    assert r.returncode == 0, r.stderr
+    assert "no longer sent to a.example.com" in r.stderr and "vault hosts Api_Token --add" in r.stderr
+
+
+def test_messages_keep_the_name_case(ws):
+    assert cli(ws, "vault", "init").returncode == 0
+    r = cli(ws, "vault", "set", "GitHub_Token", input="")
+    assert r.returncode == 1 and "GitHub_Token" in r.stderr and "github_token" not in r.stderr
