@@ -82,3 +82,34 @@ def test_messages_keep_the_name_case(ws):
     assert cli(ws, "vault", "init").returncode == 0
     r = cli(ws, "vault", "set", "GitHub_Token", input="")
     assert r.returncode == 1 and "GitHub_Token" in r.stderr and "github_token" not in r.stderr
+
+
+def test_approvals_take_any_unique_prefix_of_an_id(ws):
+    """`approvals show/approve/deny` accept an abbreviated id; an ambiguous one is refused and
+    answers nothing (every answer is bound to exactly one request)."""
+    from policy.approvals import Inbox, sha256_hex
+    from policy.kinds import KINDS
+
+    inbox = Inbox(ws / "state" / "approvals")
+    reqs = []
+    for target in ("people/a.md", "people/b.md"):
+        content = f"{target} text\n"
+        req, _ = inbox.create(run_id="run-1", kind="memory", target=target, summary=f"update {target}",
+                              reason="ask", sha256=sha256_hex(content.encode()), content=content, current=None,
+                              content_exact=True, offers=KINDS["memory"].offers(target), timeout=600.0)
+        reqs.append(req)
+    a, b = reqs
+    common = os.path.commonprefix([a.id, b.id])
+    r = cli(ws, "approvals", "show", a.id[: len(common) + 1])
+    assert r.returncode == 0, r.stderr
+    assert "people/a.md" in r.stdout
+    if common:
+        r = cli(ws, "approvals", "deny", common)
+        assert r.returncode == 1 and "ambiguous" in r.stderr
+    r = cli(ws, "approvals", "deny", "", "--reason", "x")
+    assert r.returncode != 0
+    assert inbox.answer_of(a.id) is None and inbox.answer_of(b.id) is None
+    r = cli(ws, "approvals", "deny", b.id[: len(common) + 1], "--reason", "not now")
+    assert r.returncode == 0, r.stderr
+    assert f"denied {b.id}" in r.stdout
+    assert inbox.answer_of(b.id).verdict == "denied" and inbox.answer_of(a.id) is None
