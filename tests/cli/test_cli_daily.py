@@ -113,3 +113,31 @@ def test_approvals_take_any_unique_prefix_of_an_id(ws):
     assert r.returncode == 0, r.stderr
     assert f"denied {b.id}" in r.stdout
     assert inbox.answer_of(b.id).verdict == "denied" and inbox.answer_of(a.id) is None
+
+
+def _example(tmp_path):
+    root = tmp_path / "ex"
+    init_workspace(root, example=True)
+    return root
+
+
+def test_memory_cat_finds_the_note_without_its_md(tmp_path):
+    ws = _example(tmp_path)
+    r = cli(ws, "memory", "cat", "people/lina")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (ws / "memory" / "people" / "lina.md").read_text()
+    r = cli(ws, "memory", "cat", "people/nobody")
+    assert r.returncode == 1 and "people/nobody.md" in r.stderr
+
+
+def test_memory_ls_sort_and_path_filter(tmp_path):
+    ws = _example(tmp_path)
+    os.utime(ws / "memory" / "people" / "marek.md", (2_000_000_000, 2_000_000_000))
+    r = cli(ws, "memory", "ls", "people/", "--sort", "name", "--json")
+    assert [e["path"] for e in json.loads(r.stdout)] == ["people/lina.md", "people/marek.md"]
+    r = cli(ws, "memory", "ls", "--sort", "changed", "--json")
+    assert json.loads(r.stdout)[0]["path"] == "people/marek.md"
+    r = cli(ws, "memory", "ls", "nothing/here/")
+    assert r.returncode == 0 and "no notes under nothing/here/" in r.stdout
+    r = cli(ws, "memory", "ls", "--sort", "size")
+    assert r.returncode == 2 and "size" in r.stderr
