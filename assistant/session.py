@@ -178,11 +178,15 @@ def open_session(
     except ValueError as exc:
         files.close()
         raise SessionError(str(exc)) from None
-    try:   # a crash mid-write leaves a dot-leading temp file; sweep old ones at session start
-        memory.sweep_temp()
-        files.sweep_temp()
-    except Exception:
-        pass   # housekeeping only: a busy lock or an odd entry must not stop the session
+    if transcript:
+        # A crash mid-write leaves a dot-leading temp file: sessions that run model turns (chat,
+        # run) sweep old ones at start, as before. One-shot doors (a `memory` command, the Python
+        # API) leave that to them and touch nothing they were not asked to.
+        try:
+            memory.sweep_temp()
+            files.sweep_temp()
+        except Exception:
+            pass   # housekeeping only: a busy lock or an odd entry must not stop the session
     tool_list = list(tools) if tools is not None else all_tools()
     ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
     log = None
