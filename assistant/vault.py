@@ -532,8 +532,8 @@ def read_key_file(ws: Any) -> bytes | None:
 
 PASSPHRASE_TRIES = 3   # at a terminal a mistyped passphrase may be retried, this many times in all
 
-NO_TERMINAL = ("there is no terminal to ask for the passphrase on (standard input is not one, and "
-               "piped input is data, never a passphrase)")
+NO_TERMINAL = ("the vault is locked and there is no terminal to ask for its passphrase on (standard "
+               "input is not one, and piped input is data, never a passphrase)")
 
 
 def ask_on_terminal(label: str) -> str:

@@ -110,12 +110,19 @@ def cat_cmd(path: str, as_json: bool) -> None:
     """Print a note (secrets redacted). Its revision goes to stderr on a terminal, and always
     into --json."""
     mem = _memory()
-    # notes are markdown files: `memory cat people/lina` means people/lina.md
-    target = path if path.endswith(".md") else f"{path}.md"
     try:
-        note = mem.read(target)
+        note = mem.read(path)
     except NoteError as exc:
-        fail(str(exc))
+        # notes are markdown files: `memory cat people/lina` means people/lina.md
+        leaf = path.rsplit("/", 1)[-1]
+        if not leaf or "." in leaf:
+            fail(str(exc))
+        try:
+            note = mem.read(f"{path}.md")
+        except NotFound:
+            fail(f"no note at {visible(path)}.md")
+        except NoteError:
+            fail(str(exc))
     if as_json:
         echo_json({"path": note.path, "revision": note.revision, "content": note.content})
         return
