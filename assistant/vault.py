@@ -64,8 +64,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 UNLOCK_HELP = (
     f"set {ENV_PASSPHRASE}, or set [vault] key_file in config.toml to a file only you can "
-    "read (chmod 600); commands run at a terminal (chat, memory, vault) also ask for it "
-    "(assistant run never asks)"
+    "read (chmod 600), or remember it in the OS keyring (`assistant vault remember`); commands "
+    "run at a terminal (chat, memory, vault) also ask for it (assistant run never asks)"
 )
 
 
@@ -563,19 +563,51 @@ def ask_on_terminal(label: str) -> str:
     return getpass.getpass(f"{label}: ")
 
 
-def fixed_passphrase(ws: Any) -> str | bytes | None:
-    """The passphrase from the environment or the key file, or None when neither is set."""
+def _unlock_setting(ws: Any) -> str:
+    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
+    return str(cfg.get("unlock", "") or "")
+
+
+def _from_keyring(ws: Any, *, interactive: bool) -> str | None:
+    """The passphrase remembered in the OS keyring ([vault] unlock = "keyring"). At a terminal,
+    a keyring that is unreachable or has no entry falls back to asking (with a note); otherwise
+    it is VaultLocked saying why and what to use instead."""
+    from .remembered import KeyringUnavailable, recall
+
+    try:
+        remembered = recall(Path(ws.root))
+        why = None if remembered is not None else (
+            "no passphrase is remembered for this workspace in the OS keyring "
+            "(`assistant vault remember` at a terminal stores it)")
+    except KeyringUnavailable as exc:
+        remembered, why = None, str(exc)
+    if remembered is not None:
+        return remembered
+    if interactive:
+        print(f"note: [vault] unlock = \"keyring\", but {why}; asking instead", file=sys.stderr)
+        return None
+    raise VaultLocked(f"the vault at {ws.vault_path} is locked: [vault] unlock = \"keyring\", but {why}")
+
+
+def fixed_passphrase(ws: Any, *, interactive: bool = False) -> str | bytes | None:
+    """The passphrase from the environment, the key file, or the OS keyring ([vault] unlock =
+    "keyring"), in that order; None when none of them gives one."""
     env = os.environ.get(ENV_PASSPHRASE)
     if env:
         return env
-    return read_key_file(ws)
+    from_file = read_key_file(ws)
+    if from_file is not None:
+        return from_file
+    if _unlock_setting(ws) == "keyring":
+        return _from_keyring(ws, interactive=interactive)
+    return None
 
 
 def passphrase_for(ws: Any, *, interactive: bool,
                    prompt: Callable[[str], str] | None = None) -> str | bytes:
     """The passphrase by the first available means: the env, the key file, else (interactive)
     the terminal; VaultLocked saying how to provide one when there is none."""
-    fixed = fixed_passphrase(ws)
+    fixed = fixed_passphrase(ws, interactive=interactive)
     if fixed is not None:
         return fixed
     if interactive:
@@ -590,9 +622,17 @@ def unlock(ws: Any, *, interactive: bool,
     path = Path(ws.vault_path)
     if not (path.exists() or path.is_symlink()):
         raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)")
-    fixed = fixed_passphrase(ws)
-    if fixed is not None or not interactive:
-        return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
+    fixed = fixed_passphrase(ws, interactive=interactive)
+    if fixed is not None:
+        try:
+            return Vault.open(path, fixed)
+        except CannotDecrypt as exc:
+            if not os.environ.get(ENV_PASSPHRASE) and read_key_file(ws) is None:
+                raise CannotDecrypt(f"{exc} (the passphrase remembered in the OS keyring no longer opens "
+                                    "it: run `assistant vault remember` again)") from None
+            raise
+    if not interactive:
+        return Vault.open(path, passphrase_for(ws, interactive=False, prompt=prompt))
     ask = prompt or ask_on_terminal
     for attempt in range(1, PASSPHRASE_TRIES + 1):
         try:

@@ -53,7 +53,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     },
     "policy": {},
     "approvals": {"channel": "inbox", "timeout": "15m", "notify": []},
-    "vault": {"key_file": "", "opslimit": 3, "memlimit_mib": 256},
+    "vault": {"key_file": "", "unlock": "", "opslimit": 3, "memlimit_mib": 256},
     "web": {"max_bytes": 256 * 1024, "timeout": "10s"},
     "files": {"hidden": list(DEFAULT_HIDDEN)},
     "schedule": [],
@@ -119,10 +119,56 @@ def load_config(path: Path) -> dict[str, Any]:
         HiddenFiles(cfg["files"]["hidden"] if isinstance(cfg["files"]["hidden"], list) else [None])
     except HiddenPatternError as exc:
         raise WorkspaceError(f"config.toml: {exc} (a list of gitignore-style patterns)") from None
+    if cfg["vault"]["unlock"] not in ("", "keyring"):
+        raise WorkspaceError(
+            f"config.toml: [vault] unlock must be \"keyring\" (the OS keyring, see `assistant vault remember`) "
+            f"or \"\" (the env, the key file, or a prompt), got {cfg['vault']['unlock']!r}"
+        )
     notify = cfg["approvals"]["notify"]
     if not (isinstance(notify, list) and all(isinstance(a, str) for a in notify)):
         raise WorkspaceError("config.toml: approvals.notify must be a list of strings (an argv), or []")
     return cfg
+
+
+def set_config_value(path: Path, table: str, key: str, value: str) -> None:
+    """Set `key = value` (value as TOML text) in `[table]` of config.toml, keeping every other
+    line and comment as it is; the key's line is replaced, or added under the table's header
+    (the table is appended when missing). Written atomically; the result must still load."""
+    import re
+    import tempfile
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    lines = text.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
+    setting = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    start = next((i for i, line in enumerate(lines) if (m := header.match(line)) and m.group(1).strip() == table), None)
+    new_line = f"{key} = {value}\n"
+    if start is None:
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        lines += ["\n", f"[{table}]\n", new_line]
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if header.match(lines[i]) or
+                    lines[i].lstrip().startswith("[[")), len(lines))
+        at = next((i for i in range(start + 1, end) if setting.match(lines[i])), None)
+        if at is not None:
+            lines[at] = new_line
+        else:
+            lines.insert(start + 1, new_line)
+    out = "".join(lines)
+    tomllib.loads(out)   # never leave a config that does not parse
+    fd, tmp = tempfile.mkstemp(prefix=".config.toml.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(out)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass

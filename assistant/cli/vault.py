@@ -85,7 +85,7 @@ def vault_group() -> None:
     """Encrypted secrets (vault.enc): the leak scanner blocks and redacts their values.
 
     Unlock with $ASSISTANT_VAULT_PASSPHRASE, a key file ([vault] key_file in config.toml,
-    mode 600), or the hidden prompt.
+    mode 600), the OS keyring (`vault remember`), or the hidden prompt.
     """
 
 
@@ -187,6 +187,61 @@ def hosts_cmd(name: str, add: tuple[str, ...], remove: tuple[str, ...], as_json:
                    f" (was: {', '.join(before) or 'no host'})")
     else:
         click.echo(f"{name}: {', '.join(now) or 'no host (never sent by web_fetch)'}")
+
+
+@vault_group.command("remember")
+@workspace_option
+def remember_cmd() -> None:
+    """Keep the vault passphrase in the OS keyring, so commands stop asking for it.
+
+    Uses the Secret Service (GNOME Keyring, KWallet), the macOS Keychain or the Windows
+    Credential Locker, never a plaintext file, and sets [vault] unlock = "keyring" in
+    config.toml. The passphrase is checked against the vault before it is stored. Cron has no
+    desktop session: for scheduled runs use [vault] key_file instead.
+    """
+    from ..remembered import KeyringUnavailable, remember
+    from ..workspace import set_config_value
+
+    ws = get_workspace()
+    if not ws.vault_path.exists():
+        fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
+    passphrase = os.environ.get(ENV_PASSPHRASE) or _prompt_hidden("Vault passphrase")
+    try:
+        Vault.open(ws.vault_path, passphrase)
+    except VaultError as exc:
+        fail(f"not remembered: {exc}")
+    try:
+        where = remember(ws.root, passphrase)
+    except KeyringUnavailable as exc:
+        fail(f"not remembered: {exc}")
+    try:
+        set_config_value(ws.config_path, "vault", "unlock", '"keyring"')
+    except (OSError, ValueError) as exc:
+        fail(f"remembered in {where}, but config.toml could not be updated ({exc}): "
+             "set [vault] unlock = \"keyring\" yourself")
+    click.echo(f"remembered the passphrase of {ws.vault_path} in the OS keyring ({where}); "
+               "config.toml: [vault] unlock = \"keyring\"")
+
+
+@vault_group.command("forget")
+@workspace_option
+def forget_cmd() -> None:
+    """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
+    from ..remembered import KeyringUnavailable, forget
+    from ..workspace import set_config_value
+
+    ws = get_workspace()
+    try:
+        had = forget(ws.root)
+    except KeyringUnavailable as exc:
+        fail(str(exc))
+    if (ws.config.get("vault", {}).get("unlock") or "") == "keyring":
+        try:
+            set_config_value(ws.config_path, "vault", "unlock", '""')
+        except (OSError, ValueError) as exc:
+            fail(f"config.toml could not be updated ({exc}): set [vault] unlock = \"\" yourself")
+    click.echo("forgot the remembered passphrase; commands will ask for it again" if had
+               else "no passphrase was remembered for this workspace")
 
 
 @vault_group.command("list")
