@@ -141,3 +141,34 @@ def test_memory_ls_sort_and_path_filter(tmp_path):
     assert r.returncode == 0 and "no notes under nothing/here/" in r.stdout
     r = cli(ws, "memory", "ls", "--sort", "size")
     assert r.returncode == 2 and "size" in r.stderr
+
+
+def test_schedule_install_refuses_units_that_could_not_unlock_the_vault(tmp_path, monkeypatch):
+    ws = _example(tmp_path)
+    cfg = (ws / "config.toml").read_text()
+    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
+    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
+    (ws / "config.toml").write_text(cfg)
+    assert cli(ws, "vault", "init").returncode == 0
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    env_home = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    r = cli(ws, "schedule", "install", "--systemd", "--write", passphrase=None)
+    assert r.returncode == 1 and "not installed" in r.stderr and "key_file" in r.stderr
+    r = cli(ws, "schedule", "install", "--print", passphrase=None)
+    assert r.returncode == 0 and "warning:" in r.stderr and "key_file" in r.stderr
+
+    # the keyring: cron cannot reach it; systemd units get the session bus they need
+    (ws / "config.toml").write_text((ws / "config.toml").read_text().replace('unlock = ""', 'unlock = "keyring"'))
+    r = cli(ws, "schedule", "install", "--cron", "--write", passphrase=None)
+    assert r.returncode == 1 and "cron cannot reach" in r.stderr and "--systemd" in r.stderr
+    r = cli(ws, "schedule", "install", "--systemd", "--print", passphrase=None)
+    assert r.returncode == 0 and "warning" not in r.stderr
+    assert "Environment=DBUS_SESSION_BUS_ADDRESS=unix:path=%t/bus" in r.stdout
+
+    # a private key file: fine for either
+    key = ws / "vault.key"
+    key.write_text(PASS)
+    key.chmod(0o600)
+    (ws / "config.toml").write_text((ws / "config.toml").read_text().replace('key_file = ""', 'key_file = "vault.key"'))
+    r = cli(ws, "schedule", "install", "--cron", "--print", passphrase=None)
+    assert r.returncode == 0 and "warning" not in r.stderr
