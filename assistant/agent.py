@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
-from .models.base import ModelError
+from .models.base import ContextOverflow, ModelError, StepResult
 from .tools.base import Tool, ToolContext, ToolError
 from .workspace import parse_duration
 
@@ -421,8 +421,7 @@ class Agent:
             safe = SafeStream(lambda chunk: self._emit("token", {"text": chunk}), self._redact,
                               scanner=self.scanner)
             streamer = ReplyStream(safe.feed)
-            step = self.model.step(self.conversation.messages(), self.schema,
-                                   max_tokens=self.limits.max_tokens, on_token=streamer.feed)
+            step = self._step_that_fits(streamer.feed)
             raw = step.text
             try:
                 action = parse_action(raw, self.tool_list, max_reply=self.max_reply)
@@ -459,6 +458,30 @@ class Agent:
             result.tool_calls += 1
             output = self._run_tool(action)
             self.conversation.add_tool_result(action.name, output)
+
+    def _step_that_fits(self, on_token: Callable[[str], None]) -> StepResult:
+        """One model step. When the conversation no longer fits the context, the oldest
+        exchanges are dropped (the stable prefix stays) and the person is told in one line; an
+        exchange too large for any context is dropped itself and refused with its size."""
+        dropped = 0
+        while True:
+            try:
+                step = self.model.step(self.conversation.messages(), self.schema,
+                                       max_tokens=self.limits.max_tokens, on_token=on_token)
+            except ContextOverflow as exc:
+                if self.conversation.drop_oldest_exchange():
+                    dropped += 1
+                    continue
+                size = sum(len(m["content"].encode("utf-8")) for m in self.conversation.messages()[1:])
+                self.conversation.drop_current_exchange()
+                raise ModelError(f"this message is too large for the model's context: {size:,} bytes with what "
+                                 f"this turn added, beyond what fits with the persona, tools and catalog ({exc}); "
+                                 "it was dropped, so the next message starts afresh") from None
+            if dropped:
+                self._emit("notice", {"message": f"the conversation no longer fit the model's context: the "
+                                                 f"{dropped} oldest exchange{'s were' if dropped > 1 else ' was'} "
+                                                 "dropped (persona, tools and catalog stay)"})
+            return step
 
     def _stop(self, result: TurnResult, message: str) -> None:
         result.outcome = "stopped"

@@ -128,6 +128,7 @@ class Conversation:
         self.max_reply = max_reply
         self._system = render_system(persona, self.tools, catalog)
         self._turns: list[dict[str, str]] = []
+        self._starts: list[int] = []   # index in _turns of each person message (an exchange starts there)
 
     def system_prompt(self) -> str:
         return self._system
@@ -138,8 +139,24 @@ class Conversation:
             raise ValueError("a user message needs some text")
         when = now if now is not None else _dt.datetime.now().astimezone()
         content = text.rstrip() + "\n\n" + render_tail(changed_notes, when)
+        self._starts.append(len(self._turns))
         self._turns.append({"role": "user", "content": content})
         return content
+
+    def drop_oldest_exchange(self) -> bool:
+        """Forget the oldest exchange (a person's message and every step and tool result that
+        followed it), never the current one. False when only the current exchange is left."""
+        if len(self._starts) < 2:
+            return False
+        cut = self._starts[1]
+        del self._turns[:cut]
+        self._starts = [i - cut for i in self._starts[1:]]
+        return True
+
+    def drop_current_exchange(self) -> None:
+        """Forget the newest exchange (a message too large for any context), so the next one works."""
+        if self._starts:
+            del self._turns[self._starts.pop():]
 
     def add_action(self, action_text: str) -> None:
         """Append the model's step exactly as it produced it (a byte-exact history keeps the

@@ -314,8 +314,10 @@ def unit_name(schedule: Schedule) -> str:
     return f"assistant-{schedule.name}"
 
 
-def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = None) -> dict[str, str]:
-    """File name -> contents of a user .service and .timer per schedule."""
+def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = None,
+                  environment: dict[str, str] | None = None) -> dict[str, str]:
+    """File name -> contents of a user .service and .timer per schedule. `environment`: extra
+    Environment= lines the service needs (e.g. the session bus for a keyring unlock)."""
     units: dict[str, str] = {}
     ws_tag = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
     for s in schedules:
@@ -328,6 +330,7 @@ def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = 
             "",
             "[Service]",
             "Type=oneshot",
+            *(f"Environment={k}={v}" for k, v in sorted((environment or {}).items())),
             f"ExecStart={exec_start}",
             "",
         ])

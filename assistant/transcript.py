@@ -28,16 +28,17 @@ def new_session_id(kind: str) -> str:
     return f"{stamp}-{kind}-{secrets.token_hex(3)}"
 
 
-def _redact(value: Any, scanner: Any) -> Any:
+def redact_value(value: Any, scanner: Any) -> Any:
+    """value with every string in it redacted (dicts and lists walked); other values kept."""
     if isinstance(value, str):
         return scanner.redact(value) if scanner is not None else value
     if isinstance(value, dict):
-        return {str(k): _redact(v, scanner) for k, v in value.items()}
+        return {str(k): redact_value(v, scanner) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_redact(v, scanner) for v in value]
+        return [redact_value(v, scanner) for v in value]
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    return _redact(str(value), scanner)
+    return redact_value(str(value), scanner)
 
 
 class Transcript:
@@ -65,7 +66,7 @@ class Transcript:
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": self.session,
                   "event": event}
         record.update(data)
-        line = json.dumps(_redact(record, self.scanner), ensure_ascii=False, sort_keys=True) + "\n"
+        line = json.dumps(redact_value(record, self.scanner), ensure_ascii=False, sort_keys=True) + "\n"
         payload = line.encode("utf-8")
         with self._lock:
             if self._fd < 0:

@@ -64,8 +64,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 UNLOCK_HELP = (
     f"set {ENV_PASSPHRASE}, or set [vault] key_file in config.toml to a file only you can "
-    "read (chmod 600); commands run at a terminal (chat, memory, vault) also ask for it "
-    "(assistant run never asks)"
+    "read (chmod 600), or remember it in the OS keyring (`assistant vault remember`); commands "
+    "run at a terminal (chat, memory, vault) also ask for it (assistant run never asks)"
 )
 
 
@@ -75,6 +75,10 @@ class VaultError(Exception):
 
 class VaultLocked(VaultError):
     """vault.enc exists but this run has no means to unlock it."""
+
+
+class CannotDecrypt(VaultError):
+    """The passphrase is wrong, or the file was modified or damaged (AEAD cannot tell which)."""
 
 
 def _now() -> str:
@@ -318,6 +322,21 @@ class Vault:
 
         self._update(change)
 
+    def set_hosts(self, name: str, hosts: Any) -> None:
+        """Bind `name` to exactly `hosts` (possibly none), keeping its value and set_at."""
+        validate_name(name)
+        bound = normalize_hosts(hosts)
+
+        def change(entries: dict[str, dict]) -> None:
+            if name not in entries:
+                raise VaultError(f"no secret named {name} in the vault")
+            entry = {k: v for k, v in entries[name].items() if k != "hosts"}
+            if bound:
+                entry["hosts"] = list(bound)
+            entries[name] = entry
+
+        self._update(change)
+
     def remove(self, name: str) -> None:
         validate_name(name)
 
@@ -422,7 +441,7 @@ def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, 
     try:
         payload = bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(ct, header.raw, nonce, key)
     except nacl.exceptions.CryptoError:
-        raise VaultError(
+        raise CannotDecrypt(
             f"{where}: cannot decrypt: wrong passphrase, or the file was modified or damaged"
         ) from None
     try:
@@ -511,30 +530,118 @@ def read_key_file(ws: Any) -> bytes | None:
     return data
 
 
-def passphrase_for(ws: Any, *, interactive: bool,
-                   prompt: Callable[[str], str] | None = None) -> str | bytes:
-    """The passphrase by the first available means, or VaultLocked saying how to provide one."""
+PASSPHRASE_TRIES = 3   # at a terminal a mistyped passphrase may be retried, this many times in all
+
+NO_TERMINAL = ("the vault is locked and there is no terminal to ask for its passphrase on (standard "
+               "input is not one, and piped input is data, never a passphrase)")
+
+
+def ask_on_terminal(label: str) -> str:
+    """A hidden prompt on the terminal: stdin if it is one, else the controlling terminal
+    (/dev/tty, as ssh and gpg do, so `echo VALUE | assistant vault set NAME` asks for the
+    passphrase there). Never reads a passphrase from a pipe: no terminal is VaultLocked."""
+    stdin_tty = False
+    try:
+        stdin_tty = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        pass
+    if not stdin_tty:
+        # The controlling terminal is used only when a person can see the prompt there (stderr
+        # is that terminal): output captured by a script or a test never hangs on a hidden ask.
+        try:
+            seen = sys.stderr is not None and sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            seen = False
+        try:
+            if not seen:
+                raise OSError
+            os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        except OSError:
+            raise VaultLocked(f"{NO_TERMINAL}: {UNLOCK_HELP}") from None
+    # getpass reads /dev/tty first and falls back to stdin only where there is no /dev/tty,
+    # which was ruled out above for a non-terminal stdin.
+    return getpass.getpass(f"{label}: ")
+
+
+def _unlock_setting(ws: Any) -> str:
+    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
+    return str(cfg.get("unlock", "") or "")
+
+
+def _from_keyring(ws: Any, *, interactive: bool) -> str | None:
+    """The passphrase remembered in the OS keyring ([vault] unlock = "keyring"). At a terminal,
+    a keyring that is unreachable or has no entry falls back to asking (with a note); otherwise
+    it is VaultLocked saying why and what to use instead."""
+    from .remembered import KeyringUnavailable, recall
+
+    try:
+        remembered = recall(Path(ws.root))
+        why = None if remembered is not None else (
+            "no passphrase is remembered for this workspace in the OS keyring "
+            "(`assistant vault remember` at a terminal stores it)")
+    except KeyringUnavailable as exc:
+        remembered, why = None, str(exc)
+    if remembered is not None:
+        return remembered
+    if interactive:
+        print(f"note: [vault] unlock = \"keyring\", but {why}; asking instead", file=sys.stderr)
+        return None
+    raise VaultLocked(f"the vault at {ws.vault_path} is locked: [vault] unlock = \"keyring\", but {why}")
+
+
+def fixed_passphrase(ws: Any, *, interactive: bool = False) -> str | bytes | None:
+    """The passphrase from the environment, the key file, or the OS keyring ([vault] unlock =
+    "keyring"), in that order; None when none of them gives one."""
     env = os.environ.get(ENV_PASSPHRASE)
     if env:
         return env
     from_file = read_key_file(ws)
     if from_file is not None:
         return from_file
+    if _unlock_setting(ws) == "keyring":
+        return _from_keyring(ws, interactive=interactive)
+    return None
+
+
+def passphrase_for(ws: Any, *, interactive: bool,
+                   prompt: Callable[[str], str] | None = None) -> str | bytes:
+    """The passphrase by the first available means: the env, the key file, else (interactive)
+    the terminal; VaultLocked saying how to provide one when there is none."""
+    fixed = fixed_passphrase(ws, interactive=interactive)
+    if fixed is not None:
+        return fixed
     if interactive:
-        if prompt is not None:
-            return prompt("Vault passphrase")
-        if sys.stdin is not None and sys.stdin.isatty():
-            return getpass.getpass("Vault passphrase: ")
+        return (prompt or ask_on_terminal)("Vault passphrase")
     raise VaultLocked(f"the vault at {ws.vault_path} is locked: {UNLOCK_HELP}")
 
 
 def unlock(ws: Any, *, interactive: bool,
            prompt: Callable[[str], str] | None = None) -> Vault:
-    """Open the workspace's vault.enc by the first available means."""
+    """Open the workspace's vault.enc by the first available means. A passphrase typed at a
+    terminal that does not decrypt may be typed again (PASSPHRASE_TRIES in all)."""
     path = Path(ws.vault_path)
     if not (path.exists() or path.is_symlink()):
         raise VaultError(f"{path}: no vault here (create one with `assistant vault init`)")
-    return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
+    fixed = fixed_passphrase(ws, interactive=interactive)
+    if fixed is not None:
+        try:
+            return Vault.open(path, fixed)
+        except CannotDecrypt as exc:
+            if not os.environ.get(ENV_PASSPHRASE) and read_key_file(ws) is None:
+                raise CannotDecrypt(f"{exc} (the passphrase remembered in the OS keyring no longer opens "
+                                    "it: run `assistant vault remember` again)") from None
+            raise
+    if not interactive:
+        return Vault.open(path, passphrase_for(ws, interactive=False, prompt=prompt))
+    ask = prompt or ask_on_terminal
+    for attempt in range(1, PASSPHRASE_TRIES + 1):
+        try:
+            return Vault.open(path, ask("Vault passphrase"))
+        except CannotDecrypt:
+            if attempt == PASSPHRASE_TRIES:
+                raise
+            print(f"wrong passphrase; try again ({PASSPHRASE_TRIES - attempt} left)", file=sys.stderr)
+    raise AssertionError("unreachable")
 
 
 def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
@@ -562,9 +669,9 @@ def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
 
 
 __all__ = [
-    "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
+    "CannotDecrypt", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
     "VaultError", "VaultLocked", "check_kdf_params", "kdf_settings", "load_scanner",
-    "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
+    "ask_on_terminal", "fixed_passphrase", "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
     "unlock_if_present",
     "validate_name", "validate_value",
 ]

@@ -76,7 +76,7 @@ def _set_config(ws: Path, table: str, key: str, value: str) -> None:
 @pytest.fixture
 def ws(tmp_path) -> Path:
     d = tmp_path / "ws"
-    res = CliRunner().invoke(main, ["init", str(d)], catch_exceptions=False)
+    res = CliRunner().invoke(main, ["init", "--example", str(d)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     # cheap vault KDF for tests
     _set_config(d, "vault", "opslimit", "1")

@@ -25,7 +25,7 @@ from policy.grants import GrantStore
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     return open_workspace(tmp_path / "ws")
 
 

@@ -18,7 +18,7 @@ PY = sys.executable
 
 def make_ws(tmp_path: Path, *, channel: str | None = None, extra_config: str = "") -> Path:
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     cfg = ws / "config.toml"
     text = cfg.read_text()
     if channel is not None:

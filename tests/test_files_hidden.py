@@ -14,7 +14,7 @@ def session(tmp_path):
 
     def make(hidden_line=None):
         root = tmp_path / f"ws{len(made)}"
-        init_workspace(root)
+        init_workspace(root, example=True)
         if hidden_line is not None:
             cfg = root / "config.toml"
             text = cfg.read_text()

@@ -13,7 +13,7 @@ from policy.grants import GrantStore
 @pytest.fixture
 def ws(tmp_path):
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     return root
 
 

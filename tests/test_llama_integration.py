@@ -133,7 +133,7 @@ def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
     from assistant.session import open_session
     from assistant.workspace import init_workspace, open_workspace
 
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     ws.config["model"]["max_tokens"] = MAX_TOKENS
     ws.config["limits"]["max_steps"] = 2

@@ -33,7 +33,7 @@ NOTE = "---\ndescription: Anna, Sam's neighbour\n---\nAnna lives at number 12 an
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     w = open_workspace(tmp_path / "ws")
     w.config["approvals"]["timeout"] = "10s"
     return w
@@ -496,7 +496,7 @@ def test_session_start_sweeps_stale_temp_files_only(tmp_path):
     from assistant.workspace import init_workspace, open_workspace
 
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     stale = root / "memory" / "people" / ".tmp-0123456789abcdef"
     fresh = root / "memory" / ".tmp-fedcba9876543210"
     stale.write_bytes(b"half a no")

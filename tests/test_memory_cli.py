@@ -22,7 +22,7 @@ PASS = "correct horse battery staple"
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     return tmp_path / "ws"
 
 

@@ -64,7 +64,7 @@ print(json.dumps({"ok": ok, "conflicts": conflicts, "errors": errors}))
 
 
 def test_four_processes_two_hundred_writes_each(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     ws.ensure_state()
     procs = [

@@ -20,7 +20,7 @@ SENTINEL = b"---\ndescription: sentinel\n---\nMEMORY SENTINEL\n"
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     w = open_workspace(tmp_path / "ws")
     (w.memory_dir / "x.md").write_bytes(SENTINEL)
     return w

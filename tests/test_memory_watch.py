@@ -78,7 +78,7 @@ def test_watcher_sees_memory_writes_and_hand_edits(tmp_path):
     from assistant.workspace import init_workspace, open_workspace
     from policy.gate import Gate
 
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     ws.ensure_state()
     gate = Gate.for_workspace("watched", run_id="t", config=ws.config, grants_path=ws.grants_path,

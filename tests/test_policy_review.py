@@ -390,7 +390,7 @@ def test_follow_cli_prints_a_request_filed_before_it_started_watching(tmp_path):
     from assistant.cli import main
     from assistant.workspace import init_workspace
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     inbox = Inbox(ws / "state" / "approvals")
     req = _file_request(inbox)
     r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "list", "--follow", "--timeout", "0.3"])
@@ -414,7 +414,7 @@ def test_show_renders_control_characters_visibly(tmp_path, trick):
     from policy.approvals import sha256_hex
     from policy.kinds import offers
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     content = f"Lina likes tea.\n{trick}\n"
     req, _ = Inbox(ws / "state" / "approvals").create(
         run_id="r", kind="memory", target="people/lina.md", summary=f"update {trick}", reason="why",
@@ -456,7 +456,7 @@ def test_plain_list_says_that_expired_requests_exist(tmp_path):
     from assistant.workspace import init_workspace
     from policy.kinds import offers
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     inbox = Inbox(ws / "state" / "approvals")
     inbox.create(run_id="r", kind="memory", target="people/lina.md", summary="s", reason="why",
                  sha256="0" * 64, content=None, current=None, content_exact=False,

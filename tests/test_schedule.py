@@ -162,7 +162,7 @@ def test_systemd_units_escape_exec_start():
 @pytest.fixture
 def ws(tmp_path):
     dest = tmp_path / "ws"
-    init_workspace(dest)
+    init_workspace(dest, example=True)
     return dest
 
 
@@ -207,7 +207,7 @@ def test_cli_install_write_systemd(ws, tmp_path):
     assert "systemctl --user enable --now assistant-morning-review.timer" in r.output
     # a unit of the same name from another workspace is never overwritten
     other = tmp_path / "other"
-    init_workspace(other)
+    init_workspace(other, example=True)
     r = CliRunner().invoke(main, ["-w", str(other), "schedule", "install", "--systemd", "--write"],
                            env={"XDG_CONFIG_HOME": str(xdg)})
     assert r.exit_code == 1 and "not written for this workspace" in r.stderr
@@ -260,7 +260,7 @@ def test_cli_install_write_systemd_names_units_left_from_a_removed_schedule(ws, 
     xdg = tmp_path / "xdg"
     env = {"XDG_CONFIG_HOME": str(xdg)}
     other = tmp_path / "other"
-    init_workspace(other)
+    init_workspace(other, example=True)
     cfg = other / "config.toml"
     cfg.write_text(cfg.read_text().replace('name = "morning-review"', 'name = "other-review"'))
     assert _invoke("-w", str(other), "schedule", "install", "--systemd", "--write", env=env).exit_code == 0

@@ -253,7 +253,7 @@ def test_memory_watch_redacts_a_secret_in_a_note_name(tmp_path):
     from assistant.workspace import init_workspace
 
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     Vault.create(ws / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("k", LONG)
     env = {**os.environ, "ASSISTANT_VAULT_PASSPHRASE": "pw-for-tests"}
     proc = subprocess.Popen(
@@ -293,7 +293,7 @@ def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
 
     from assistant.vault import VaultError, read_key_file
     from assistant.workspace import init_workspace, open_workspace
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     os.mkfifo(tmp_path / "key", 0o600)
     ws.config.setdefault("vault", {})["key_file"] = str(tmp_path / "key")
@@ -313,7 +313,7 @@ def test_conflict_message_never_echoes_a_base_that_is_not_a_revision(tmp_path):
     from assistant.workspace import init_workspace, open_workspace
     from policy.gate import Gate
 
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     ws.ensure_state()
     scanner = Scanner({"k": LONG})
@@ -345,7 +345,7 @@ def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
     from assistant.vault import Vault
     from assistant.workspace import init_workspace, open_workspace
 
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     Vault.create(ws.vault_path, "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("wifi", LONG)
     ws.persona_path.write_text(f"You help Sam. The wifi password is {LONG}; never say it.\n")
@@ -374,7 +374,7 @@ def test_memory_edit_does_not_pass_the_vault_passphrase_to_the_editor(tmp_path):
     from assistant.workspace import init_workspace
 
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     Vault.create(ws / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("k", LONG)
     seen = tmp_path / "editor-env.txt"
     script = tmp_path / "editor.py"

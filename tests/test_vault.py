@@ -269,7 +269,7 @@ def test_concurrency_check_would_catch_a_missing_lock(vault_path):
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     return open_workspace(tmp_path / "ws")
 
 

@@ -1,6 +1,7 @@
 """Workspace layout, config loading and `assistant init`."""
 
 import os
+import re
 import stat
 
 import pytest
@@ -28,7 +29,30 @@ def test_init_creates_private_layout(tmp_path):
     assert ws.memory_dir.is_dir() and ws.files_dir.is_dir()
     # the notes live beside the file mount, never inside it
     assert ws.memory_dir.parent == ws.files_dir.parent == ws.root
-    assert "Wren" in ws.persona()
+    # issue 13: a clean workspace is nobody's life: a persona template and one index note
+    assert "Wren" not in ws.persona() and "Edit this file" in ws.persona()
+    assert [p.relative_to(ws.memory_dir).as_posix() for p in ws.memory_dir.rglob("*") ] == ["index.md"]
+    assert not any(ws.files_dir.iterdir())
+
+
+def test_init_example_copies_the_shipped_example(tmp_path):
+    """`init --example` gives today's example: Sam's notes, Lina and Marek, Wren the persona."""
+    dest = tmp_path / "ex"
+    r = CliRunner().invoke(main, ["init", "--example", str(dest)])
+    assert r.exit_code == 0, r.output
+    assert "memory/people/lina.md" in r.output
+    assert (dest / "memory" / "people" / "lina.md").is_file()
+    assert "Wren" in (dest / "PERSONA.md").read_text()
+    assert stat.S_IMODE(os.stat(dest / "memory" / "people" / "lina.md").st_mode) == 0o600
+
+
+def test_clean_workspace_notes_mention_no_example_person(tmp_path):
+    """The model answers from the clean workspace's notes: none may name the example's people."""
+    dest = tmp_path / "clean"
+    init_workspace(dest)
+    text = "".join(p.read_text() for p in dest.rglob("*") if p.is_file())
+    for name in ("Sam", "Lina", "Marek", "Okafor", "Leeds"):
+        assert not re.search(rf"\b{name}\b", text), name
 
 
 def test_init_refuses_non_empty(tmp_path):
@@ -46,7 +70,8 @@ def test_init_into_empty_dir_and_cli_message(tmp_path):
     dest.mkdir()
     r = CliRunner().invoke(main, ["init", str(dest)])
     assert r.exit_code == 0, r.output
-    assert "created workspace" in r.output and "memory/people/lina.md" in r.output
+    assert "created workspace" in r.output and "memory/index.md" in r.output
+    assert "memory/people/lina.md" not in r.output
     r2 = CliRunner().invoke(main, ["init", str(dest)])
     assert r2.exit_code != 0 and "not empty" in r2.output
 

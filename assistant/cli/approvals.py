@@ -18,7 +18,7 @@ from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
 from ..terminal import unified_diff
-from .common import echo_json, fail, get_workspace, visible as _visible, workspace_option
+from .common import echo_json, fail, get_workspace, resolve_id, visible as _visible, workspace_option
 
 
 def _audit_answer(ws: Any, req: Any, verdict: str, *, remember: str | None, reason: str) -> None:
@@ -37,6 +37,15 @@ def _audit_answer(ws: Any, req: Any, verdict: str, *, remember: str | None, reas
 def _inbox() -> tuple[Any, Inbox]:
     ws = get_workspace()
     return ws, Inbox(ws.approvals_dir)
+
+
+def _full_id(inbox: Inbox, given: str) -> str:
+    """The request id that ID names: the whole id or any unique prefix of it."""
+    try:
+        ids = inbox.ids()
+    except (InboxError, OSError) as exc:
+        fail(f"the approvals inbox cannot be read: {exc}")
+    return resolve_id(given, ids, "approval", listing="assistant approvals list --all")
 
 
 def _line(e: Entry) -> str:
@@ -123,8 +132,9 @@ def _diff(req: Any) -> str:
 @click.argument("request_id", metavar="ID")
 @click.option("--json", "as_json_", is_flag=True, help="Machine-readable output (includes the content).")
 def show_cmd(request_id: str, as_json_: bool) -> None:
-    """Show one request: target, reason, and a diff of the proposed change."""
+    """Show one request: target, reason, and a diff of the proposed change. ID may be any unique prefix."""
     _ws, inbox = _inbox()
+    request_id = _full_id(inbox, request_id)
     try:
         req = inbox.get(request_id)
         ans = inbox.answer_of(request_id)
@@ -173,8 +183,9 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
 @click.option("--sha256", "sha", metavar="HEX", default=None,
               help="Approve only if the content still has this sha256 (or a prefix of >= 8 hex digits).")
 def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
-    """Approve a pending request (exactly the content `show` displays)."""
+    """Approve a pending request (exactly the content `show` displays). ID may be any unique prefix."""
     ws, inbox = _inbox()
+    request_id = _full_id(inbox, request_id)
     try:
         req = inbox.get(request_id)
         bound = req.sha256
@@ -201,8 +212,9 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
 @click.argument("request_id", metavar="ID")
 @click.option("--reason", default="", help="Why (shown to the run and kept in the audit log).")
 def deny_cmd(request_id: str, reason: str) -> None:
-    """Deny a pending request."""
+    """Deny a pending request. ID may be any unique prefix."""
     ws, inbox = _inbox()
+    request_id = _full_id(inbox, request_id)
     try:
         req = inbox.get(request_id)
         inbox.answer(request_id, DENIED, sha256=req.sha256, reason=reason)

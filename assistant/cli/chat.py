@@ -282,6 +282,7 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
+    from ..interrupt import call_interruptibly
     from ..models.base import ModelError
     from ..models.loader import load_model
     from ..session import SessionError, open_session
@@ -298,10 +299,14 @@ def chat_command(model_spec: str | None) -> None:
     watcher = None
     try:
         try:
-            model = load_model(model_spec, ws, progress=sys.stderr)
+            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr), name="model-load")
         except ModelError as exc:
             session.transcript.append("error", message=str(exc))
             fail(str(exc))
+        except KeyboardInterrupt:   # Ctrl-C while llama.cpp loads: leave at once
+            session.transcript.append("session_end", outcome="interrupted")
+            click.echo("\ninterrupted while loading the model", err=True)
+            return
         session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
         watcher = MemoryWatcher(ws.memory_dir).start()
         agent = session.new_agent(model, on_event=ui.on_event)

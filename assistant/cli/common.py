@@ -101,3 +101,18 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
     escape (assistant.terminal.escape): the proposed content comes from the model, and an ANSI
     sequence or a carriage return in it could hide a line from the person approving it."""
     return escape(text, newlines=keep_newlines)
+
+
+def resolve_id(given: str, ids: list[str], what: str, *, listing: str) -> str:
+    """The one id in `ids` that `given` names: itself, or any unique prefix of it (like git's
+    short hashes). None or several: fail naming them, so an answer never reaches the wrong item.
+    `listing` is the command that lists the ids, for the message."""
+    if given in ids:
+        return given
+    matches = [i for i in ids if given and i.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        fail(f"unknown {what} id '{visible(given)}' (see `{listing}`)")
+    shown = ", ".join(matches[:5]) + (f" and {len(matches) - 5} more" if len(matches) > 5 else "")
+    fail(f"'{visible(given)}' is ambiguous: {len(matches)} {what} ids start with it ({shown}); give more characters")

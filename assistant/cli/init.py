@@ -1,4 +1,5 @@
-"""`assistant init DIR`: create a workspace from the shipped example, never over an existing one."""
+"""`assistant init DIR [--example]`: create a clean workspace (or a copy of the shipped example),
+never over an existing one."""
 
 from __future__ import annotations
 
@@ -14,9 +15,14 @@ from .common import fail, workspace_option, workspace_path
 @click.command("init")
 @workspace_option
 @click.argument("directory", required=False, metavar="[DIR]")
-def init_command(directory: str | None) -> None:
-    """Create a new workspace in DIR (default: the selected workspace) from the example.
+@click.option("--example", is_flag=True,
+              help="Copy the shipped example instead: a fictional person's notes (Sam, Lina, Marek) "
+                   "and files, to try the assistant on.")
+def init_command(directory: str | None, example: bool) -> None:
+    """Create a new workspace in DIR (default: the selected workspace).
 
+    A clean workspace has config.toml, a PERSONA.md template to make your own, and memory/ with
+    one index note explaining itself. --example copies the shipped example instead.
     Refuses a folder that exists and is not empty. Private parts (memory/, files/, state/,
     config.toml, grants.json) are made readable by you only.
     """
@@ -28,7 +34,7 @@ def init_command(directory: str | None) -> None:
         fail(f"two different workspaces named: DIR {directory} and --workspace/-w {chosen}; give one")
     target = str(Path(directory).expanduser().absolute()) if directory else str(selected)
     try:
-        made = init_workspace(target)
+        made = init_workspace(target, example=example)
     except WorkspaceError as exc:
         fail(str(exc))
     except OSError as exc:

@@ -23,7 +23,7 @@ import click
 from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
 from ..notes import revision
 from ..terminal import escape, one_line
-from .common import echo_json, fail, get_workspace, workspace_option
+from .common import echo_json, fail, get_workspace, visible, workspace_option
 
 def _memory() -> Memory:
     """The person's Memory, from a session opened at the composition root (watched: the person
@@ -77,19 +77,31 @@ def memory_group() -> None:
 
 @memory_group.command("ls")
 @workspace_option
+@click.argument("prefix", required=False, metavar="[PATH]")
+@click.option("--sort", "sort", type=click.Choice(["catalog", "name", "changed"]), default="catalog",
+              show_default=True,
+              help="catalog: pinned first, then most recently changed (what the model sees); "
+                   "name: by path; changed: most recently changed first.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def ls_cmd(as_json: bool) -> None:
-    """List notes in catalog order (pinned first, then most recently changed)."""
+def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
+    """List notes; PATH limits it to one folder or the notes whose path starts with PATH
+    (e.g. `memory ls people/`)."""
     mem = _memory()
     try:
         entries = mem.entries()
     except (NoteError, OSError) as exc:
         fail(str(exc))
+    if prefix:
+        entries = [e for e in entries if e.path.startswith(prefix)]
+    if sort == "name":
+        entries = sorted(entries, key=lambda e: e.path)
+    elif sort == "changed":
+        entries = sorted(entries, key=lambda e: (-e.mtime_ns, e.path))
     if as_json:
         echo_json([e.to_json() for e in entries])
         return
     if not entries:
-        click.echo("no notes yet")
+        click.echo(f"no notes under {visible(prefix)}" if prefix else "no notes yet")
         return
     for e in entries:
         summary = e.summary or "(no summary)"
@@ -109,7 +121,16 @@ def cat_cmd(path: str, as_json: bool) -> None:
     try:
         note = mem.read(path)
     except NoteError as exc:
-        fail(str(exc))
+        # notes are markdown files: `memory cat people/lina` means people/lina.md
+        leaf = path.rsplit("/", 1)[-1]
+        if not leaf or "." in leaf:
+            fail(str(exc))
+        try:
+            note = mem.read(f"{path}.md")
+        except NotFound:
+            fail(f"no note at {visible(path)}.md")
+        except NoteError:
+            fail(str(exc))
     if as_json:
         echo_json({"path": note.path, "revision": note.revision, "content": note.content})
         return

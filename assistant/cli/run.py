@@ -81,6 +81,7 @@ def _early_error(message: str) -> int:
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
+    from ..interrupt import call_interruptibly
     from ..models.base import ModelError
     from ..models.loader import load_model
     from ..session import SessionError, open_session
@@ -105,10 +106,14 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         return _early_error(str(exc))
     try:
         try:
-            model = load_model(model_spec, ws, progress=sys.stderr)
+            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr), name="model-load")
         except ModelError as exc:
             session.transcript.append("error", message=str(exc))
             return _early_error(str(exc))
+        except KeyboardInterrupt:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
+            session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
+            click.echo("error: interrupted while loading the model; nothing was done")
+            return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label,
                                 model=getattr(model, "name", type(model).__name__), task=task)
         failed: list[str] = []      # tools whose call failed: the reply may still claim success

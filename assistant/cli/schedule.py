@@ -147,6 +147,34 @@ def _write_units(units: dict[str, str], ws_root: Path) -> Path:
     return target
 
 
+# The user manager's own session bus: where a systemd user service reaches the Secret Service.
+SYSTEMD_SESSION_BUS = "unix:path=%t/bus"
+
+
+def _unlock_problem(ws, flavour: str) -> str | None:
+    """Why the installed units could not unlock this workspace's vault, or None when they can
+    (no vault, a usable key file, or the keyring from a systemd user service)."""
+    from ..vault import VaultError, read_key_file
+
+    if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
+        return None
+    try:
+        if read_key_file(ws) is not None:
+            return None
+    except VaultError as exc:
+        return f"[vault] key_file cannot be used: {exc}"
+    keyring = (ws.config.get("vault", {}).get("unlock") or "") == "keyring"
+    if keyring and flavour == "systemd":
+        return None
+    if keyring:
+        return ("the vault is unlocked from the OS keyring ([vault] unlock = \"keyring\"), which cron cannot "
+                "reach (no session bus): install with --systemd (user services reach the keyring while you are "
+                "logged in), or set [vault] key_file to a file holding the passphrase (chmod 600)")
+    return ("the vault cannot be unlocked by a scheduled run (it never asks for a passphrase): set [vault] "
+            "key_file in config.toml to a file holding the passphrase (chmod 600)"
+            + (", or `assistant vault remember` and install with --systemd" if flavour == "systemd" else ""))
+
+
 @schedule_group.command("install")
 @workspace_option
 @click.option("--cron", "cron", is_flag=True, help="Crontab lines (the default).")
@@ -157,7 +185,10 @@ def _write_units(units: dict[str, str], ws_root: Path) -> Path:
 def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> None:
     """Turn the schedules into crontab lines or systemd user timers running `assistant run TASK`.
 
-    Default: --cron --print (nothing is changed until you pass --write).
+    Default: --cron --print (nothing is changed until you pass --write). Scheduled runs never
+    ask for the vault passphrase: with a vault, --write refuses (and --print warns) unless the
+    units can unlock it ([vault] key_file, or the OS keyring from systemd user services, whose
+    units then get the session bus they need).
     """
     if cron and systemd:
         raise click.UsageError("--cron or --systemd, not both")
@@ -169,6 +200,11 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
     schedules = _schedules(ws)
     if not schedules:
         fail("no schedules to install: add [[schedule]] entries (name, cron, task) to config.toml")
+    problem = _unlock_problem(ws, flavour)
+    if problem and action == "write":
+        fail(f"not installed: every scheduled run would fail, because {problem}")
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
     if flavour == "cron":
         block = crontab_lines(ws.root, schedules)
         if action == "print":
@@ -177,7 +213,9 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
         _write_crontab(ws.root, block)
         click.echo(f"installed {len(schedules)} schedule(s) into your crontab (block for {ws.root})")
         return
-    units = systemd_units(ws.root, schedules)
+    keyring = (ws.config.get("vault", {}).get("unlock") or "") == "keyring"
+    units = systemd_units(ws.root, schedules,
+                          environment={"DBUS_SESSION_BUS_ADDRESS": SYSTEMD_SESSION_BUS} if keyring else None)
     if action == "print":
         for fname, text in units.items():
             click.echo(f"# ---- {fname}")

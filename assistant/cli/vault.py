@@ -19,6 +19,8 @@ from ..vault import (
     UNLOCK_HELP,
     Vault,
     VaultError,
+    VaultLocked,
+    ask_on_terminal,
     kdf_settings,
     normalize_hosts,
     read_key_file,
@@ -32,35 +34,26 @@ ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
 
 def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
-    """Hidden prompt on a terminal; from a pipe, one line (and an optional matching repeat)."""
-    if _stdin_is_tty():
-        try:
-            return click.prompt(label, hide_input=True, confirmation_prompt=confirm, err=True)
-        except click.exceptions.Abort:
-            fail(f"no {label.lower()} given")
-    first = _read_line()
-    if first is None:
-        fail(f"no {label.lower()} given on stdin: {UNLOCK_HELP}")
-    if confirm:
-        # From a pipe the confirmation line is optional; given, it must match.
-        second = _read_line()
-        if second is not None and second != first:
-            fail(f"{label.lower()}: the two entries do not match")
+    """A hidden prompt on the terminal (stdin, or the controlling terminal when stdin is a pipe
+    carrying a value). A passphrase is never read from a pipe: with no terminal, fail saying
+    how to give one (the env or the key file)."""
+    what = label[:1].lower() + label[1:]   # "Value for GitHub_Token" -> "value for GitHub_Token"
+    try:
+        first = ask_on_terminal(label)
+        if confirm and ask_on_terminal(f"{label} (again)") != first:
+            fail(f"{what}: the two entries do not match")
+    except VaultLocked as exc:
+        fail(f"no {what} given: {exc}")
+    except (EOFError, KeyboardInterrupt):
+        fail(f"no {what} given")
     return first
-
-
-def _read_line() -> str | None:
-    line = sys.stdin.readline()
-    if not line:
-        return None
-    return line.rstrip("\r\n")
 
 
 def _open(ws) -> Vault:
     if not ws.vault_path.exists():
         fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
     try:
-        return unlock(ws, interactive=True, prompt=_prompt_hidden)
+        return unlock(ws, interactive=True)
     except VaultError as exc:
         fail(str(exc))
 
@@ -75,6 +68,7 @@ def _stdin_is_tty() -> bool:
 def _read_value(name: str) -> str:
     if _stdin_is_tty():
         return _prompt_hidden(f"Value for {name}", confirm=True)
+    # Not a terminal: the value is the whole of stdin (the passphrase never is).
     data = sys.stdin.read()
     if data.endswith("\r\n"):
         data = data[:-2]
@@ -91,7 +85,7 @@ def vault_group() -> None:
     """Encrypted secrets (vault.enc): the leak scanner blocks and redacts their values.
 
     Unlock with $ASSISTANT_VAULT_PASSPHRASE, a key file ([vault] key_file in config.toml,
-    mode 600), or the hidden prompt.
+    mode 600), the OS keyring (`vault remember`), or the hidden prompt.
     """
 
 
@@ -138,12 +132,116 @@ def set_cmd(name: str, hosts: tuple[str, ...]) -> None:
     try:
         validate_value(value)
         existed = name in vault
+        was_bound = vault.hosts(name) if existed else ()
         vault.set(name, value, hosts=bound)
         now_bound = vault.hosts(name)
     except VaultError as exc:
         fail(str(exc))
     where = f" (web_fetch may send it to: {', '.join(now_bound)})" if now_bound else ""
     click.echo(f"{'updated' if existed else 'stored'} {name}{where}")
+    dropped = [h for h in was_bound if h not in now_bound]
+    if dropped:   # --host replaces; never drop a binding without saying so
+        click.echo(f"note: {name} is no longer sent to {', '.join(dropped)} (--host replaces the hosts; "
+                   f"`assistant vault hosts {name} --add HOST` adds one)", err=True)
+
+
+@vault_group.command("hosts")
+@click.argument("name")
+@click.option("--add", "add", multiple=True, metavar="HOST",
+              help="Also allow web_fetch to send this secret to HOST (repeatable).")
+@click.option("--remove", "remove", multiple=True, metavar="HOST",
+              help="No longer send this secret to HOST (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable: {name, hosts}.")
+@workspace_option
+def hosts_cmd(name: str, add: tuple[str, ...], remove: tuple[str, ...], as_json: bool) -> None:
+    """Show or change the hosts NAME is bound to, without re-entering its value.
+
+    Without --add/--remove, lists them. A secret bound to no host is never sent by web_fetch.
+    """
+    ws = get_workspace()
+    try:
+        validate_name(name)
+        added = normalize_hosts(add) if add else ()
+        removed = normalize_hosts(remove) if remove else ()
+    except VaultError as exc:
+        fail(str(exc))
+    vault = _open(ws)
+    if name not in vault:
+        fail(f"no secret named {name} in the vault (`assistant vault list` shows them)")
+    before = vault.hosts(name)
+    missing = [h for h in removed if h not in before]
+    if missing:
+        fail(f"{name} is not bound to {', '.join(missing)} (bound to: {', '.join(before) or 'no host'})")
+    if added or removed:
+        after = tuple(h for h in dict.fromkeys((*before, *added)) if h not in removed)
+        try:
+            vault.set_hosts(name, after)
+        except VaultError as exc:
+            fail(str(exc))
+    now = vault.hosts(name)
+    if as_json:
+        echo_json({"name": name, "hosts": list(now)})
+        return
+    if added or removed:
+        click.echo(f"{name}: web_fetch may send it to: {', '.join(now) or 'no host (never sent)'}"
+                   f" (was: {', '.join(before) or 'no host'})")
+    else:
+        click.echo(f"{name}: {', '.join(now) or 'no host (never sent by web_fetch)'}")
+
+
+@vault_group.command("remember")
+@workspace_option
+def remember_cmd() -> None:
+    """Keep the vault passphrase in the OS keyring, so commands stop asking for it.
+
+    Uses the Secret Service (GNOME Keyring, KWallet), the macOS Keychain or the Windows
+    Credential Locker, never a plaintext file, and sets [vault] unlock = "keyring" in
+    config.toml. The passphrase is checked against the vault before it is stored. Cron has no
+    desktop session: for scheduled runs use [vault] key_file instead.
+    """
+    from ..remembered import KeyringUnavailable, remember
+    from ..workspace import set_config_value
+
+    ws = get_workspace()
+    if not ws.vault_path.exists():
+        fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
+    passphrase = os.environ.get(ENV_PASSPHRASE) or _prompt_hidden("Vault passphrase")
+    try:
+        Vault.open(ws.vault_path, passphrase)
+    except VaultError as exc:
+        fail(f"not remembered: {exc}")
+    try:
+        where = remember(ws.root, passphrase)
+    except KeyringUnavailable as exc:
+        fail(f"not remembered: {exc}")
+    try:
+        set_config_value(ws.config_path, "vault", "unlock", '"keyring"')
+    except (OSError, ValueError) as exc:
+        fail(f"remembered in {where}, but config.toml could not be updated ({exc}): "
+             "set [vault] unlock = \"keyring\" yourself")
+    click.echo(f"remembered the passphrase of {ws.vault_path} in the OS keyring ({where}); "
+               "config.toml: [vault] unlock = \"keyring\"")
+
+
+@vault_group.command("forget")
+@workspace_option
+def forget_cmd() -> None:
+    """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
+    from ..remembered import KeyringUnavailable, forget
+    from ..workspace import set_config_value
+
+    ws = get_workspace()
+    try:
+        had = forget(ws.root)
+    except KeyringUnavailable as exc:
+        fail(str(exc))
+    if (ws.config.get("vault", {}).get("unlock") or "") == "keyring":
+        try:
+            set_config_value(ws.config_path, "vault", "unlock", '""')
+        except (OSError, ValueError) as exc:
+            fail(f"config.toml could not be updated ({exc}): set [vault] unlock = \"\" yourself")
+    click.echo("forgot the remembered passphrase; commands will ask for it again" if had
+               else "no passphrase was remembered for this workspace")
 
 
 @vault_group.command("list")

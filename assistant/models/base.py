@@ -14,6 +14,11 @@ class ModelError(Exception):
     """A model that cannot load or cannot produce a step. The message says what to fix."""
 
 
+class ContextOverflow(ModelError):
+    """The conversation no longer fits the model's context window. The agent answers it by
+    dropping the oldest exchanges (the stable prefix stays), never by failing every later turn."""
+
+
 @dataclass
 class StepResult:
     text: str                  # the action JSON, exactly as produced

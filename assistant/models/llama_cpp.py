@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
-from assistant.models.base import ModelError, StepResult
+from assistant.models.base import ContextOverflow, ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, render, tokenize_segments
 from assistant.models.grammar import schema_to_gbnf
 
@@ -379,8 +379,8 @@ class LlamaModel:
         except ValueError as exc:
             msg = str(exc)
             if "context window" in msg or "exceed" in msg:
-                raise ModelError(f"the conversation no longer fits the model's context (n_ctx={self.n_ctx}); "
-                                 "start a new session or raise model.n_ctx") from None
+                raise ContextOverflow(f"the conversation no longer fits the model's context "
+                                      f"(n_ctx={self.n_ctx})") from None
             raise ModelError(f"llama.cpp failed: {msg}") from None
         except RuntimeError as exc:   # llama_decode failures (e.g. no KV slot)
             llm.reset()

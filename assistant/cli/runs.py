@@ -1,0 +1,155 @@
+"""`assistant runs`: past chats, runs and scheduled runs, read back from their transcripts.
+
+Guards what a person sees of unattended work: every text comes from a transcript (already
+redacted when written) and is redacted again with today's vault (a secret added since is hidden
+too) and escaped for the terminal, so an old reply can neither show a value nor repaint the screen.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import click
+
+from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
+from ..workspace import WorkspaceError, parse_duration
+from .common import echo_json, fail, get_workspace, resolve_id, visible, workspace_option
+
+
+def local_time(iso: str | None) -> str:
+    """'2026-12-01T05:00:27Z' -> '2026-12-01 06:00:27 CET' (local time, with its zone)."""
+    if not iso:
+        return "?"
+    try:
+        when = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return visible(iso)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def _scanner():
+    from ..session import SessionError, open_session
+
+    try:
+        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).scanner
+    except SessionError as exc:
+        fail(str(exc))
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@click.group("runs", invoke_without_command=True)
+@workspace_option
+@click.option("--json", "as_json", is_flag=True,
+              help="Machine-readable: a list, newest first, of {id, start, kind, schedule, task, outcome, "
+                   "exit_code, tool_calls, denials}.")
+@click.option("--failed", is_flag=True, help="Only runs that did not end done (denied, failed, error, ...).")
+@click.option("--since", metavar="DURATION", default=None, help="Only runs started within DURATION (e.g. 12h, 7d).")
+@click.pass_context
+def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | None) -> None:
+    """Past chats, runs and scheduled runs, newest first, one line each.
+
+    `assistant runs show ID` shows one of them in full (ID: any unique prefix).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    ws = get_workspace()
+    cutoff = None
+    if since is not None:
+        try:
+            cutoff = datetime.now(timezone.utc) - timedelta(seconds=parse_duration(since, setting="--since"))
+        except WorkspaceError as exc:
+            fail(f"{exc} (e.g. --since 12h or --since 7d)")
+    runs = list_runs(ws.transcripts_dir)
+    if failed:
+        runs = [r for r in runs if r.outcome != "done"]
+    if cutoff is not None:
+        runs = [r for r in runs if started_after(r, cutoff)]
+    scanner = _scanner() if runs else None
+    if as_json:
+        echo_json([{**r.to_json(), "task": scanner.redact(r.task) if r.task and scanner else r.task}
+                   for r in runs])
+        return
+    if not runs:
+        click.echo("no runs" + (" matching" if failed or since else " yet"), err=True)
+        return
+    for r in runs:
+        what = r.kind if r.schedule is None else f"schedule {r.schedule}"
+        code = "-" if r.exit_code is None else str(r.exit_code)
+        task = visible(_one_line(scanner.redact(r.task or "")))
+        extra = []
+        if r.tool_calls:
+            extra.append(f"{r.tool_calls} tool call{'s' if r.tool_calls != 1 else ''}")
+        if r.denials:
+            extra.append(f"{r.denials} denied")
+        if r.failed_calls:
+            extra.append(f"failed: {', '.join(sorted(set(r.failed_calls)))}")
+        click.echo(f"{r.id}  {local_time(r.start)}  {visible(what):<12} {r.outcome:<11} exit {code:<2} "
+                   f"{task}" + (f"  ({'; '.join(extra)})" if extra else ""))
+
+
+def _render(event: dict, redact) -> list[str]:
+    """One transcript event as lines for a person; tool calls and rulings marked."""
+    name = event.get("event")
+    text = lambda key: visible(redact(str(event.get(key, ""))), keep_newlines=True)  # noqa: E731
+    if name == "session_start":
+        bits = [f"{k}={visible(redact(str(event[k])))}" for k in ("mode", "label", "model") if event.get(k)]
+        return [f"start  {' '.join(bits)}"] + ([f"task   {text('task')}"] if event.get("task") else [])
+    if name == "user":
+        return [f"> you: {text('text')}"]
+    if name == "reply":
+        return [f"< assistant: {text('text')}"]
+    if name == "tool_call":
+        args = json.dumps(event.get("args", {}), ensure_ascii=False, sort_keys=True)
+        return [f"  [tool]  {visible(str(event.get('tool', '?')))} {visible(redact(args), keep_newlines=True)}"]
+    if name == "ruling":
+        verdict = "allowed" if event.get("allowed") else str(event.get("verdict", "deny"))
+        return [f"  [gate]  {visible(str(event.get('kind', '?')))} {visible(redact(str(event.get('target', ''))))}: "
+                f"{verdict} ({text('reason')})"]
+    if name == "tool_result":
+        status = "ok" if event.get("ok") else "FAILED"
+        return [f"  [{status}] {text('output')}"]
+    if name == "recall":
+        paths = ", ".join(visible(redact(str(n.get("path", "")))) for n in event.get("notes", []) if isinstance(n, dict))
+        return [f"  [recall] {paths or '(nothing)'}"]
+    if name in ("error", "stopped", "invalid", "notice"):
+        return [f"  [{name}] {text('message') if event.get('message') is not None else text('error')}"]
+    if name == "session_end":
+        bits = [f"{k}={visible(str(event[k]))}" for k in ("outcome", "exit_code", "tool_calls", "denials")
+                if event.get(k) is not None]
+        return [f"end    {' '.join(bits)}"]
+    if name in ("step", "token"):
+        return []
+    return [f"  [{visible(str(name))}]"]
+
+
+@runs_group.command("show")
+@workspace_option
+@click.argument("run_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="The summary and every event, as JSON.")
+def show_cmd(run_id: str, as_json: bool) -> None:
+    """One run's transcript, for a person: escaped, redacted, tool calls and rulings marked."""
+    ws = get_workspace()
+    full = resolve_id(run_id, transcript_ids(ws.transcripts_dir), "run", listing="assistant runs")
+    events = read_events(ws.transcripts_dir / f"{full}.jsonl")
+    if events is None:
+        fail(f"the transcript of {full} cannot be read (state/transcripts/{full}.jsonl)")
+    scanner = _scanner()
+    summary = summarise(full, events)
+    if as_json:
+        from ..transcript import redact_value
+
+        echo_json({"run": summary.to_json(), "events": redact_value(events, scanner)})
+        return
+    code = "-" if summary.exit_code is None else summary.exit_code
+    click.echo(f"{full}  {summary.kind}  started {local_time(summary.start)}  {summary.outcome} (exit {code})")
+    for event in events:
+        for line in _render(event, scanner.redact):
+            click.echo(line)
+
+
+COMMANDS = [runs_group]

@@ -1,0 +1,91 @@
+"""Never a dead chat (issue 13 item 5): when the conversation outgrows the model's context the
+oldest exchanges are dropped (the stable prefix stays) and the person is told in one line; a
+message too large for any context is refused with its size, and the next message works."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.models.base import ContextOverflow, StepResult
+from assistant.session import open_session
+from assistant.workspace import init_workspace
+
+
+class SmallContextModel:
+    """A backend with a context of `limit` bytes of conversation (system prompt included), which
+    answers every step with a fixed reply: what llama.cpp does with n_ctx, in bytes."""
+
+    name = "small-context"
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.seen: list[list[dict]] = []
+
+    def step(self, messages, schema, *, max_tokens, on_token=None):
+        size = sum(len(m["content"].encode()) for m in messages)
+        if size > self.limit:
+            raise ContextOverflow(f"the conversation no longer fits the model's context (limit {self.limit})")
+        self.seen.append([dict(m) for m in messages])
+        return StepResult(text='{"reply": "noted"}', prompt_tokens=size, evaluated_tokens=size)
+
+
+@pytest.fixture
+def session(tmp_path):
+    init_workspace(tmp_path / "ws", example=True)
+    with open_session(tmp_path / "ws", "watched", kind="chat") as s:
+        yield s
+
+
+def test_oldest_exchanges_are_dropped_and_the_person_is_told(session):
+    system = len(session.new_agent(SmallContextModel(1)).conversation.system_prompt().encode())
+    model = SmallContextModel(system + 3000)
+    events = []
+    agent = session.new_agent(model, on_event=lambda n, d: events.append((n, d)))
+    for i in range(8):
+        result = agent.turn(f"message {i}: " + "words " * 100)
+        assert result.outcome == "reply", result.message
+    notices = [d["message"] for n, d in events if n == "notice"]
+    assert notices and all("oldest exchange" in m and "persona, tools and catalog stay" in m for m in notices)
+    last = model.seen[-1]
+    assert last[0]["role"] == "system" and last[0]["content"] == agent.conversation.system_prompt()
+    assert "message 7:" in last[1]["content"] or any("message 7:" in m["content"] for m in last)
+    assert not any("message 0:" in m["content"] for m in last)
+
+
+def test_a_message_too_large_for_any_context_is_refused_with_its_size_and_the_chat_goes_on(session):
+    system = len(session.new_agent(SmallContextModel(1)).conversation.system_prompt().encode())
+    model = SmallContextModel(system + 2000)
+    agent = session.new_agent(model)
+    assert agent.turn("hello").outcome == "reply"
+    huge = agent.turn("x" * 10_000)
+    assert huge.outcome == "error"
+    assert "too large for the model's context" in huge.message and "bytes" in huge.message
+    again = agent.turn("still there?")
+    assert again.outcome == "reply", again.message
+    assert not any("x" * 100 in m["content"] for m in model.seen[-1])
+
+
+@pytest.mark.llama
+def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
+    """The same with llama.cpp itself: n_ctx 2048, messages that overflow it after a few turns."""
+    pytest.importorskip("llama_cpp")
+    from assistant.models.loader import load_model
+    from assistant.workspace import open_workspace
+
+    root = tmp_path / "ws"
+    init_workspace(root, example=True)
+    cfg = (root / "config.toml").read_text()
+    for old, new in (("n_ctx = 8192", "n_ctx = 2048"), ("max_tokens = 512", "max_tokens = 32"),
+                     ("max_steps = 8", "max_steps = 1")):
+        assert old in cfg
+        cfg = cfg.replace(old, new)
+    (root / "config.toml").write_text(cfg)
+    ws = open_workspace(root)
+    model = load_model(None, ws, progress=None)
+    events = []
+    with open_session(ws, "watched", kind="chat") as s:
+        agent = s.new_agent(model, on_event=lambda n, d: events.append((n, d)))
+        for i in range(5):
+            result = agent.turn(f"Note {i}: " + "the garden needs watering on tuesdays. " * 25)
+            assert result.outcome != "error", result.message
+    assert any(n == "notice" and "oldest exchange" in d["message"] for n, d in events)
