@@ -34,6 +34,9 @@ from .notify import run_notify
 
 
 @dataclass(frozen=True)
+NOTIFY_SUMMARY_CHARS = 300   # the notify command gets one line; `approvals show` has the rest
+
+
 class Decision:
     allowed: bool
     verdict: str                  # "allow" | "deny"
@@ -223,7 +226,9 @@ class Gate:
                 content_exact=exact, offers=ruling.offers, timeout=self.timeout)
         except (InboxError, FileExistsError) as exc:
             return self._answered(ruling, sha, DENY, f"could not file the approval request: {exc}", None)
-        unreachable = run_notify(self.notify, f"assistant: approve {summary}? (assistant approvals show {req.id})",
+        brief = summary if len(summary) <= NOTIFY_SUMMARY_CHARS else (
+            f"{summary[:NOTIFY_SUMMARY_CHARS]}… ({len(summary):,} characters in all)")
+        unreachable = run_notify(self.notify, f"assistant: approve {brief}? (assistant approvals show {req.id})",
                                  timeout=self.notify_timeout)
         if unreachable:
             reason = f"approver unreachable: {unreachable}"

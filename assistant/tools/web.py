@@ -32,7 +32,6 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtm
                "application/ld+json", "application/rss+xml", "application/atom+xml")
 _SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_REDIRECTS = 3
-MAX_SHOWN_QUERY = 300
 
 
 _ASCII_HOST = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$")
@@ -378,13 +377,10 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     cfg = (ctx.workspace.config if ctx.workspace is not None else {}).get("web", {})
     max_bytes = int(cfg.get("max_bytes", 256 * 1024))
     timeout = parse_duration(cfg.get("timeout", "10s"), setting="web.timeout")
-    # What the person is asked about includes the query: data can leave in it (a note's
-    # contents as ?q=...), so it is shown, bounded, with its full length when cut.
-    where = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
-    if parts.query:
-        q = parts.query
-        where += "?" + (q if len(q) <= MAX_SHOWN_QUERY
-                        else f"{q[:MAX_SHOWN_QUERY]}… (query of {len(q)} characters)")
+    # What the person is asked about includes the whole query: data can leave in it (a note's
+    # contents as ?q=...), so the request carries the URL in full; `approvals show` shows it all
+    # and only one-line displays (the notify command, `approvals list`) cut it, saying so.
+    where = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", parts.query, ""))
     decision = ctx.gate.authorize(
         "net", target, content=None, current=None, url=url.strip(),
         summary=f"web_fetch {where}" + (f" (with vault secret {args.get('auth')})" if auth else ""),
