@@ -20,9 +20,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import approvals, chat, doctor, grants, init, memory, run, schedule, vault
+    from . import approvals, audit, chat, doctor, grants, init, memory, memory_history, run, schedule, vault
 
-    for module in (init, memory, approvals, grants, vault, chat, run, schedule, doctor):
+    for module in (init, memory, memory_history, approvals, grants, vault, chat, run, schedule, doctor, audit):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -254,7 +254,8 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     from ..watch import watch_notes
 
     ws = get_workspace()
-    scanner = _memory().scanner   # note names are redacted like any output (locked vault: refused)
+    mem = _memory()
+    scanner = mem.scanner   # note names are redacted like any output (locked vault: refused)
     stop = threading.Event()
     timer = None
     if timeout is not None:
@@ -265,6 +266,10 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
         click.echo(f"watching {ws.memory_dir} (Ctrl-C to stop)", err=True)
     try:
         for batch in watch_notes(ws.memory_dir, stop_event=stop):
+            try:   # a hand edit seen here becomes a version in history/ (issue 12)
+                mem.notice(sorted({c.path for c in batch}))
+            except NoteError:
+                pass   # busy: the next write to the note records it before writing
             for change in batch:
                 shown = scanner.redact(change.path)
                 if as_json:
