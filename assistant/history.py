@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,7 @@ INTENT = "intent.json"
 LOCK = ".lock"
 SOURCES = ("assistant", "person", "hand-edit", "revert", "removal")   # and "mcp:<client name>"
 MAX_LOG_LINE = 64 * 1024
+_HEX = frozenset("0123456789abcdef")
 
 
 class HistoryError(Exception):
@@ -140,32 +142,21 @@ class Version:
 
     @classmethod
     def from_record(cls, seq: int, rec: dict) -> "Version":
-        def text(key: str, default: str = "") -> str:
-            v = rec.get(key, default)
-            if not isinstance(v, str):
-                raise ValueError(f"{key} is not a string")
-            return v
-
-        def opt(key: str) -> str | None:
-            v = rec.get(key)
-            if v is not None and not isinstance(v, str):
-                raise ValueError(f"{key} is not a string")
-            return v
-
-        size = rec.get("bytes")
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise ValueError("bytes is not a size")
-        sources = rec.get("sources", [])
-        if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            raise ValueError("sources is not a list of strings")
-        sha = text("sha256")
-        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-            raise ValueError("sha256 is not a sha256")
-        return cls(seq=seq, time=text("time"), path=text("path"), rev=text("rev"), sha256=sha,
-                   bytes=size, source=text("source"), run=text("run"), approval=opt("approval"),
-                   scope=opt("scope"), grant=opt("grant"), model=text("model"),
-                   sources=tuple(sources), removed=rec.get("removed") is True,
-                   baseline=rec.get("baseline") is True)
+        """A Version from a log line's object; ValueError/TypeError if it is not one."""
+        sources = rec.get("sources") or ()
+        if not isinstance(sources, (list, tuple)):
+            raise ValueError("sources is not a list")
+        v = cls(seq, rec["time"], rec["path"], rec["rev"], rec["sha256"], rec["bytes"], rec["source"],
+                rec.get("run") or "", rec.get("approval"), rec.get("scope"), rec.get("grant"),
+                rec.get("model") or "", tuple(sources), rec.get("removed") is True,
+                rec.get("baseline") is True)
+        if not (type(v.time) is str and type(v.path) is str and type(v.rev) is str and type(v.source) is str
+                and type(v.run) is str and type(v.model) is str and type(v.bytes) is int and v.bytes >= 0
+                and len(v.sha256) == 64 and _HEX.issuperset(v.sha256)
+                and all(type(x) is str for x in v.sources)
+                and all(x is None or type(x) is str for x in (v.approval, v.scope, v.grant))):
+            raise ValueError("not a history log line")
+        return v
 
 
 @dataclass(frozen=True)
@@ -198,6 +189,14 @@ class History:
         self.lock_timeout = lock_timeout
         self._cache = _LogCache()
         self._root: Root | None = None
+        self._storing: tuple[threading.Thread, dict] | None = None
+
+    def _has_object(self, sha256: str) -> bool:
+        try:
+            self.object_bytes(sha256)
+            return True
+        except HistoryError:
+            return False
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -241,25 +240,68 @@ class History:
     # -- objects -------------------------------------------------------------------------
 
     def put_object(self, data: bytes) -> str:
-        """Store `data` (atomic, fsynced) unless an intact copy is there; its sha256."""
+        """Store `data` (fsynced, entry made durable) unless an intact copy is there; its sha256.
+
+        A new object is created O_EXCL at its final name and fsynced, then its folder: no
+        rename is needed, because no log line names it until this returns, and a file left
+        half-written by a crash is found damaged (its bytes do not hash to its name) and
+        replaced the next time those bytes are stored."""
         sha = hashlib.sha256(data).hexdigest()
         rel = object_relpath(sha)
         root = self.root()
         try:
-            if hashlib.sha256(root.read_bytes(rel)).digest() == hashlib.sha256(data).digest():
+            if hashlib.sha256(root.read_bytes(rel)).hexdigest() == sha:
                 return sha
+            damaged = True
         except FileNotFoundError:
-            pass
+            damaged = False
         except OSError:
-            pass   # a damaged or odd entry: replaced below (the leaf entry, never through it)
-        fresh = not (self.dir / OBJECTS / sha[:2]).is_dir()
+            damaged = True     # an odd entry: replaced as a directory entry, never written through
         try:
-            root.write_bytes(rel, data)
-            if fresh:   # the new fan-out folder must be durable before a log line names it
-                _fsync_path(self.dir / OBJECTS)
+            if damaged:
+                root.write_bytes(rel, data)
+                return sha
+            self._create_object(sha, data)
         except OSError as exc:
             raise HistoryError(f"the version could not be stored in {self.dir}: {exc.strerror or exc}") from None
         return sha
+
+    def _create_object(self, sha: str, data: bytes) -> None:
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        objects = os.open(OBJECTS, flags, dir_fd=self.root().fileno())
+        try:
+            try:
+                sub = os.open(sha[:2], flags, dir_fd=objects)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(sha[:2], 0o700, dir_fd=objects)
+                except FileExistsError:
+                    pass
+                sub = os.open(sha[:2], flags, dir_fd=objects)
+                os.fsync(objects)     # the new fan-out folder is durable before anything in it
+            try:
+                try:
+                    fd = os.open(sha[2:], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 0o600, dir_fd=sub)
+                except FileExistsError:   # another writer stored it meanwhile: check, else replace
+                    with open(os.open(sha[2:], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                                      dir_fd=sub), "rb") as f:
+                        if hashlib.sha256(f.read()).hexdigest() == sha:
+                            return
+                    self.root().write_bytes(object_relpath(sha), data)
+                    return
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.fsync(sub)
+            finally:
+                os.close(sub)
+        finally:
+            os.close(objects)
 
     def object_bytes(self, sha256: str) -> bytes:
         """The exact bytes of a stored version; HistoryError if missing or damaged."""
@@ -309,7 +351,7 @@ class History:
         for raw in data[:end].split(b"\n")[:-1]:
             try:
                 v = Version.from_record(len(c.versions) + 1, json.loads(raw))
-            except (ValueError, TypeError, AttributeError):
+            except (ValueError, TypeError, AttributeError, KeyError):
                 c.skipped += 1
                 continue
             c.versions.append(v)
@@ -397,27 +439,63 @@ class History:
     # -- intents: a writer's crash between the note and its log line ---------------------
 
     def begin(self, version: Version, data: bytes) -> None:
-        """Before replacing/removing a note: store the object and leave an intent naming it."""
-        self.put_object(data)
+        """Before replacing/removing a note: leave an intent naming the version, and start
+        storing its object (in a thread, so its fsyncs overlap the note's own; `commit` waits
+        for it). The intent needs no fsync: it only matters after a crash of this process, and
+        a lost intent only means `recover` cannot tell the source (the bytes are still saved,
+        as a hand edit)."""
         line = json.dumps(version.to_record(), ensure_ascii=False).encode("utf-8")
         try:
-            self.root().write_bytes(INTENT, line)
+            fd = os.open(INTENT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+                         | os.O_NONBLOCK, 0o600, dir_fd=self.root().fileno())
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise HistoryError(f"history/{INTENT} is not a regular file")
+                os.write(fd, line)
+            finally:
+                os.close(fd)
         except OSError as exc:
             raise HistoryError(f"history/{INTENT} could not be written: {exc.strerror or exc}") from None
+        box: dict[str, BaseException] = {}
+
+        def store() -> None:
+            try:
+                self.put_object(data)
+            except BaseException as exc:   # noqa: BLE001 - handed to commit()
+                box["error"] = exc
+
+        worker = threading.Thread(target=store, name="history-object", daemon=True)
+        worker.start()
+        self._storing = (worker, box)
+
+    def _stored(self) -> None:
+        storing, self._storing = self._storing, None
+        if storing is None:
+            return
+        worker, box = storing
+        worker.join()
+        if "error" in box:
+            err = box["error"]
+            raise err if isinstance(err, HistoryError) else HistoryError(str(err))
 
     def commit(self, version: Version) -> Version:
-        """After the note was written: the log line, then the intent goes."""
+        """After the note was written: wait for the object, then the log line, then the intent goes."""
+        self._stored()
         logged = self._append([version])[0]
         self._drop_intent()
         return logged
 
     def abandon(self) -> None:
         """The note was not written after all: the intent goes (its object stays, harmless)."""
+        try:
+            self._stored()
+        except HistoryError:
+            pass
         self._drop_intent()
 
     def _drop_intent(self) -> None:
         try:
-            os.unlink(self.dir / INTENT)
+            os.unlink(INTENT, dir_fd=self.root().fileno())
         except FileNotFoundError:
             pass
         except OSError as exc:
@@ -436,7 +514,7 @@ class History:
             return None
         try:
             v = Version.from_record(0, json.loads(raw))
-        except (ValueError, TypeError, AttributeError):
+        except (ValueError, TypeError, AttributeError, KeyError):
             self._drop_intent()
             return None
         try:
@@ -450,6 +528,10 @@ class History:
             and head.time == v.time
         logged = None
         if happened and not done:
+            if now is not None:
+                self.put_object(now)    # the writer may have died before its object was stored
+            elif not self._has_object(v.sha256):
+                v = replace(v, grant=(v.grant or "") + " (removed bytes were not stored)")
             logged = self._append([v])[0]
         self._drop_intent()
         return logged

@@ -38,32 +38,60 @@ def _notice(mem: Memory) -> None:
 
 
 def _shown(mem: Memory, text: str) -> str:
-    return visible(mem.scanner.redact(text))
+    """Redacted, then escaped for the terminal (a line with nothing to escape is left as is)."""
+    text = mem.scanner.redact(text)
+    return text if text.isprintable() else visible(text)
 
 
-def _json(mem: Memory, v: Version) -> dict:
+class _Shown:
+    """`_shown` with a memo: a log of thousands of versions repeats the same few paths,
+    runs and sources, and each is redacted once."""
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem = mem
+        self.memo: dict[str, str] = {}
+
+        self.redacted: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        out = self.memo.get(text)
+        if out is None:
+            out = self.memo[text] = _shown(self.mem, text)
+        return out
+
+    def redact(self, text: str) -> str:
+        out = self.redacted.get(text)
+        if out is None:
+            out = self.redacted[text] = self.mem.scanner.redact(text)
+        return out
+
+
+def _json(shown: _Shown, v: Version) -> dict:
+    """The JSON of a version (text fields redacted; JSON escapes the rest)."""
     out = v.to_json()
-    out["path"] = mem.scanner.redact(v.path)
-    out["sources"] = [mem.scanner.redact(s) for s in v.sources]
+    for key in ("path", "source", "run", "grant", "model"):
+        if out[key]:
+            out[key] = shown.redact(out[key])
+    out["sources"] = [shown.redact(s) for s in v.sources]
     return out
 
 
-def _line(mem: Memory, v: Version) -> str:
+def _line(shown: _Shown, v: Version) -> str:
     what = "removed" if v.removed else f"{v.bytes} bytes"
-    parts = [v.rev, v.time, v.source, v.path, what]
+    parts = [v.rev, v.time, shown(v.source), shown(v.path), what]
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:
-        parts.append(f"approval {v.approval}" + (f" ({v.scope})" if v.scope else ""))
+        parts.append(shown(f"approval {v.approval}" + (f" ({v.scope})" if v.scope else "")))
     elif v.grant:
-        parts.append(f"allowed: {v.grant}")
+        parts.append(shown(f"allowed: {v.grant}"))
     if v.model:
-        parts.append(f"model {v.model}")
+        parts.append(shown(f"model {v.model}"))
     if v.sources:
-        parts.append("after reading " + ", ".join(v.sources))
+        parts.append(shown("after reading " + ", ".join(v.sources)))
     if v.run:
-        parts.append(f"run {v.run}")
-    return _shown(mem, "  ".join(parts))
+        parts.append(shown(f"run {v.run}"))
+    return "  ".join(parts)
 
 
 def _resolve(mem: Memory, path: str, rev: str) -> Version:
@@ -104,14 +132,14 @@ def log_cmd(path: str | None, as_json: bool) -> None:
     except HistoryError as exc:
         fail(str(exc))
     versions.reverse()
+    shown = _Shown(mem)
     if as_json:
-        echo_json([_json(mem, v) for v in versions])
+        echo_json([_json(shown, v) for v in versions])
         return
     if not versions:
         click.echo(f"no versions of {_shown(mem, path)} recorded" if path else "no versions recorded yet")
         return
-    for v in versions:
-        click.echo(_line(mem, v))
+    click.echo("\n".join(_line(shown, v) for v in versions))
 
 
 @memory_group.command("show")
