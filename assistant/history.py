@@ -23,6 +23,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import threading
 import time
@@ -44,7 +45,7 @@ INTENT = "intent.json"
 LOCK = ".lock"
 SOURCES = ("assistant", "person", "hand-edit", "revert", "removal")   # and "mcp:<client name>"
 MAX_LOG_LINE = 64 * 1024
-_HEX = frozenset("0123456789abcdef")
+_SHA = re.compile(r"[0-9a-f]{64}").fullmatch
 
 
 class HistoryError(Exception):
@@ -142,21 +143,28 @@ class Version:
 
     @classmethod
     def from_record(cls, seq: int, rec: dict) -> "Version":
-        """A Version from a log line's object; ValueError/TypeError if it is not one."""
-        sources = rec.get("sources") or ()
-        if not isinstance(sources, (list, tuple)):
-            raise ValueError("sources is not a list")
-        v = cls(seq, rec["time"], rec["path"], rec["rev"], rec["sha256"], rec["bytes"], rec["source"],
-                rec.get("run") or "", rec.get("approval"), rec.get("scope"), rec.get("grant"),
-                rec.get("model") or "", tuple(sources), rec.get("removed") is True,
-                rec.get("baseline") is True)
-        if not (type(v.time) is str and type(v.path) is str and type(v.rev) is str and type(v.source) is str
-                and type(v.run) is str and type(v.model) is str and type(v.bytes) is int and v.bytes >= 0
-                and len(v.sha256) == 64 and _HEX.issuperset(v.sha256)
-                and all(type(x) is str for x in v.sources)
-                and all(x is None or type(x) is str for x in (v.approval, v.scope, v.grant))):
+        """A Version from a log line's object; ValueError/TypeError/KeyError if it is not one."""
+        get = rec.get
+        sources = get("sources") or ()
+        run, model = get("run") or "", get("model") or ""
+        approval, scope, grant = get("approval"), get("scope"), get("grant")
+        time_, path, rev, sha, size, source = (rec["time"], rec["path"], rec["rev"], rec["sha256"],
+                                               rec["bytes"], rec["source"])
+        if (type(time_) is not str or type(path) is not str or type(rev) is not str
+                or type(source) is not str or type(run) is not str or type(model) is not str
+                or type(size) is not int or size < 0 or type(sha) is not str or not _SHA(sha)
+                or type(sources) is not list and sources != ()
+                or (approval is not None and type(approval) is not str)
+                or (scope is not None and type(scope) is not str)
+                or (grant is not None and type(grant) is not str)):
             raise ValueError("not a history log line")
-        return v
+        if sources:
+            sources = tuple(sources)
+            for x in sources:
+                if type(x) is not str:
+                    raise ValueError("not a history log line")
+        return cls(seq, time_, path, rev, sha, size, source, run, approval, scope, grant, model,
+                   sources, get("removed") is True, get("baseline") is True)
 
 
 @dataclass(frozen=True)
@@ -348,14 +356,27 @@ class History:
             os.close(fd)
         data = b"".join(chunks)
         end = data.rfind(b"\n") + 1          # a torn last line is not read (nor consumed)
-        for raw in data[:end].split(b"\n")[:-1]:
+        raws = data[:end].split(b"\n")[:-1]
+        try:    # one parse for the whole batch; a bad line sends us line by line
+            records = json.loads(b"[" + b",".join(raws) + b"]") if raws else []
+            if len(records) != len(raws):
+                raise ValueError("a line held more than one value")
+        except ValueError:
+            records = []
+            for raw in raws:
+                try:
+                    records.append(json.loads(raw))
+                except ValueError:
+                    records.append(None)
+        versions, heads = c.versions, c.heads
+        for rec in records:
             try:
-                v = Version.from_record(len(c.versions) + 1, json.loads(raw))
+                v = Version.from_record(len(versions) + 1, rec)
             except (ValueError, TypeError, AttributeError, KeyError):
                 c.skipped += 1
                 continue
-            c.versions.append(v)
-            c.heads[v.path] = v
+            versions.append(v)
+            heads[v.path] = v
         c.offset += end
         return c
 

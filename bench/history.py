@@ -110,15 +110,21 @@ def bench_log(base: str, versions: int) -> None:
         t = time.perf_counter()
         r = CliRunner().invoke(main, ["-w", ws, "memory", "log", "busy.md"])
         text.append(time.perf_counter() - t)
+    ls = []
+    for _ in range(5):
+        t = time.perf_counter()
+        CliRunner().invoke(main, ["-w", ws, "memory", "ls"])
+        ls.append(time.perf_counter() - t)
     procs = []
     for _ in range(3):
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "assistant", "-w", ws, "memory", "log", "busy.md"],
                        stdout=subprocess.DEVNULL, check=True)
         procs.append(time.perf_counter() - t)
-    print(f"2. memory log for a note with {versions} versions (built in {build:.1f} s):")
+    print(f"2. memory log for a note with {versions} versions (built in {build:.1f} s), medians:")
     print(f"   history read alone {median_us(reads) / 1000:7.1f} ms   "
-          f"command in process: --json {median_us(inproc) / 1000:7.1f} ms, text {median_us(text) / 1000:7.1f} ms   "
+          f"command in process: --json {median_us(inproc) / 1000:7.1f} ms, text {median_us(text) / 1000:7.1f} ms "
+          f"(`memory ls` of the same workspace, for scale: {median_us(ls) / 1000:6.1f} ms)   "
           f"fresh process {median_us(procs) / 1000:7.1f} ms  (target < 200 ms)")
 
     objects, obj_bytes = h.disk_usage()

@@ -289,16 +289,24 @@ def verify(path: str | os.PathLike[str]) -> Verdict:
         last_old = min(start - 1, n)
         notes.append(f"lines 1-{last_old} predate the hash chain and are not protected by it"
                      if last_old > 1 else "line 1 predates the hash chain and is not protected by it")
-    prev = line_hash(lines[start - 2]) if start >= 2 and start - 2 < n else ZERO
-    seqs = [_seq(ln) for ln in lines]
+    prev = (line_hash(lines[start - 2]) if start >= 2 and start - 2 < n else ZERO).encode("ascii")
+    matches = [_CHAINED.match(ln) for ln in lines]
+    seqs = [int(m.group(1)) if m else None for m in matches]
 
     def seq_at(pos: int) -> int | None:      # 1-based position; None past the end
         return seqs[pos - 1] if 1 <= pos <= n else None
 
+    sha = hashlib.sha256
     for i in range(start, n + 1):
+        seq = seqs[i - 1]
+        if seq == i:
+            m = matches[i - 1]
+            if m.group(2) == prev:        # the common case: in place, chained to the line before
+                prev = sha(lines[i - 1]).hexdigest().encode("ascii")
+                continue
         ln = lines[i - 1]
-        m = _CHAINED.match(ln)
-        seq, nxt, after = seqs[i - 1], seq_at(i + 1), seq_at(i + 2)
+        m = matches[i - 1]
+        nxt, after = seq_at(i + 1), seq_at(i + 2)
         if seq != i:
             if seq == i + 1 and nxt == i and (after == i + 2 or i + 1 == n):
                 return bad(i, f"lines {i} and {i + 1} were swapped (reordered)")
@@ -313,7 +321,7 @@ def verify(path: str | os.PathLike[str]) -> Verdict:
             return bad(i, f"line {i} is out of order (it says it is line {seq}): lines were inserted or reordered")
         assert m is not None
         recorded = m.group(2).decode("ascii")
-        if recorded != prev:
+        if recorded != prev.decode("ascii"):
             # Was line i-1 changed, or line i's own `prev`? The line after i (or the head)
             # recorded line i's hash: if that still matches, line i is as written.
             mine = line_hash(ln)
@@ -324,7 +332,6 @@ def verify(path: str | os.PathLike[str]) -> Verdict:
                 later = head.hash if head is not None and head.lines == n else None
             j = i if (later is not None and later != mine) or i == 1 else i - 1
             return bad(j, f"line {j} was changed (its hash no longer matches the chain)")
-        prev = line_hash(ln)
     if torn:
         notes.append(f"the last line ({n}) has no newline: an append was cut short")
     if head is None:

@@ -12,6 +12,7 @@ bytes. `prune` and `forget` are the only ways history shrinks, and they say what
 from __future__ import annotations
 
 import difflib
+import json
 import shlex
 import sys
 
@@ -134,7 +135,13 @@ def log_cmd(path: str | None, as_json: bool) -> None:
     versions.reverse()
     shown = _Shown(mem)
     if as_json:
-        echo_json([_json(shown, v) for v in versions])
+        # A JSON list, one version per line. One call of the C encoder for the whole list (a note
+        # with thousands of versions stays fast); every object starts with its first sorted key,
+        # and inside a JSON string a quote is always escaped, so '},{"approval"' only ever
+        # occurs between two objects.
+        text = json.dumps([_json(shown, v) for v in versions], sort_keys=True, ensure_ascii=False,
+                          separators=(", ", ": "))
+        click.echo(text.replace('}, {"approval"', '},\n {"approval"').replace('[{"approval"', '[\n {"approval"', 1))
         return
     if not versions:
         click.echo(f"no versions of {_shown(mem, path)} recorded" if path else "no versions recorded yet")
