@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .confine import Root
-from .locking import FileLock, LockTimeout
+from .locking import LockTimeout
 
 __all__ = [
     "History", "HistoryError", "Origin", "Grant", "Version", "PruneResult", "SOURCES",
@@ -241,9 +241,9 @@ class History:
             self._root.close()
             self._root = None
 
-    def _lock(self) -> FileLock:
+    def _lock(self) -> "_LogLock":
         self.ensure()
-        return FileLock(self.dir / LOCK, timeout=self.lock_timeout)
+        return _LogLock(self.dir / LOCK, self.lock_timeout)
 
     # -- objects -------------------------------------------------------------------------
 
@@ -652,6 +652,41 @@ class History:
                         count += 1
                         size += f.stat(follow_symlinks=False).st_blocks * 512
         return count, size
+
+
+class _LogLock:
+    """An exclusive flock on history/.lock, waited for at most `timeout` seconds (LockTimeout).
+    Unlike the memory lock it records no pid: truncating and rewriting the lock file at every
+    append costs a data flush on ext4."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path, self.timeout, self.fd = path, timeout, -1
+
+    def __enter__(self) -> "_LogLock":
+        import fcntl
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(self.fd)
+                    raise LockTimeout(f"history's log is locked by another process ({self.path}); "
+                                      f"gave up after {self.timeout:g}s") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        import fcntl
+
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self.fd)
 
 
 def _cut_torn_tail(fd: int, size: int) -> None:

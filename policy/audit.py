@@ -106,10 +106,12 @@ def _write_head(path: Path, head: Head) -> None:
     record = body + b" " * (HEAD_BYTES - 1 - len(body)) + b"\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise AuditError(f"the chain head {path} is not a regular file")
         os.pwrite(fd, record, 0)
-        os.ftruncate(fd, HEAD_BYTES)
+        if st.st_size != HEAD_BYTES:    # (a truncate costs a data flush on ext4: only when needed)
+            os.ftruncate(fd, HEAD_BYTES)
     finally:
         os.close(fd)
 
