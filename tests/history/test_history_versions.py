@@ -385,3 +385,38 @@ def test_log_of_everything_and_refusals(ws):
     assert r.exit_code != 0 and "'..'" in r.stderr
     r = memory_cli(ws, "show", "nothing.md", "--rev", "abc")
     assert r.exit_code != 0 and "no version of nothing.md" in r.stderr
+
+
+def test_an_approved_unattended_write_names_its_request_and_scope_and_a_grant_names_the_rule(ws):
+    import threading
+    import time
+
+    from policy.approvals import APPROVED, Inbox
+    from policy.grants import GrantStore
+
+    inbox = Inbox(ws / "state" / "approvals")
+    done = threading.Event()
+
+    def approver():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not done.is_set():
+            for entry in inbox.list():
+                if entry.state == "pending":
+                    inbox.answer(entry.id, APPROVED, sha256=entry.request.sha256, remember="once")
+                    return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=approver, daemon=True)
+    t.start()
+    with open_session(ws, "unattended", kind="run", transcript=False, approval_timeout=20) as s:
+        s.memory.write("asked.md", "approved text\n", origin=Origin("assistant", model="m"))
+    done.set()
+    t.join(5)
+    [v] = hist(ws).versions("asked.md")
+    assert v.approval and v.scope == "once" and v.grant is None
+    assert inbox.get(v.approval).target == "asked.md"          # the request that approved it
+    GrantStore(ws / "grants.json").add("memory", "granted/*")
+    with open_session(ws, "unattended", kind="run", transcript=False) as s:
+        s.memory.write("granted/x.md", "by grant\n", origin=Origin("assistant"))
+    [g] = hist(ws).versions("granted/x.md")
+    assert g.approval is None and "granted/*" in g.grant
