@@ -190,6 +190,8 @@ class History:
     """The history of one workspace's notes. `revision` computes a shown revision
     (Memory.revision: the one way to compute one)."""
 
+    overlap = True    # store the object in a thread while the note is written (bench/history.py)
+
     def __init__(self, directory: str | os.PathLike[str], *, revision: Callable[[bytes], str],
                  lock_timeout: float = 10.0) -> None:
         self.dir = Path(directory)
@@ -485,6 +487,11 @@ class History:
             except BaseException as exc:   # noqa: BLE001 - handed to commit()
                 box["error"] = exc
 
+        if not self.overlap:
+            store()
+            if "error" in box:
+                raise box["error"] if isinstance(box["error"], HistoryError) else HistoryError(str(box["error"]))
+            return
         worker = threading.Thread(target=store, name="history-object", daemon=True)
         worker.start()
         self._storing = (worker, box)

@@ -24,28 +24,35 @@ if TYPE_CHECKING:
 CACHE_NAME = "history-seen.json"
 
 
-def _load(path) -> dict[str, list]:
+def _load(path) -> dict:
     try:
         with open(path, "rb") as f:
-            data = json.loads(f.read(8 << 20))
-        notes = data.get("notes") if isinstance(data, dict) else None
-        return notes if isinstance(notes, dict) else {}
+            data = json.loads(f.read(16 << 20))
+        return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
-def _save(path, notes: dict[str, list]) -> None:
+def _save(path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
-            f.write(json.dumps({"notes": notes}, separators=(",", ":")).encode("utf-8"))
+            f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
         os.replace(tmp, path)
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass   # a cache: losing it costs one re-read
+
+
+def _log_signature(hist) -> list[int] | None:
+    try:
+        st = os.stat(hist.log_path, follow_symlinks=False)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def _on_disk(mem: "Memory") -> dict[str, tuple[int, int]]:
@@ -60,18 +67,26 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
     hist = mem.history
     assert hist is not None
     cache_path = mem.ws.state_dir / CACHE_NAME
-    seen = _load(cache_path)
+    cache = _load(cache_path)
+    seen = cache.get("notes") if isinstance(cache.get("notes"), dict) else {}
     disk = _on_disk(mem)
-    wanted = set(disk) | {p for p in hist.paths() if not hist.head(p).removed} if paths is None else set(paths)
+    # The newest sha256 of each note (None: removed). While the log is the file the cache saw,
+    # the cached heads stand in for reading the whole log at every session start.
+    cached_heads = cache.get("heads")
+    if cache.get("log") == _log_signature(hist) and isinstance(cached_heads, dict):
+        heads: dict = cached_heads
+    else:
+        heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+    wanted = set(disk) | {p for p, sha in heads.items() if sha} if paths is None else set(paths)
 
     def unchanged(p: str) -> bool:
-        head = hist.head(p)
+        head = heads.get(p)
         st = disk.get(p)
         if st is None:
-            return head is None or head.removed
+            return head is None
         cached = seen.get(p)
-        return (head is not None and not head.removed and isinstance(cached, list) and len(cached) == 3
-                and cached[0] == st[0] and cached[1] == st[1] and cached[2] == head.sha256)
+        return (head is not None and isinstance(cached, list) and len(cached) == 3
+                and cached[0] == st[0] and cached[1] == st[1] and cached[2] == head)
 
     if not (hist.dir / "intent.json").exists() and all(unchanged(p) for p in wanted):
         return []
@@ -82,10 +97,13 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
                 return mem._current(root, p)
 
             hist.recover(current)
+            heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
             disk = _on_disk(mem)
+            if paths is None:
+                wanted = set(disk) | {p for p, sha in heads.items() if sha}
             run = mem._run_id()
-            first = not hist.log_path.exists()
-            pending: list[tuple[Version, bytes | None]] = []   # an existing workspace's first open: baseline
+            first = not hist.log_path.exists()    # an existing workspace's first open: baseline
+            pending: list[tuple[Version, bytes | None]] = []
             for p in sorted(wanted):
                 st = disk.get(p)
                 if unchanged(p):
@@ -106,5 +124,7 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
             recorded = hist.record_many(pending)
             for p in [p for p in seen if p not in disk]:
                 del seen[p]
-    _save(cache_path, seen)
+            heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+            signature = _log_signature(hist)
+    _save(cache_path, {"notes": seen, "log": signature, "heads": heads})
     return recorded

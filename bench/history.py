@@ -65,6 +65,7 @@ def bench_writes(base: str, n: int) -> None:
     init_workspace(ws)
     body = b"x" * 1000
     results: dict[str, list[float]] = {"without history": [], "with history": []}
+    cpu: dict[str, list[float]] = {"without history": [], "with history": []}
     with open_session(ws, "watched", kind="bench", transcript=False) as s:
         mem = s.memory
         keep = mem.history
@@ -74,14 +75,17 @@ def bench_writes(base: str, n: int) -> None:
             for label, hist in order if i % 2 else order[::-1]:
                 mem.history = hist
                 data = b"%s %d %d\n" % (label.encode(), i, time.time_ns()) + body
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 mem.write(f"bench/{label[0:4]}-{i % 20}.md", data, force=True, origin=Origin("assistant"))
                 if i >= 20:     # the first 20 create the notes and warm up
                     results[label].append(time.perf_counter() - t)
+                    cpu[label].append(time.process_time() - c)
         mem.history = keep
     a, b = median_us(results["without history"]), median_us(results["with history"])
     print(f"1. memory write of a 1 KiB note, median of {n} (fs of {base}):")
-    print(f"   without history {a:9.0f} us   with history {b:9.0f} us   ratio {b / a:5.2f}x  (target <= 1.5x)")
+    ca, cb = median_us(cpu["without history"]), median_us(cpu["with history"])
+    print(f"   wall: without history {a:8.0f} us   with history {b:8.0f} us   ratio {b / a:5.2f}x  (target <= 1.5x)")
+    print(f"   cpu:  without history {ca:8.0f} us   with history {cb:8.0f} us   ratio {cb / ca:5.2f}x")
 
 
 def bench_log(base: str, versions: int) -> None:
