@@ -593,8 +593,15 @@ class History:
 
     def record_many(self, items: list[tuple[Version, bytes | None]]) -> list[Version]:
         """Store every object, then all the log lines with one append (one fsync)."""
-        for v, data in items:
-            if data is not None and not v.removed:
+        blobs = {v.sha256: data for v, data in items if data is not None and not v.removed}
+        if len(blobs) > 1:   # a first open stores every note: overlap their fsyncs
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(8, len(blobs))) as pool:
+                for _ in pool.map(self.put_object, blobs.values()):
+                    pass
+        else:
+            for data in blobs.values():
                 self.put_object(data)
         return self._append([v for v, _ in items])
 
