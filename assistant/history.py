@@ -46,6 +46,7 @@ LOCK = ".lock"
 SOURCES = ("assistant", "person", "hand-edit", "revert", "removal")   # and "mcp:<client name>"
 MAX_LOG_LINE = 64 * 1024
 _SHA = re.compile(r"[0-9a-f]{64}").fullmatch
+_new = object.__new__
 
 
 class HistoryError(Exception):
@@ -163,8 +164,13 @@ class Version:
             for x in sources:
                 if type(x) is not str:
                     raise ValueError("not a history log line")
-        return cls(seq, time_, path, rev, sha, size, source, run, approval, scope, grant, model,
-                   sources, get("removed") is True, get("baseline") is True)
+        # A log of many thousand lines is read at every `memory log`: skip the frozen dataclass's
+        # field-by-field __init__ (the fields were just checked above).
+        v = _new(cls)
+        v.__dict__.update(seq=seq, time=time_, path=path, rev=rev, sha256=sha, bytes=size, source=source,
+                          run=run, approval=approval, scope=scope, grant=grant, model=model,
+                          sources=sources, removed=get("removed") is True, baseline=get("baseline") is True)
+        return v
 
 
 @dataclass(frozen=True)
