@@ -391,6 +391,7 @@ class Agent:
     # -- one turn
     def turn(self, text: str, changed_notes: list[str] | tuple[str, ...] = ()) -> TurnResult:
         first_ruling = len(self.gate.rulings)
+        self.ctx.sources = []   # what this turn reads from untrusted places (kept with its writes)
         result = TurnResult(outcome="error")
         self._emit("user", {"text": text, "changed_notes": list(changed_notes)})
         # The model never sees a secret value, not even one the person typed.
@@ -545,6 +546,13 @@ class Agent:
                 output = output[:MAX_TOOL_OUTPUT_CHARS] + f"\n[... output cut at {MAX_TOOL_OUTPUT_CHARS} characters]"
             else:
                 output = self._redact(output)
+        if ok and tool.untrusted is not None:
+            try:
+                place = tool.untrusted(dict(call.args))
+            except Exception:   # noqa: BLE001 - the call ran, so something was read: say so
+                place = f"{call.name}:?"
+            if place and place not in self.ctx.sources:
+                self.ctx.sources.append(place)
         self._emit("tool_result", {"tool": call.name, "ok": ok, "output": output,
                                    "seconds": round(time.monotonic() - started, 3)})
         return output

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
-from .notes import clean_line, cut, decode_head, summary_from_head
+from .notes import clean_line, cut, decode_head, head_meta, staleness, summary_from_head
 
 MAX_DEPTH = 32
 LIST_LIMIT_MAX = 200
@@ -39,6 +39,7 @@ class Entry:
     pinned: bool = False
     summary: str = ""
     problem: str | None = None
+    stale: str | None = None      # e.g. "[expired 2026-01-01: may be out of date]" (notes.staleness)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +49,7 @@ class Entry:
             "mtime": self.mtime_ns / 1e9,
             "pinned": self.pinned,
             "unreadable": self.problem,
+            "stale": self.stale,
         }
 
 
@@ -222,7 +224,9 @@ def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any)
     problem = None
     if entry.size > settings.max_note_bytes:
         problem = f"too large to read, {_human(entry.size)}"
-    return replace(entry, path=path, summary=summary, problem=problem)
+    flag = staleness(head_meta(text))
+    return replace(entry, path=path, summary=summary, problem=problem,
+                   stale=flag.label() if flag is not None else None)
 
 
 def _redact(scanner: Any, text: str) -> str:
@@ -235,6 +239,8 @@ def line(entry: Entry) -> str:
     summary = entry.summary or "(no summary)"
     if entry.problem:
         return f"- {entry.path}: {summary} (unreadable: {entry.problem})"
+    if entry.stale:
+        return f"- {entry.path}: {summary} {entry.stale}"
     return f"- {entry.path}: {summary}"
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import catalog as _catalog
 from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .history import Grant, History, HistoryError, Origin, Version
 from .locking import FileLock, LockTimeout
 from .names import clash_message, nfc, spelling_clash
 from .notes import revision
@@ -134,7 +135,7 @@ class Memory:
     """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
 
     def __init__(self, ws: Any, scanner: Any, gate: Any, *, lock_timeout: float = 10.0,
-                 audit: Any = None) -> None:
+                 audit: Any = None, history: History | None = None) -> None:
         if scanner is None:
             raise ValueError("Memory needs a leak scanner (assistant.leaks.Scanner); none means no writes")
         self.ws = ws
@@ -144,6 +145,11 @@ class Memory:
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
         self._audit = audit
+        self.history = history   # None: no versions kept (a bare Memory built by a test)
+
+    def revision(self, data: bytes) -> str:
+        """The revision shown for these bytes: the one way to compute one."""
+        return revision(data)
 
     # -- rules --------------------------------------------------------------------------
 
@@ -305,7 +311,7 @@ class Memory:
         session = getattr(self.gate, "session", None)
         return str(getattr(session, "run_id", "") or "")
 
-    def _authorize(self, path: str, data: bytes, current: bytes | None, summary: str) -> None:
+    def _authorize(self, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
         try:
             decision = self.gate.authorize("memory", path, content=data, current=current, summary=summary)
         except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
@@ -316,17 +322,23 @@ class Memory:
         approved = getattr(decision, "sha256", None)
         if approved and approved != _sha256(data):
             raise Denied("denied: the approval was for different content; nothing was written")
+        request = getattr(decision, "request_id", None)
+        reason = getattr(decision, "reason", None)
+        return Grant(approval=request, scope=getattr(decision, "remember", None),
+                     grant=None if request else self.scanner.redact(str(reason or "allowed")))
 
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
-              force: bool = False) -> WriteResult:
+              force: bool = False, origin: Origin | None = None) -> WriteResult:
         """Create or replace one note (whole file). See the module docstring for the order.
 
         `base`: the revision memory_read returned; required to replace an existing note.
         `force`: the person (CLI) replacing a note without a base; still scanned and gated,
         and still refused if the note changes while the gate is deciding.
+        `origin`: who writes (history's source, model, untrusted sources read); default the person.
         """
+        origin = origin or Origin("person")
         path = self.check_path(path)
         data = self.check_content(content)
         self.check_secrets(path, data)
@@ -335,11 +347,12 @@ class Memory:
             current = self._current(root, path)
             self._check_base(path, current, base, force)
             what = "new note" if current is None else f"replaces revision {revision(current)}"
-            self._authorize(path, data, current,
-                            f"memory_write {path} ({len(data)} bytes, {what})")
+            grant = self._authorize(path, data, current,
+                                    f"memory_write {path} ({len(data)} bytes, {what})")
             try:
                 with self._lock():
                     now = self._current(root, path)
+                    self._catch_up(root, path, now)   # unseen hand edits become versions first
                     if (now is None) != (current is None) or (now is not None and now != current):
                         if current is None:
                             raise Conflict(f"{path} was created by another writer meanwhile; "
@@ -350,25 +363,31 @@ class Memory:
                     if wanted is not None and not wanted():
                         raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
                                      "was written; nothing was written")
+                    version = self._begin(path, data, origin, grant, removed=False)
                     try:
                         root.write_bytes(path, data)
                     except ConfinementError as exc:
+                        self._abandon()
                         raise PathRefused(f"path refused: {exc}") from None
                     except OSError as exc:
+                        self._abandon()
                         raise NoteError(f"{path} could not be written: {exc.strerror or exc}") from None
+                    history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "written", "run": self._run_id(), "kind": "memory", "target": path,
                         "sha256": _sha256(data), "revision": revision(data), "bytes": len(data),
                         "base": revision(current) if current is not None else None,
-                        "created": current is None,
-                    })
+                        "created": current is None, "source": origin.source,
+                    }) or history_warning
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was written") from None
         return WriteResult(path=path, revision=revision(data), created=current is None,
                            bytes=len(data), warning=warning)
 
-    def remove(self, path: str, base: str | None = None) -> RemoveResult:
-        """Remove one note; gated like a write (kind memory). `base`, if given, must match."""
+    def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None) -> RemoveResult:
+        """Remove one note; gated like a write (kind memory). `base`, if given, must match.
+        History keeps every version: the removal is recorded (source `removal`)."""
+        origin = origin or Origin("person")
         path = self.check_path(path)
         with self._root() as root:
             self._check_spelling(root, path)
@@ -377,23 +396,84 @@ class Memory:
                 raise NotFound(f"no note at {path}")
             if base is not None:
                 self._check_base(path, current, base, False)
-            self._authorize(path, b"", current, f"memory remove {path} (revision {revision(current)})")
+            grant = self._authorize(path, b"", current, f"memory remove {path} (revision {revision(current)})")
             try:
                 with self._lock():
-                    if self._current(root, path) != current:
+                    now = self._current(root, path)
+                    self._catch_up(root, path, now)
+                    if now != current:
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the removal was "
                                        "being decided)")
+                    version = self._begin(path, current, origin, grant, removed=True)
                     try:
                         root.remove(path)
                     except OSError as exc:
+                        self._abandon()
                         raise NoteError(f"{path} could not be removed: {exc.strerror or exc}") from None
+                    history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
                         "sha256": _sha256(current), "revision": revision(current),
-                    })
+                    }) or history_warning
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None
         return RemoveResult(path=path, revision=revision(current), warning=warning)
+
+    # -- history ------------------------------------------------------------------------
+
+    def _catch_up(self, root: Root, path: str, now: bytes | None) -> None:
+        """Under the lock, before a write: finish a crashed writer's version, then save unseen
+        hand edits of this note as a version. History that cannot be written stops the write."""
+        if self.history is None:
+            return
+        try:
+            self.history.recover(lambda p: self._current(root, p))
+            self.history.notice(path, now, run=self._run_id())
+        except HistoryError as exc:
+            raise NoteError(f"history could not be recorded ({exc}); nothing was written") from None
+
+    def _begin(self, path: str, data: bytes, origin: Origin, grant: Grant, *, removed: bool) -> Version | None:
+        if self.history is None:
+            return None
+        try:
+            version = self.history.make_version(path, data, origin, run=self._run_id(), grant=grant,
+                                                removed=removed)
+            self.history.begin(version, data)
+            return version
+        except HistoryError as exc:
+            raise NoteError(f"history could not be recorded ({exc}); nothing was written") from None
+
+    def _abandon(self) -> None:
+        if self.history is not None:
+            try:
+                self.history.abandon()
+            except HistoryError:
+                pass   # a stale intent is dropped by the next writer (the note did not change)
+
+    def _commit(self, version: Version | None) -> str | None:
+        """The note changed: log its version. A failure is a warning (the write happened; the
+        intent left behind logs it at the next write or session start)."""
+        if self.history is None or version is None:
+            return None
+        try:
+            self.history.commit(version)
+            return None
+        except HistoryError as exc:
+            return f"the version was not logged yet ({exc}); it will be at the next session start"
+
+    def notice(self, paths: list[str] | None = None) -> list[Version]:
+        """Record hand edits (and removals) of these notes, or of every note, made outside the
+        project since history last looked. Cheap when nothing changed (a stat cache in state/)."""
+        if self.history is None:
+            return []
+        from .history_scan import notice_all
+
+        try:
+            return notice_all(self, paths)
+        except LockTimeout as exc:
+            raise Busy(f"{exc}; hand edits were not recorded this time") from None
+        except HistoryError as exc:
+            raise NoteError(f"history: {exc}") from None
 
     # -- the reader ---------------------------------------------------------------------
 

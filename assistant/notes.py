@@ -166,3 +166,55 @@ def summary_from_head(text: str, complete: bool) -> str:
         if line.strip():
             return line.strip()
     return ""
+
+
+# --- staleness -------------------------------------------------------------------------------
+# Frontmatter `review_after: YYYY-MM-DD` and `expires: YYYY-MM-DD` date a note. Nothing is ever
+# deleted because of a date: a due or expired note is flagged to the model (catalog, recall) and
+# listed by `assistant memory stale`, so the fact can be said to be possibly out of date.
+
+REVIEW_KEY = "review_after"
+EXPIRES_KEY = "expires"
+
+
+@dataclass(frozen=True)
+class Staleness:
+    state: str        # "review" (review_after has passed) | "expired" | "bad-date"
+    date: str         # the date as written
+    key: str          # the frontmatter key
+
+    def label(self) -> str:
+        """The flag shown after the note's summary."""
+        if self.state == "expired":
+            return f"[expired {self.date}: may be out of date]"
+        if self.state == "review":
+            return f"[review due since {self.date}: may be out of date]"
+        return f"[{self.key}: {self.date!r} is not a YYYY-MM-DD date]"
+
+    def to_json(self) -> dict[str, str]:
+        return {"state": self.state, "date": self.date, "key": self.key}
+
+
+def staleness(meta: dict[str, str], today: "date | None" = None) -> Staleness | None:
+    """Expired wins over review due; None when neither date has passed (or neither is set)."""
+    import datetime as _dt
+
+    today = today or _dt.date.today()
+    found: Staleness | None = None
+    for key, state in ((EXPIRES_KEY, "expired"), (REVIEW_KEY, "review")):
+        raw = meta.get(key)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            when = _dt.date.fromisoformat(raw.strip())
+        except ValueError:
+            found = found or Staleness("bad-date", cut(clean_line(raw), 40), key)
+            continue
+        if when <= today:
+            return Staleness(state, when.isoformat(), key)
+    return found
+
+
+def head_meta(text: str) -> dict[str, str]:
+    """The frontmatter pairs of a note's head (a closing fence is needed; else {})."""
+    return parse(text).meta

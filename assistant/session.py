@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from policy.gate import Gate
 
     from .confine import Root
+    from .history import History
     from .leaks import Scanner
     from .memory import Memory
     from .transcript import Transcript
@@ -59,6 +60,7 @@ class Session:
     ctx: ToolContext
     transcript: "Transcript | None"
     limits: Limits
+    history: "History | None" = None
     _closed: bool = field(default=False, repr=False)
 
     def new_agent(self, model: object, *, on_event: EventSink | None = None) -> Agent:
@@ -67,6 +69,7 @@ class Session:
 
         # PERSONA.md is hand-written and goes into every prompt: redacted like any text the model sees.
         persona = self.scanner.redact(self.ws.persona())
+        self.ctx.model = str(getattr(model, "name", "") or type(model).__name__)
         conversation = Conversation(persona, self.tools, self.memory.catalog(),
                                     max_reply=reply_limit(self.limits.max_tokens))
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
@@ -81,6 +84,8 @@ class Session:
                 self.transcript.close()
         finally:
             self.files.close()
+            if self.history is not None:
+                self.history.close()
 
     def __enter__(self) -> "Session":
         return self
@@ -137,6 +142,7 @@ def open_session(
     The result is a context manager; SessionError says what stopped it.
     """
     from .confine import Root
+    from .history import History, HistoryError
     from .memory import Memory
     from .tools.registry import all_tools
     from .transcript import Transcript, new_session_id
@@ -187,6 +193,17 @@ def open_session(
             files.sweep_temp()
         except Exception:
             pass   # housekeeping only: a busy lock or an odd entry must not stop the session
+    history = History(ws.history_dir, revision=memory.revision)
+    try:
+        history.ensure()
+    except (OSError, HistoryError) as exc:
+        files.close()
+        raise SessionError(f"the workspace's history/ cannot be set up: {exc}") from None
+    memory.history = history
+    try:   # hand edits since the last session (and a crashed writer's version) are recorded now
+        memory.notice()
+    except Exception:
+        pass   # a busy lock: the next write to a note records its hand edit before writing
     tool_list = list(tools) if tools is not None else all_tools()
     ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
     log = None
@@ -198,7 +215,8 @@ def open_session(
             raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
                                f"{exc.strerror or exc}") from None
     return Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
-                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits)
+                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
+                   history=history)
 
 
 __all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]

@@ -31,6 +31,7 @@ VAULT = "vault.enc"
 MEMORY = "memory"
 FILES = "files"
 STATE = "state"
+HISTORY = "history"
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "model": {
@@ -203,6 +204,10 @@ class Workspace:
         return self.root / FILES
 
     @property
+    def history_dir(self) -> Path:
+        return self.root / HISTORY
+
+    @property
     def state_dir(self) -> Path:
         return self.root / STATE
 
@@ -347,6 +352,7 @@ def init_workspace(dest: str | os.PathLike[str], *, example: bool = False,
         else:
             _clean_files(src, tmp)
         (tmp / STATE).mkdir(mode=0o700, exist_ok=True)
+        (tmp / HISTORY).mkdir(mode=0o700, exist_ok=True)
         for sub in ("approvals", "transcripts"):
             (tmp / STATE / sub).mkdir(mode=0o700, exist_ok=True)
         for dirpath, dirnames, filenames in os.walk(tmp):

@@ -33,10 +33,10 @@ from .kinds import ALLOW, DENY, DURABLE, EXACT, ONCE, RUN, Offer
 from .notify import run_notify
 
 
-@dataclass(frozen=True)
 NOTIFY_SUMMARY_CHARS = 300   # the notify command gets one line; `approvals show` has the rest
 
 
+@dataclass(frozen=True)
 class Decision:
     allowed: bool
     verdict: str                  # "allow" | "deny"
@@ -153,12 +153,12 @@ class Gate:
         return out if isinstance(out, str) else "[withheld: the redactor failed]"
 
     def _log(self, event: str, kind: Any, target: Any, verdict: str, reason: str, sha: str | None,
-             **extra: Any) -> None:
+             **extra: Any) -> dict[str, Any]:
         # Every text field goes through redact, whatever the audit log itself does: kind and
         # target come from the caller (a non-string target is logged as its redacted repr).
         record = {"event": event, "run": self.run_id, "mode": self.mode, "kind": str(kind),
                   "target": str(target), "verdict": verdict, "reason": reason, "sha256": sha, **extra}
-        self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
+        return self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
                    summary: str, sha: str | None, url: str | None = None) -> Decision:
@@ -168,14 +168,15 @@ class Gate:
             return Decision(False, DENY, reason, sha)
         ruling = decide(kind, target, self.mode, self.session)
         shown_target = ruling.target or str(target)
-        self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha)
+        logged = self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha)
+        line = logged.get("seq") if isinstance(logged, dict) else None   # its place in the chain
         if ruling.verdict == ALLOW:
             return Decision(True, ALLOW, ruling.reason, sha)
         if ruling.verdict == DENY:
             return Decision(False, DENY, ruling.reason, sha)
         if ruling.channel == "inline":
             return self._ask_inline(ruling, summary, sha, content, current, url)
-        return self._ask_out_of_band(ruling, summary, content, current, sha)
+        return self._ask_out_of_band(ruling, summary, content, current, sha, line)
 
     # ------------------------------------------------------------ watched chat
     def _ask_inline(self, ruling: Ruling, summary: str, sha: str | None, content: bytes | None = None,
@@ -210,7 +211,7 @@ class Gate:
 
     # ------------------------------------------------------------ unattended run
     def _ask_out_of_band(self, ruling: Ruling, summary: str, content: bytes | None,
-                         current: bytes | None, sha: str | None) -> Decision:
+                         current: bytes | None, sha: str | None, line: int | None = None) -> Decision:
         if self.inbox is None:   # the engine already denies this; never rely on it alone
             return self._answered(ruling, sha, DENY, "no approval inbox to ask through", None)
         bound = sha or hashlib.sha256(b"").hexdigest()
@@ -228,7 +229,9 @@ class Gate:
             return self._answered(ruling, sha, DENY, f"could not file the approval request: {exc}", None)
         brief = summary if len(summary) <= NOTIFY_SUMMARY_CHARS else (
             f"{summary[:NOTIFY_SUMMARY_CHARS]}… ({len(summary):,} characters in all)")
-        unreachable = run_notify(self.notify, f"assistant: approve {brief}? (assistant approvals show {req.id})",
+        place = f"; audit line {line}" if line else ""
+        unreachable = run_notify(self.notify, f"assistant: approve {brief}? (assistant approvals show {req.id}"
+                                              f"{place})",
                                  timeout=self.notify_timeout)
         if unreachable:
             reason = f"approver unreachable: {unreachable}"

@@ -28,9 +28,9 @@ def main(ctx: click.Context) -> None:
 
 
 def _register() -> None:
-    from . import approvals, chat, doctor, grants, init, memory, run, runs, schedule, vault
+    from . import approvals, audit, chat, doctor, grants, init, memory, memory_history, run, runs, schedule, vault
 
-    for module in (init, memory, approvals, grants, vault, chat, run, runs, schedule, doctor):
+    for module in (init, memory, memory_history, approvals, grants, vault, chat, run, runs, schedule, doctor, audit):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -141,10 +141,13 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     except InboxError as exc:
         fail(str(exc))
     entry = Entry(request_id, inbox.state(req, ans), req, ans)
+    from policy.audit import request_lines
+
+    places = request_lines(_ws.audit_path, req.id, run=req.run_id, target=req.target, sha256=req.sha256)
     if as_json_:
         out = as_json(entry)
         out.update(content=req.content, current=req.current, content_exact=req.content_exact,
-                   offers=list(req.offers))
+                   offers=list(req.offers), audit_lines=[{"line": n, "event": ev} for n, ev in places])
         echo_json(out)
         return
 
@@ -159,6 +162,9 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     echo(f"  summary:  {req.summary}")
     echo(f"  filed:    {req.created_at}   expires: {req.expires_at}")
     echo(f"  sha256:   {req.sha256}")
+    if places:
+        echo("  audit:    " + ", ".join(f"line {n} ({ev})" for n, ev in places)
+             + " of state/audit.jsonl (`assistant audit show`)")
     echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
     if ans is not None:
         by = "a person" if ans.by == "cli" else "the run"

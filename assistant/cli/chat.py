@@ -353,6 +353,11 @@ def chat_command(model_spec: str | None) -> None:
                 fresh = watcher.drain()
                 for ch in fresh:
                     changed[ch.path] = ch.kind
+                if fresh:   # hand edits the watcher saw become versions in history/ (issue 12)
+                    try:
+                        session.memory.notice(sorted({c.path for c in fresh}))
+                    except Exception:   # noqa: BLE001 - the next write to the note records it anyway
+                        pass
                 # show what the model is about to be told, so a hand edit is visibly noticed;
                 # not a note that still holds exactly what this chat's assistant wrote into it
                 shown = {c.path: c.kind for c in fresh if not _own_write(session.memory, ui, c)}

@@ -19,8 +19,8 @@ from typing import Any
 
 import click
 
-from ..workspace import (CONFIG, FILES, GRANTS, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
-                         open_workspace)
+from ..workspace import (CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace,
+                         WorkspaceError, open_workspace)
 from .common import EXIT_ERROR, EXIT_OK, echo_json, model_spec_or_group, workspace_option, workspace_path
 
 NOTIFY_TEST = "assistant doctor: test notification, nothing to approve"
@@ -47,7 +47,7 @@ def _check_layout(ws: Workspace, r: Report) -> None:
     for name, kind, private in (
         (PERSONA, "file", False), (CONFIG, "file", True), (MEMORY, "dir", True), (FILES, "dir", True),
         (STATE, "dir", True), (f"{STATE}/approvals", "dir", True), (f"{STATE}/transcripts", "dir", True),
-        (GRANTS, "file", True), (VAULT, "file", True),
+        (HISTORY, "dir", True), (GRANTS, "file", True), (VAULT, "file", True),
     ):
         p = root / name
         try:
@@ -58,6 +58,8 @@ def _check_layout(ws: Workspace, r: Report) -> None:
                                "(`assistant vault init` to add one)")
             elif name == GRANTS:
                 r.ok("layout", "no grants.json: no durable grants")
+            elif name == HISTORY:
+                r.ok("layout", "no history/ yet: it starts (every note recorded) at the next session")
             elif name.startswith(STATE):
                 r.problem("layout", f"{name}/ is missing", f"mkdir -p -m 700 {p}  (or run any assistant command)")
             else:
@@ -86,7 +88,7 @@ def _check_layout(ws: Workspace, r: Report) -> None:
             r.problem("permissions", f"{name}/ is not writable by you", f"chmod u+rwx {p}")
     # The notes must sit beside the mount, never inside it.
     files_real = os.path.realpath(root / FILES)
-    for name in (MEMORY, STATE):
+    for name in (MEMORY, STATE, HISTORY):
         real = os.path.realpath(root / name)
         if real == files_real or real.startswith(files_real + os.sep):
             r.problem("layout", f"{name}/ is inside files/ (the file tools' mount)",

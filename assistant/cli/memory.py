@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import threading
+import time
 from pathlib import Path
 
 import click
@@ -282,20 +282,30 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     """Print note changes (added, modified, deleted) as they happen, until Ctrl-C."""
     import json
 
-    from ..watch import watch_notes
+    from ..watch import MemoryWatcher
 
     ws = get_workspace()
-    scanner = _memory().scanner   # note names are redacted like any output (locked vault: refused)
-    stop = threading.Event()
-    timer = None
-    if timeout is not None:
-        timer = threading.Timer(timeout, stop.set)
-        timer.daemon = True
-        timer.start()
-    if not as_json:
-        click.echo(f"watching {ws.memory_dir} (Ctrl-C to stop)", err=True)
+    # The watches go in first: changes made while the session starts are not missed.
     try:
-        for batch in watch_notes(ws.memory_dir, stop_event=stop):
+        watcher = MemoryWatcher(ws.memory_dir).start()
+    except FileNotFoundError as exc:
+        fail(str(exc))
+    try:
+        mem = _memory()
+        scanner = mem.scanner   # note names are redacted like any output (locked vault: refused)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not as_json:
+            click.echo(f"watching {ws.memory_dir} (Ctrl-C to stop)", err=True)
+        while deadline is None or time.monotonic() < deadline:
+            if not watcher.wait(0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))):
+                if watcher.error is not None:
+                    fail(f"watching {ws.memory_dir} failed: {watcher.error}")
+                continue
+            batch = watcher.drain()
+            try:   # a hand edit seen here becomes a version in history/ (issue 12)
+                mem.notice(sorted({c.path for c in batch}))
+            except NoteError:
+                pass   # busy: the next write to the note records it before writing
             for change in batch:
                 shown = scanner.redact(change.path)
                 if as_json:
@@ -305,11 +315,8 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
                 sys.stdout.flush()
     except KeyboardInterrupt:
         click.echo(err=True)    # the terminal echoed ^C: leave the shell a fresh line
-    except FileNotFoundError as exc:
-        fail(str(exc))
     finally:
-        if timer is not None:
-            timer.cancel()
+        watcher.stop()
 
 
 COMMANDS = [memory_group]

@@ -25,6 +25,8 @@ class ToolContext:
     files: Any = None         # assistant.confine.Root at files/
     vault: Any = None         # assistant.vault.Vault or None (for web_fetch auth by name)
     extra: dict[str, Any] = field(default_factory=dict)
+    model: str = ""           # the model's name, for history's provenance
+    sources: list[str] = field(default_factory=list)   # untrusted places this turn read ("web:host")
 
 
 @dataclass
@@ -34,3 +36,6 @@ class Tool:
     parameters: dict                        # JSON schema of args (object), bounded strings
     run: Callable[[dict, ToolContext], str]
     kind: str | None = None                 # policy kind when gated ("memory", "file", "net")
+    # for a tool that reads untrusted text: the place a call read ("web:host", "file:path"),
+    # recorded by the agent for the rest of the turn and kept with any note written after it
+    untrusted: Callable[[dict], str | None] | None = None

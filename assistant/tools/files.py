@@ -211,6 +211,7 @@ def file_tools() -> list[Tool]:
             parameters={"type": "object", "properties": {"path": _PATH}, "required": ["path"],
                         "additionalProperties": False},
             run=file_read,
+            untrusted=lambda args: f"file:{args.get('path')}",
         ),
         Tool(
             name="file_write",

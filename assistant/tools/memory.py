@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
+from ..history import Origin
 from ..memory import MAX_PATH_CHARS, NoteError
 from .base import Tool, ToolContext, ToolError
 
@@ -59,8 +60,9 @@ def memory_write(args: dict, ctx: ToolContext = None, base: str | None = None, *
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     content = _str_arg(args, "content", limit=MAX_CONTENT_CHARS)
     base = _str_arg(args, "base", required=False, limit=64)
+    origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
-        result = memory.write(path, content, base=base or None)
+        result = memory.write(path, content, base=base or None, origin=origin)
     except NoteError as exc:
         raise ToolError(str(exc)) from None
     verb = "created" if result.created else "replaced"

@@ -509,5 +509,6 @@ def web_tools() -> list[Tool]:
             },
             run=web_fetch,
             kind="net",
+            untrusted=lambda args: f"web:{net_target(args.get('url', ''))[0]}",
         )
     ]

@@ -1,0 +1,130 @@
+"""`assistant audit verify` and `assistant audit show`: the person's view of state/audit.jsonl.
+
+Guards the record of who allowed what: `verify` checks the hash chain line by line and against
+the chain's head file (so a changed byte, a removed, inserted or reordered line, and lines cut
+off the end are all named by line number) and exits non-zero when it is broken; `show` lists
+rulings, answers and writes in words. Everything printed is escaped (targets and reasons can
+carry text the model chose).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from policy.audit import AuditError, verify
+
+from .common import echo_json, fail, get_workspace, visible, workspace_option
+
+
+@click.group("audit")
+@workspace_option
+def audit_group() -> None:
+    """The audit log (state/audit.jsonl): every ruling, answer and memory write, hash-chained."""
+
+
+@audit_group.command("verify")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable result.")
+def verify_cmd(as_json: bool) -> None:
+    """Check that no line of the audit log was changed, removed, inserted or reordered.
+    Exits 0 when the chain is intact, 1 naming the first line at fault."""
+    ws = get_workspace()
+    try:
+        verdict = verify(ws.audit_path)
+    except AuditError as exc:
+        fail(str(exc))
+    if as_json:
+        echo_json({"intact": verdict.intact, "lines": verdict.lines, "chain_start": verdict.start,
+                   "line": verdict.line, "problem": verdict.problem, "notes": list(verdict.notes)})
+    else:
+        for note in verdict.notes:
+            click.echo(f"note: {note}", err=True)
+        if verdict.intact:
+            chained = max(0, verdict.lines - verdict.start + 1)
+            click.echo(f"intact: {verdict.lines} line(s), {chained} of them hash-chained"
+                       + (f" (the chain starts at line {verdict.start})" if verdict.start > 1 and chained else ""))
+    if not verdict.intact:
+        if not as_json:
+            click.echo(f"error: the audit log was tampered with: {verdict.problem}", err=True)
+        raise SystemExit(1)
+
+
+def _records(path, since: float | None) -> list[tuple[int, dict]]:
+    from ..history import parse_time
+
+    out = []
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+    for i, ln in enumerate(raw.split(b"\n"), 1):
+        if not ln.strip():
+            continue
+        try:
+            rec = json.loads(ln)
+        except ValueError:
+            rec = {"event": "unreadable line"}
+        if not isinstance(rec, dict):
+            rec = {"event": "unreadable line"}
+        if since is not None:
+            try:
+                if parse_time(str(rec.get("time", ""))) < since:
+                    continue
+            except ValueError:
+                continue
+        out.append((i, rec))
+    return out
+
+
+def _describe(rec: dict) -> str:
+    ev = str(rec.get("event", "?"))
+    kind, target = rec.get("kind", ""), rec.get("target", "")
+    if ev in ("written", "removed"):
+        what = f"{ev} {kind} {target} revision {rec.get('revision', '?')}"
+        if rec.get("source"):
+            what += f" (by {rec['source']})"
+        return what
+    verdict = rec.get("verdict", "")
+    text = f"{ev} {kind} {target}: {verdict}"
+    if rec.get("reason"):
+        text += f" ({rec['reason']})"
+    if rec.get("request"):
+        text += f" request {rec['request']}"
+    if rec.get("remember"):
+        text += f" remember {rec['remember']}"
+    return text
+
+
+@audit_group.command("show")
+@workspace_option
+@click.option("--json", "as_json", is_flag=True, help="A JSON list, each record with its line number.")
+@click.option("--since", metavar="DURATION", default=None, help="Only the last DURATION (e.g. 1h, 7d).")
+def show_cmd(as_json: bool, since: str | None) -> None:
+    """List rulings, answers and writes, oldest first, with their line numbers."""
+    from ..workspace import WorkspaceError, parse_duration
+
+    cutoff = None
+    if since is not None:
+        try:
+            cutoff = time.time() - parse_duration(since, setting="--since")
+        except (WorkspaceError, ValueError) as exc:
+            fail(str(exc))
+    ws = get_workspace()
+    records = _records(ws.audit_path, cutoff)
+    if as_json:
+        echo_json([{"line": i, **rec} for i, rec in records])
+        return
+    if not records:
+        click.echo("no audit records" + (f" in the last {since}" if since else ""))
+        return
+    for i, rec in records:
+        run = f" [run {rec['run']}]" if rec.get("run") else ""
+        click.echo(visible(f"{i}\t{rec.get('time', '?')}\t{_describe(rec)}{run}"))
+
+
+COMMANDS = [audit_group]

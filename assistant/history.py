@@ -1,0 +1,735 @@
+"""history/: every version of every note, with who wrote it, why, and from what.
+
+Guards "nothing the assistant or the person wrote is ever lost". The workspace folder
+`history/` (a sibling of memory/, outside the file tools' mount, 0700) holds:
+
+    history/objects/ab/cdef...   the exact bytes of a version, named by their sha256
+                                 (plain files: `cat` prints a note as it was)
+    history/log.jsonl            one JSON object per version, oldest first, append-only
+    history/intent.json          the version a writer is committing right now (crash recovery)
+    history/.lock                the log's lock (bounded wait)
+
+Crash safety, in this order: the object is written atomically and fsynced before its log line
+is appended (O_APPEND, fsync, under the lock), so a log line never names a missing object; a
+torn last line (a crash mid-append) is ignored by readers and cut off by the next append. A
+writer of memory/ also leaves an intent before it replaces a note, so a crash between the note
+and its log line is recovered with the right source (`recover`). Every mutation of the log is
+done by a caller holding the memory writers' lock; only `prune` and `forget` ever shrink it.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .confine import Root
+from .locking import LockTimeout
+
+__all__ = [
+    "History", "HistoryError", "Origin", "Grant", "Version", "PruneResult", "SOURCES",
+    "LOG_NAME", "OBJECTS", "object_relpath", "timestamp", "parse_time",
+]
+
+LOG_NAME = "log.jsonl"
+OBJECTS = "objects"
+INTENT = "intent.json"
+LOCK = ".lock"
+SOURCES = ("assistant", "person", "hand-edit", "revert", "removal")   # and "mcp:<client name>"
+MAX_LOG_LINE = 64 * 1024
+_SHA = re.compile(r"[0-9a-f]{64}").fullmatch
+_new = object.__new__
+
+
+class HistoryError(Exception):
+    """History could not be read or written; the message says what and where."""
+
+
+def timestamp(t: float | None = None) -> str:
+    """UTC, millisecond precision: 2026-11-30T03:04:05.678Z (the audit log's format)."""
+    t = time.time() if t is None else t
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def parse_time(text: str) -> float:
+    """The epoch seconds of a `timestamp()`; ValueError for anything else."""
+    import calendar
+
+    main, _, frac = text.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(main, "%Y-%m-%dT%H:%M:%S")) + (int(frac) / 1000 if frac else 0.0)
+
+
+def object_relpath(sha256: str) -> str:
+    """objects/ab/cdef... for a sha256 hex digest (relative to history/)."""
+    return f"{OBJECTS}/{sha256[:2]}/{sha256[2:]}"
+
+
+def valid_source(source: str) -> bool:
+    if source in SOURCES:
+        return True
+    if source.startswith("mcp:"):
+        name = source[4:]
+        return 0 < len(name) <= 100 and name.isprintable() and "\n" not in name
+    return False
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Who is writing: the source (`assistant`, `person`, `revert`, `mcp:<client name>`...), the
+    model, and what the turn had read from untrusted places before the write (`web:host`,
+    `file:path`)."""
+
+    source: str = "person"
+    model: str = ""
+    sources: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not valid_source(self.source):
+            raise ValueError(f"unknown history source {self.source!r} (one of {', '.join(SOURCES)}, "
+                             "or mcp:<client name>)")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What allowed a write: the approval request and the scope it was approved with, or the
+    rule/grant that allowed it without asking (the gate's reason)."""
+
+    approval: str | None = None
+    scope: str | None = None
+    grant: str | None = None
+
+
+@dataclass(frozen=True)
+class Version:
+    """One line of history/log.jsonl. `seq` is its 1-based place in the log."""
+
+    seq: int
+    time: str
+    path: str
+    rev: str
+    sha256: str
+    bytes: int
+    source: str
+    run: str = ""
+    approval: str | None = None
+    scope: str | None = None
+    grant: str | None = None
+    model: str = ""
+    sources: tuple[str, ...] = ()
+    removed: bool = False
+    baseline: bool = False
+
+    def to_record(self) -> dict:
+        """The log line (without seq, which is its position)."""
+        rec: dict = {"time": self.time, "path": self.path, "rev": self.rev, "sha256": self.sha256,
+                     "bytes": self.bytes, "source": self.source, "run": self.run,
+                     "approval": self.approval, "scope": self.scope, "grant": self.grant,
+                     "model": self.model, "sources": list(self.sources)}
+        if self.removed:
+            rec["removed"] = True
+        if self.baseline:
+            rec["baseline"] = True
+        return rec
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, **self.to_record(), "removed": self.removed}
+
+    @classmethod
+    def from_record(cls, seq: int, rec: dict) -> "Version":
+        """A Version from a log line's object; ValueError/TypeError/KeyError if it is not one."""
+        get = rec.get
+        sources = get("sources") or ()
+        run, model = get("run") or "", get("model") or ""
+        approval, scope, grant = get("approval"), get("scope"), get("grant")
+        time_, path, rev, sha, size, source = (rec["time"], rec["path"], rec["rev"], rec["sha256"],
+                                               rec["bytes"], rec["source"])
+        if (type(time_) is not str or type(path) is not str or type(rev) is not str
+                or type(source) is not str or type(run) is not str or type(model) is not str
+                or type(size) is not int or size < 0 or type(sha) is not str or not _SHA(sha)
+                or type(sources) is not list and sources != ()
+                or (approval is not None and type(approval) is not str)
+                or (scope is not None and type(scope) is not str)
+                or (grant is not None and type(grant) is not str)):
+            raise ValueError("not a history log line")
+        if sources:
+            sources = tuple(sources)
+            for x in sources:
+                if type(x) is not str:
+                    raise ValueError("not a history log line")
+        # A log of many thousand lines is read at every `memory log`: skip the frozen dataclass's
+        # field-by-field __init__ (the fields were just checked above).
+        v = _new(cls)
+        v.__dict__.update(seq=seq, time=time_, path=path, rev=rev, sha256=sha, bytes=size, source=source,
+                          run=run, approval=approval, scope=scope, grant=grant, model=model,
+                          sources=sources, removed=get("removed") is True, baseline=get("baseline") is True)
+        return v
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    versions: int      # log entries dropped
+    notes: int         # notes they belonged to
+    objects: int       # object files deleted
+    freed: int         # bytes of those files
+
+
+@dataclass
+class _LogCache:
+    """What has been read of the log so far, so a long-lived handle reads only new lines."""
+
+    ino: int = -1
+    offset: int = 0
+    versions: list[Version] = field(default_factory=list)
+    heads: dict[str, Version] = field(default_factory=dict)
+    skipped: int = 0
+
+
+class History:
+    """The history of one workspace's notes. `revision` computes a shown revision
+    (Memory.revision: the one way to compute one)."""
+
+    overlap = True    # store the object in a thread while the note is written (bench/history.py)
+
+    def __init__(self, directory: str | os.PathLike[str], *, revision: Callable[[bytes], str],
+                 lock_timeout: float = 10.0) -> None:
+        self.dir = Path(directory)
+        self.revision = revision
+        self.lock_timeout = lock_timeout
+        self._cache = _LogCache()
+        self._root: Root | None = None
+        self._storing: tuple[threading.Thread, dict] | None = None
+
+    def _has_object(self, sha256: str) -> bool:
+        try:
+            self.object_bytes(sha256)
+            return True
+        except HistoryError:
+            return False
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def ensure(self) -> None:
+        """Create history/ and history/objects/ (0700) if missing; refuse a non-folder."""
+        try:
+            st = os.lstat(self.dir)
+        except FileNotFoundError:
+            self.dir.mkdir(mode=0o700, parents=False, exist_ok=True)
+            st = os.lstat(self.dir)
+        if not stat.S_ISDIR(st.st_mode):
+            raise HistoryError(f"{self.dir} is not a folder (a link or a file); history needs a real folder")
+        objects = self.dir / OBJECTS
+        try:
+            ost = os.lstat(objects)
+        except FileNotFoundError:
+            objects.mkdir(mode=0o700, exist_ok=True)
+            ost = os.lstat(objects)
+        if not stat.S_ISDIR(ost.st_mode):
+            raise HistoryError(f"{objects} is not a folder")
+
+    @property
+    def log_path(self) -> Path:
+        return self.dir / LOG_NAME
+
+    def root(self) -> Root:
+        if self._root is None:
+            self.ensure()
+            self._root = Root(self.dir)
+        return self._root
+
+    def close(self) -> None:
+        if self._root is not None:
+            self._root.close()
+            self._root = None
+
+    def _lock(self) -> "_LogLock":
+        self.ensure()
+        return _LogLock(self.dir / LOCK, self.lock_timeout)
+
+    # -- objects -------------------------------------------------------------------------
+
+    def put_object(self, data: bytes) -> str:
+        """Store `data` (fsynced, entry made durable) unless an intact copy is there; its sha256.
+
+        A new object is created O_EXCL at its final name and fsynced, then its folder: no
+        rename is needed, because no log line names it until this returns, and a file left
+        half-written by a crash is found damaged (its bytes do not hash to its name) and
+        replaced the next time those bytes are stored."""
+        sha = hashlib.sha256(data).hexdigest()
+        rel = object_relpath(sha)
+        root = self.root()
+        try:
+            if hashlib.sha256(root.read_bytes(rel)).hexdigest() == sha:
+                return sha
+            damaged = True
+        except FileNotFoundError:
+            damaged = False
+        except OSError:
+            damaged = True     # an odd entry: replaced as a directory entry, never written through
+        try:
+            if damaged:
+                root.write_bytes(rel, data)
+                return sha
+            self._create_object(sha, data)
+        except OSError as exc:
+            raise HistoryError(f"the version could not be stored in {self.dir}: {exc.strerror or exc}") from None
+        return sha
+
+    def _create_object(self, sha: str, data: bytes) -> None:
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        objects = os.open(OBJECTS, flags, dir_fd=self.root().fileno())
+        try:
+            try:
+                sub = os.open(sha[:2], flags, dir_fd=objects)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(sha[:2], 0o700, dir_fd=objects)
+                except FileExistsError:
+                    pass
+                sub = os.open(sha[:2], flags, dir_fd=objects)
+                os.fsync(objects)     # the new fan-out folder is durable before anything in it
+            try:
+                try:
+                    fd = os.open(sha[2:], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 0o600, dir_fd=sub)
+                except FileExistsError:   # another writer stored it meanwhile: check, else replace
+                    with open(os.open(sha[2:], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                                      dir_fd=sub), "rb") as f:
+                        if hashlib.sha256(f.read()).hexdigest() == sha:
+                            return
+                    self.root().write_bytes(object_relpath(sha), data)
+                    return
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.fsync(sub)
+            finally:
+                os.close(sub)
+        finally:
+            os.close(objects)
+
+    def object_bytes(self, sha256: str) -> bytes:
+        """The exact bytes of a stored version; HistoryError if missing or damaged."""
+        rel = object_relpath(sha256)
+        try:
+            data = self.root().read_bytes(rel)
+        except FileNotFoundError:
+            raise HistoryError(f"history/{rel} is missing (removed by hand?)") from None
+        except OSError as exc:
+            raise HistoryError(f"history/{rel} cannot be read: {exc.strerror or exc}") from None
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise HistoryError(f"history/{rel} is damaged (its bytes no longer match its name)")
+        return data
+
+    # -- the log -------------------------------------------------------------------------
+
+    def _refresh(self) -> _LogCache:
+        """Read lines appended since the last call (all of them if the log was replaced)."""
+        c = self._cache
+        try:
+            fd = os.open(self.log_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except FileNotFoundError:
+            self._cache = _LogCache()
+            return self._cache
+        except OSError as exc:
+            raise HistoryError(f"{self.log_path} cannot be read: {exc.strerror or exc}") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise HistoryError(f"{self.log_path} is not a regular file")
+            if st.st_ino != c.ino or st.st_size < c.offset:
+                c = self._cache = _LogCache(ino=st.st_ino)
+            if st.st_size == c.offset:
+                return c
+            chunks = []
+            pos = c.offset
+            while True:
+                chunk = os.pread(fd, 1 << 20, pos)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                pos += len(chunk)
+        finally:
+            os.close(fd)
+        data = b"".join(chunks)
+        end = data.rfind(b"\n") + 1          # a torn last line is not read (nor consumed)
+        raws = data[:end].split(b"\n")[:-1]
+        try:    # one parse for the whole batch; a bad line sends us line by line
+            records = json.loads(b"[" + b",".join(raws) + b"]") if raws else []
+            if len(records) != len(raws):
+                raise ValueError("a line held more than one value")
+        except ValueError:
+            records = []
+            for raw in raws:
+                try:
+                    records.append(json.loads(raw))
+                except ValueError:
+                    records.append(None)
+        versions, heads = c.versions, c.heads
+        for rec in records:
+            try:
+                v = Version.from_record(len(versions) + 1, rec)
+            except (ValueError, TypeError, AttributeError, KeyError):
+                c.skipped += 1
+                continue
+            versions.append(v)
+            heads[v.path] = v
+        c.offset += end
+        return c
+
+    def versions(self, path: str | None = None) -> list[Version]:
+        """Versions oldest first (of one note, or of all)."""
+        c = self._refresh()
+        if path is None:
+            return list(c.versions)
+        return [v for v in c.versions if v.path == path]
+
+    def head(self, path: str) -> Version | None:
+        """The newest version of a note (a removal if it was removed last), or None."""
+        return self._refresh().heads.get(path)
+
+    def paths(self) -> list[str]:
+        return sorted(self._refresh().heads)
+
+    def skipped_lines(self) -> int:
+        return self._refresh().skipped
+
+    def resolve(self, path: str, rev: str) -> Version:
+        """The newest version of `path` whose revision starts with `rev` (any unique prefix)."""
+        given = rev.strip().lower()
+        if not given or any(c not in "0123456789abcdef" for c in given):
+            raise HistoryError(f"{rev!r} is not a revision (hex digits, as `assistant memory log` shows)")
+        found = [v for v in self.versions(path) if v.rev.startswith(given)]
+        if not found:
+            raise HistoryError(f"no version of {path} has a revision starting {given}; "
+                               f"see `assistant memory log {path}`")
+        revs = sorted({v.rev for v in found})
+        if len(revs) > 1:
+            raise HistoryError(f"revision {given} is ambiguous for {path}: {', '.join(revs)}; give more digits")
+        return found[-1]
+
+    def _append(self, versions: Iterable[Version]) -> list[Version]:
+        """Append log lines (objects already stored) with one write + fsync under the lock."""
+        recs = [v.to_record() for v in versions]
+        if not recs:
+            return []
+        payload = b"".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+                           for r in recs)
+        try:
+            with self._lock():
+                fd = os.open(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                             | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+                try:
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        raise HistoryError(f"{self.log_path} is not a regular file")
+                    if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                        _cut_torn_tail(fd, st.st_size)
+                    view = memoryview(payload)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except LockTimeout as exc:
+            raise HistoryError(f"history is busy: {exc}") from None
+        except OSError as exc:
+            raise HistoryError(f"{self.log_path} could not be appended: {exc.strerror or exc}") from None
+        c = self._refresh()
+        return c.versions[-len(recs):]
+
+    def make_version(self, path: str, data: bytes, origin: Origin, *, run: str = "",
+                     grant: Grant | None = None, removed: bool = False, baseline: bool = False,
+                     when: float | None = None) -> Version:
+        """A Version for `data` at `path` (not yet stored or logged)."""
+        g = grant or Grant()
+        source = "removal" if removed else origin.source
+        return Version(seq=0, time=timestamp(when), path=path, rev=self.revision(data),
+                       sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), source=source, run=run,
+                       approval=g.approval, scope=g.scope, grant=g.grant, model=origin.model,
+                       sources=tuple(origin.sources), removed=removed, baseline=baseline)
+
+    def record(self, version: Version, data: bytes) -> Version:
+        """Store the object, then its log line. Returns the logged Version (with its seq)."""
+        self.put_object(data)
+        return self._append([version])[0]
+
+    # -- intents: a writer's crash between the note and its log line ---------------------
+
+    def begin(self, version: Version, data: bytes) -> None:
+        """Before replacing/removing a note: leave an intent naming the version, and start
+        storing its object (in a thread, so its fsyncs overlap the note's own; `commit` waits
+        for it). The intent needs no fsync: it only matters after a crash of this process, and
+        a lost intent only means `recover` cannot tell the source (the bytes are still saved,
+        as a hand edit)."""
+        line = json.dumps(version.to_record(), ensure_ascii=False).encode("utf-8")
+        try:
+            fd = os.open(INTENT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+                         | os.O_NONBLOCK, 0o600, dir_fd=self.root().fileno())
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise HistoryError(f"history/{INTENT} is not a regular file")
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise HistoryError(f"history/{INTENT} could not be written: {exc.strerror or exc}") from None
+        box: dict[str, BaseException] = {}
+
+        def store() -> None:
+            try:
+                self.put_object(data)
+            except BaseException as exc:   # noqa: BLE001 - handed to commit()
+                box["error"] = exc
+
+        if not self.overlap:
+            store()
+            if "error" in box:
+                raise box["error"] if isinstance(box["error"], HistoryError) else HistoryError(str(box["error"]))
+            return
+        worker = threading.Thread(target=store, name="history-object", daemon=True)
+        worker.start()
+        self._storing = (worker, box)
+
+    def _stored(self) -> None:
+        storing, self._storing = self._storing, None
+        if storing is None:
+            return
+        worker, box = storing
+        worker.join()
+        if "error" in box:
+            err = box["error"]
+            raise err if isinstance(err, HistoryError) else HistoryError(str(err))
+
+    def commit(self, version: Version) -> Version:
+        """After the note was written: wait for the object, then the log line, then the intent goes."""
+        self._stored()
+        logged = self._append([version])[0]
+        self._drop_intent()
+        return logged
+
+    def abandon(self) -> None:
+        """The note was not written after all: the intent goes (its object stays, harmless)."""
+        try:
+            self._stored()
+        except HistoryError:
+            pass
+        self._drop_intent()
+
+    def _drop_intent(self) -> None:
+        try:
+            os.unlink(INTENT, dir_fd=self.root().fileno())
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise HistoryError(f"history/{INTENT} could not be removed: {exc.strerror or exc}") from None
+
+    def recover(self, current: Callable[[str], bytes | None]) -> Version | None:
+        """Finish a writer that died between its note and its log line: if the note now holds
+        the intended bytes (or is gone, for a removal) the version is logged with its source;
+        otherwise the write never happened and the intent is dropped. Caller holds the memory lock."""
+        try:
+            raw = self.root().read_bytes(INTENT, max_bytes=MAX_LOG_LINE)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            self._drop_intent()
+            return None
+        try:
+            v = Version.from_record(0, json.loads(raw))
+        except (ValueError, TypeError, AttributeError, KeyError):
+            self._drop_intent()
+            return None
+        try:
+            now = current(v.path)
+        except Exception:
+            return None   # unreadable now: leave the intent for a later look
+        happened = now is None if v.removed else (
+            now is not None and hashlib.sha256(now).hexdigest() == v.sha256)
+        head = self.head(v.path)
+        done = head is not None and head.sha256 == v.sha256 and head.removed == v.removed \
+            and head.time == v.time
+        logged = None
+        if happened and not done:
+            if now is not None:
+                self.put_object(now)    # the writer may have died before its object was stored
+            elif not self._has_object(v.sha256):
+                v = replace(v, grant=(v.grant or "") + " (removed bytes were not stored)")
+            logged = self._append([v])[0]
+        self._drop_intent()
+        return logged
+
+    # -- noticing hand edits -------------------------------------------------------------
+
+    def noticed(self, path: str, now: bytes | None, *, run: str = "",
+                baseline: bool = False) -> Version | None:
+        """The version to record if `path` was changed behind the project's back: bytes that
+        differ from the newest version (`hand-edit`), or a note that vanished (`removal`)."""
+        head = self.head(path)
+        if now is None:
+            if head is None or head.removed:
+                return None
+            v = self.make_version(path, b"", Origin("hand-edit"), run=run, removed=True)
+            return replace(v, rev=head.rev, sha256=head.sha256, bytes=head.bytes,
+                           grant="noticed: removed outside the assistant")
+        if head is not None and not head.removed and head.sha256 == hashlib.sha256(now).hexdigest():
+            return None
+        return self.make_version(path, now, Origin("hand-edit"), run=run, baseline=baseline)
+
+    def notice(self, path: str, now: bytes | None, *, run: str = "", baseline: bool = False) -> Version | None:
+        """Record what `noticed` finds, if anything. Caller holds the memory lock."""
+        v = self.noticed(path, now, run=run, baseline=baseline)
+        if v is None:
+            return None
+        if not v.removed:
+            assert now is not None
+            self.put_object(now)
+        return self._append([v])[0]
+
+    def record_many(self, items: list[tuple[Version, bytes | None]]) -> list[Version]:
+        """Store every object, then all the log lines with one append (one fsync)."""
+        blobs = {v.sha256: data for v, data in items if data is not None and not v.removed}
+        if len(blobs) > 1:   # a first open stores every note: overlap their fsyncs
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(8, len(blobs))) as pool:
+                for _ in pool.map(self.put_object, blobs.values()):
+                    pass
+        else:
+            for data in blobs.values():
+                self.put_object(data)
+        return self._append([v for v, _ in items])
+
+    # -- shrinking: the only two ways -----------------------------------------------------
+
+    def prune(self, older_than: float, *, now: float | None = None) -> PruneResult:
+        """Drop versions older than `older_than` seconds, except each note's newest version."""
+        cutoff = (time.time() if now is None else now) - older_than
+        heads = {v.seq for v in self._refresh().heads.values()}
+
+        def keep(v: Version) -> bool:
+            if v.seq in heads:
+                return True
+            try:
+                return parse_time(v.time) >= cutoff
+            except ValueError:
+                return True
+        return self._rewrite(keep)
+
+    def forget(self, path: str) -> PruneResult:
+        """Drop every version of one note, and the objects no other version uses."""
+        return self._rewrite(lambda v: v.path != path)
+
+    def _rewrite(self, keep: Callable[[Version], bool]) -> PruneResult:
+        try:
+            with self._lock():
+                self._cache = _LogCache()
+                everything = self.versions()
+                kept = [v for v in everything if keep(v)]
+                dropped = [v for v in everything if not keep(v)]
+                if not dropped:
+                    return PruneResult(0, 0, 0, 0)
+                payload = b"".join(json.dumps(v.to_record(), ensure_ascii=False, separators=(",", ":"))
+                                   .encode("utf-8") + b"\n" for v in kept)
+                self.root().write_bytes(LOG_NAME, payload)
+                self._cache = _LogCache()
+                used = {v.sha256 for v in kept}
+                gone = {v.sha256 for v in dropped} - used
+                objects = freed = 0
+                for sha in sorted(gone):
+                    rel = object_relpath(sha)
+                    try:
+                        freed += self.root().stat(rel).st_size
+                        self.root().remove(rel)
+                        objects += 1
+                    except FileNotFoundError:
+                        pass
+                return PruneResult(len(dropped), len({v.path for v in dropped}), objects, freed)
+        except LockTimeout as exc:
+            raise HistoryError(f"history is busy: {exc}") from None
+        except OSError as exc:
+            raise HistoryError(f"history could not be rewritten: {exc.strerror or exc}") from None
+
+    def disk_usage(self) -> tuple[int, int]:
+        """(object files, their bytes) plus nothing else: for reports and the bench."""
+        count = size = 0
+        base = self.dir / OBJECTS
+        for sub in os.scandir(base) if base.is_dir() else ():
+            if sub.is_dir(follow_symlinks=False):
+                for f in os.scandir(sub.path):
+                    if f.is_file(follow_symlinks=False):
+                        count += 1
+                        size += f.stat(follow_symlinks=False).st_blocks * 512
+        return count, size
+
+
+class _LogLock:
+    """An exclusive flock on history/.lock, waited for at most `timeout` seconds (LockTimeout).
+    Unlike the memory lock it records no pid: truncating and rewriting the lock file at every
+    append costs a data flush on ext4."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path, self.timeout, self.fd = path, timeout, -1
+
+    def __enter__(self) -> "_LogLock":
+        import fcntl
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(self.fd)
+                    raise LockTimeout(f"history's log is locked by another process ({self.path}); "
+                                      f"gave up after {self.timeout:g}s") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        import fcntl
+
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self.fd)
+
+
+def _cut_torn_tail(fd: int, size: int) -> None:
+    """A crash mid-append left a line without its newline: cut it (readers never used it)."""
+    pos = size
+    step = 4096
+    while pos > 0:
+        start = max(0, pos - step)
+        chunk = os.pread(fd, pos - start, start)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            os.ftruncate(fd, start + nl + 1)
+            return
+        pos = start
+    os.ftruncate(fd, 0)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EROFS):
+            raise
+    finally:
+        os.close(fd)

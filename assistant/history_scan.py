@@ -1,0 +1,130 @@
+"""Noticing hand edits: compare each note on disk with its newest recorded version.
+
+Guards "a hand edit is captured when noticed" without making every session start read every
+note: a small metadata cache (state/history-seen.json: per note its mtime, size and the sha256
+that was last both on disk and in history) lets an unchanged note be skipped after one lstat.
+The cache is rebuildable: lost or damaged, every note is read once and it is written again.
+When anything changed, the work is done under the memory writers' lock (so a writer's own new
+bytes are never mistaken for a hand edit), after finishing any writer's crashed commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import TYPE_CHECKING
+
+from . import catalog as _catalog
+from .history import Version
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+CACHE_NAME = "history-seen.json"
+
+
+def _load(path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(16 << 20))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save(path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass   # a cache: losing it costs one re-read
+
+
+def _log_signature(hist) -> list[int] | None:
+    try:
+        st = os.stat(hist.log_path, follow_symlinks=False)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _on_disk(mem: "Memory") -> dict[str, tuple[int, int]]:
+    """Readable-looking notes under memory/: path -> (mtime_ns, size)."""
+    return {e.path: (e.mtime_ns, e.size) for e in _catalog.scan(mem.ws.memory_dir)
+            if e.problem is None and e.size <= mem.max_note_bytes}
+
+
+def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
+    """Record hand edits of `paths` (or of every note) since history last looked; returns the
+    versions recorded. Lock-free and read-free when the cache says nothing changed."""
+    hist = mem.history
+    assert hist is not None
+    cache_path = mem.ws.state_dir / CACHE_NAME
+    cache = _load(cache_path)
+    seen = cache.get("notes") if isinstance(cache.get("notes"), dict) else {}
+    disk = _on_disk(mem)
+    # The newest sha256 of each note (None: removed). While the log is the file the cache saw,
+    # the cached heads stand in for reading the whole log at every session start.
+    cached_heads = cache.get("heads")
+    if cache.get("log") == _log_signature(hist) and isinstance(cached_heads, dict):
+        heads: dict = cached_heads
+    else:
+        heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+    wanted = set(disk) | {p for p, sha in heads.items() if sha} if paths is None else set(paths)
+
+    def unchanged(p: str) -> bool:
+        head = heads.get(p)
+        st = disk.get(p)
+        if st is None:
+            return head is None
+        cached = seen.get(p)
+        return (head is not None and isinstance(cached, list) and len(cached) == 3
+                and cached[0] == st[0] and cached[1] == st[1] and cached[2] == head)
+
+    if not (hist.dir / "intent.json").exists() and all(unchanged(p) for p in wanted):
+        return []
+    recorded: list[Version] = []
+    with mem._lock():
+        with mem._root() as root:
+            def current(p: str) -> bytes | None:
+                return mem._current(root, p)
+
+            hist.recover(current)
+            heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+            disk = _on_disk(mem)
+            if paths is None:
+                wanted = set(disk) | {p for p, sha in heads.items() if sha}
+            run = mem._run_id()
+            first = not hist.log_path.exists()    # an existing workspace's first open: baseline
+            pending: list[tuple[Version, bytes | None]] = []
+            for p in sorted(wanted):
+                st = disk.get(p)
+                if unchanged(p):
+                    continue
+                try:
+                    mem.check_path(p)
+                    now = current(p)
+                except Exception:   # noqa: BLE001 - not a readable note right now: nothing to record
+                    seen.pop(p, None)
+                    continue
+                v = hist.noticed(p, now, run=run, baseline=first)
+                if v is not None:
+                    pending.append((v, now))
+                if st is not None and now is not None:
+                    seen[p] = [st[0], st[1], hashlib.sha256(now).hexdigest()]   # as of this stat
+                else:
+                    seen.pop(p, None)
+            recorded = hist.record_many(pending)
+            for p in [p for p in seen if p not in disk]:
+                del seen[p]
+            heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+            signature = _log_signature(hist)
+    _save(cache_path, {"notes": seen, "log": signature, "heads": heads})
+    return recorded
