@@ -211,7 +211,7 @@ def chat_command(model_spec: str | None) -> None:
     watcher = None
     try:
         try:
-            model = load_model(model_spec, ws, progress=sys.stderr)
+            model = load_model(model_spec, ws, progress=sys.stderr, vault=session.vault)
         except ModelError as exc:
             session.transcript.append("error", message=str(exc))
             fail(str(exc))

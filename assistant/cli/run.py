@@ -104,7 +104,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         return _early_error(str(exc))
     try:
         try:
-            model = load_model(model_spec, ws, progress=sys.stderr)
+            model = load_model(model_spec, ws, progress=sys.stderr, vault=session.vault)
         except ModelError as exc:
             session.transcript.append("error", message=str(exc))
             return _early_error(str(exc))
