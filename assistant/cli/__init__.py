@@ -20,9 +20,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import approvals, chat, doctor, grants, init, memory, run, schedule, vault
+    from . import approvals, chat, doctor, grants, init, memory, model, run, schedule, vault
 
-    for module in (init, memory, approvals, grants, vault, chat, run, schedule, doctor):
+    for module in (init, memory, approvals, grants, vault, chat, run, schedule, doctor, model):
         for command in module.COMMANDS:
             main.add_command(command)
 
