@@ -412,6 +412,11 @@ class OpenAIModel:
                     break
             except self._httpx.HTTPError as exc:
                 raise self._fail(exc, url) from None
+        if self.flavour == LLAMA_CPP_PYTHON and not got.prompt_tokens:
+            # Its stream carries no usage: count the prompt with its own tokenizer (cheap).
+            count = self._request("POST", "", {"input": body["prompt"], "model": self.model_id},
+                                  url=self.endpoint.root + "/extras/tokenize/count").get("count")
+            got.prompt_tokens = _int(count) or 0
         text = "".join(got.parts)
         evaluated = got.evaluated if got.evaluated is not None else (
             got.prompt_tokens - got.cached if got.cached is not None else got.prompt_tokens)
