@@ -2,14 +2,16 @@
 segments, content never a control segment; unsafe templates refused with the reason.
 
 The template strings are facts: ChatML, Llama 3 and Mistral as llama-cpp-python ships them
-(llama_chat_format.py), Phi-3-mini's from its tokenizer_config.json; Gemma 3's is read from the
-embedded GGUF in test_chat_template_auto_gemma below (llama marker)."""
+(llama_chat_format.py), Phi-3-mini's and Gemma 3's from their tokenizer_config.json
+(tests/models/chat_templates.py). With the real Gemma tokenizer: test_model_auto_and_cache_llama.py."""
 
 from __future__ import annotations
 
 import pytest
 
 pytest.importorskip("jinja2")
+
+from chat_templates import GEMMA3  # noqa: E402
 
 from assistant.models.chat_format import render  # noqa: E402
 from assistant.models.jinja_format import JinjaFormat, TemplateRefused  # noqa: E402
@@ -65,6 +67,12 @@ def test_mistral_refuses_a_system_role_so_it_is_folded_into_the_first_user_turn(
     assert _text(segs) == ("<s>[INST] You are Robin.\n\nHi [/INST]" + MESSAGES[2]["content"] + "</s> [INST] "
                            + PAGE + " [/INST]")
     assert ("You are Robin.\n\nHi", False) in segs and _content_is_plain(segs)
+
+
+def test_gemma3_matches_our_own_gemma_format():
+    segs = JinjaFormat(GEMMA3, bos_token="<bos>")(MESSAGES)
+    assert _text(segs) == render("gemma", MESSAGES)
+    assert _content_is_plain(segs)
 
 
 def test_phi3():

@@ -31,15 +31,33 @@ def _messages(user="Hi there"):
     return conv.messages()
 
 
-def test_auto_renders_the_ggufs_own_template_safely():
-    m = LlamaModel({**CFG, "chat_format": "auto"}, progress=None)
+def test_auto_on_a_gguf_without_a_template_is_refused_with_the_reason():
+    from assistant.models.base import ModelError
+
+    # The embedded GGUF carries no tokenizer.chat_template.
+    with pytest.raises(ModelError, match=r'chat_format "auto": the model file carries no chat template'):
+        LlamaModel({**CFG, "chat_format": "auto"}, progress=None)
+
+
+def test_gemma3s_own_template_with_the_real_tokenizer_keeps_page_markers_as_text():
+    from chat_templates import GEMMA3
+
+    from assistant.models.jinja_format import JinjaFormat
+
+    m = LlamaModel(CFG, progress=None)
+    fmt = JinjaFormat(GEMMA3, bos_token="<bos>")
     msgs = _messages()
-    assert m.render(msgs) == render("gemma", msgs)
-    tok = segment_tokenizer(m.llama)
+    assert "".join(t for t, _ in fmt(msgs)) == render("gemma", msgs)
     start = m.llama.tokenize(b"<start_of_turn>", add_bos=False, special=True)
     assert len(start) == 1
-    ids = tokenize_segments(m._segments(msgs), tok)
+    ids = tokenize_segments(fmt(msgs), segment_tokenizer(m.llama))
     assert ids.count(start[0]) == render("gemma", msgs).count("<start_of_turn>") - 2   # the page's two stay text
+    m._segments = fmt           # as chat_format = "auto" installs it
+    import functools
+
+    from assistant.models.llama_cpp import _segments_handler
+
+    m.llama.chat_handler = functools.partial(_segments_handler, segments=fmt)
     assert m.step(msgs, SCHEMA, max_tokens=16).text.startswith('{"reply"')
 
 
