@@ -387,15 +387,25 @@ def _one_run(ws_root: Path, model) -> dict:
     t0 = time.perf_counter()
 
     def on_event(name, data):
-        if name == "token" and not first_token:
-            first_token.append(time.perf_counter())
         if name == "step":
             steps.append(data)
-            if not first_token:
-                first_token.append(time.perf_counter())
+
+    class FirstToken:
+        """The model, with the moment its first token of the run arrives noted (TTFT)."""
+
+        name = model.name
+
+        def step(self, messages, schema, *, max_tokens, on_token=None):
+            def tap(piece):
+                if not first_token:
+                    first_token.append(time.perf_counter())
+                if on_token is not None:
+                    on_token(piece)
+
+            return model.step(messages, schema, max_tokens=max_tokens, on_token=tap)
 
     with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
-        agent = session.new_agent(model, on_event=on_event)
+        agent = session.new_agent(FirstToken(), on_event=on_event)
         add_user = agent.conversation.add_user
         agent.conversation.add_user = lambda t, c=(), now=None: add_user(t, c, now=FIXED_NOW)
         result = agent.turn(RUN_TASK)
