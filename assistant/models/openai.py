@@ -188,9 +188,12 @@ class OpenAIModel:
         if self.chat_format not in FORMATS:
             raise ModelError(f"model.chat_format {self.chat_format!r} is not supported with the server backend; "
                              f"use one of {', '.join(repr(f) for f in FORMATS)}")
-        self.temperature = float(cfg.get("temperature", 0.2))
-        self.seed = int(cfg.get("seed", 42))
-        self.repeat_penalty = float(cfg.get("repeat_penalty", 1.1))
+        try:
+            self.temperature = float(cfg.get("temperature", 0.2))
+            self.seed = int(cfg.get("seed", 42))
+            self.repeat_penalty = float(cfg.get("repeat_penalty", 1.1))
+        except (TypeError, ValueError):
+            raise ModelError("model.temperature, model.seed and model.repeat_penalty must be numbers") from None
         self.timeout = max(1.0, float(timeout))
         self._headers = auth_header(cfg.get("api_key", ""), vault, self.endpoint)
         self._http = httpx.Client(

@@ -49,10 +49,11 @@ def test_doctor_reports_constrained_output_and_an_ignored_schema(tmp_path):
     try:
         init_workspace(tmp_path / "ws")
         cfg = tmp_path / "ws" / "config.toml"
-        cfg.write_text(cfg.read_text().replace("[model]", f'[model]\nbackend = "openai"\nendpoint = "{good.url}"', 1))
+        text = cfg.read_text().replace('backend = "llama"', 'backend = "openai"', 1)
+        cfg.write_text(text.replace('endpoint = ""', f'endpoint = "{good.url}"', 1))
         code, out = _doctor(tmp_path / "ws")
         msgs = [c["message"] for c in _model_checks(out)]
-        assert all(c["ok"] for c in _model_checks(out)), msgs
+        assert msgs and all(c["ok"] for c in _model_checks(out)), msgs
         assert any("serves 'qwen' (vllm)" in m for m in msgs) and any("constrained output works" in m for m in msgs)
         code, out = _doctor(tmp_path / "ws", "--model", f"openai:{bad.url}")
         bad_checks = [c for c in _model_checks(out) if not c["ok"]]

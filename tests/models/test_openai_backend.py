@@ -206,3 +206,18 @@ def test_auth_refused_and_a_server_killed_mid_stream(tmp_path, tools):
             m.step(conv.messages(), schema, max_tokens=8)
     finally:
         s.stop()
+
+
+def test_doctor_checks_the_real_server(tmp_path, server):
+    from click.testing import CliRunner
+
+    from assistant.cli import main
+    from assistant.workspace import init_workspace
+
+    init_workspace(tmp_path / "ws")
+    res = CliRunner().invoke(main, ["-w", str(tmp_path / "ws"), "doctor", "--no-notify", "--json",
+                                    "--model", f"openai:{server.url}"])
+    checks = [c for c in json.loads(res.output)["checks"] if c["area"] == "model"]
+    assert all(c["ok"] for c in checks), checks
+    text = " ".join(c["message"] for c in checks)
+    assert f"serves '{ALIAS}' (llama-cpp-python)" in text and "constrained output works" in text
