@@ -435,7 +435,9 @@ class Agent:
             self._emit("step", {"n": result.steps, "action": raw, "parsed": parse_error is None,
                                 "error": parse_error, "prompt_tokens": step.prompt_tokens,
                                 "evaluated_tokens": step.evaluated_tokens,
-                                "completion_tokens": getattr(step, "completion_tokens", 0)})
+                                "completion_tokens": getattr(step, "completion_tokens", 0),
+                                **({"cached_tokens": step.cached_tokens}
+                                   if getattr(step, "cached_tokens", None) is not None else {})})
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
                 result.outcome, result.reply = "reply", action.text

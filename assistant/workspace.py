@@ -35,6 +35,12 @@ HISTORY = "history"
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "model": {
+        "backend": "llama",          # "llama" (in process) or "openai" (a model server)
+        "endpoint": "",              # openai: the API base, e.g. http://127.0.0.1:8080/v1
+        "name": "",                  # openai: the server's model name (empty: its only model)
+        "api_key": "",               # openai: NAME of a vault secret bound to the endpoint's host
+        "prompt_cache": False,       # llama: keep the evaluated stable prefix in state/ between runs
+        "prompt_cache_max_mib": 512,
         "path": "",
         "chat_format": "gemma",
         "n_ctx": 8192,

@@ -14,8 +14,15 @@ prompt assembly (tail + history + Gemma rendering), the gate ruling for a memory
 scan/redaction of what crosses the boundary. The catalog is built once per session (it sits in
 the stable prefix) and is reported on its own line. Target: per-turn overhead under 20 ms.
 
+Part 3 (between runs): the same unattended task run twice, each with a fresh model (as a new
+process is) and [model] prompt_cache = true: run 2 restores the stable prefix's state from
+state/prompt_cache/ and its first step evaluates only what is new (target: <= new + 32), TTFT of
+both runs side by side; part 3b does the same through the server backend (llama-cpp-python's
+server on loopback).
+
     /work/venv/bin/python bench/prefix_cache.py [--turns 10] [--max-tokens 64] [--notes 10000]
                                                 [--skip-model] [--skip-overhead] [--only-ours]
+                                                [--only-runs]
 """
 
 from __future__ import annotations
@@ -367,6 +374,126 @@ class _NullScanner:
         return text
 
 
+RUN_TASK = "List my notes, then tell me in one sentence what index.md is for."
+
+
+def _one_run(ws_root: Path, model) -> dict:
+    """One unattended run of RUN_TASK: the first step's token figures and time to first token."""
+    from assistant.session import open_session
+
+    ws = open_workspace(ws_root)
+    steps: list[dict] = []
+    first_token: list[float] = []
+    t0 = time.perf_counter()
+
+    def on_event(name, data):
+        if name == "step":
+            steps.append(data)
+
+    class FirstToken:
+        """The model, with the moment its first token of the run arrives noted (TTFT)."""
+
+        name = model.name
+
+        def step(self, messages, schema, *, max_tokens, on_token=None):
+            def tap(piece):
+                if not first_token:
+                    first_token.append(time.perf_counter())
+                if on_token is not None:
+                    on_token(piece)
+
+            return model.step(messages, schema, max_tokens=max_tokens, on_token=tap)
+
+    with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
+        agent = session.new_agent(FirstToken(), on_event=on_event)
+        add_user = agent.conversation.add_user
+        agent.conversation.add_user = lambda t, c=(), now=None: add_user(t, c, now=FIXED_NOW)
+        result = agent.turn(RUN_TASK)
+    total = time.perf_counter() - t0
+    s1 = steps[0] if steps else {"prompt_tokens": 0, "evaluated_tokens": 0}
+    return dict(prompt=s1["prompt_tokens"], evaluated=s1["evaluated_tokens"], cached=s1.get("cached_tokens"),
+                ttft=(first_token[0] - t0) if first_token else float("nan"), total=total, steps=len(steps),
+                outcome=result.outcome)
+
+
+def between_runs_part(args) -> bool:
+    """Part 3: the same unattended task run twice, each run a fresh model (as a new process is),
+    with [model] prompt_cache = true: the second run restores the stable prefix from state/."""
+    from assistant.models.llama_cpp import LlamaModel
+
+    print(f"\nPart 3: between runs - the same unattended task twice, a fresh in-process model each run, "
+          f"prompt_cache = true; target: run 2's first step evaluates <= its new tokens + {SLACK}")
+    with tempfile.TemporaryDirectory(prefix="bench-runs-") as tmp:
+        ws_root = Path(tmp) / "ws"
+        init_workspace(ws_root)
+        text = (ws_root / "config.toml").read_text()
+        text = text.replace("max_steps = 8", "max_steps = 1").replace("max_tokens = 512", f"max_tokens = {args.max_tokens}")
+        (ws_root / "config.toml").write_text(text)
+        base = dict(open_workspace(ws_root).config["model"], n_threads=args.threads, max_tokens=args.max_tokens)
+        rows = []
+        for label, cache_on in (("run 1 (cache empty)", True), ("run 2 (cache file)", True),
+                                ("run 2 without prompt_cache", False)):
+            model = LlamaModel(dict(base, prompt_cache=cache_on), ws_root, progress=None)
+            r = _one_run(ws_root, model)
+            r["restored"] = model.last_restored
+            r["label"] = label
+            rows.append(r)
+            del model
+        files = list((ws_root / "state" / "prompt_cache").glob("*.state"))
+        size = sum(f.stat().st_size for f in files)
+    print(f"{'':>28} {'prompt':>6} {'restored':>8} {'new':>5} {'evaluated':>9} {'TTFT s':>7} {'run s':>6}")
+    for r in rows:
+        new = r["prompt"] - r["restored"]
+        print(f"{r['label']:>28} {r['prompt']:>6} {r['restored']:>8} {new:>5} {r['evaluated']:>9} "
+              f"{r['ttft']:>7.2f} {r['total']:>6.2f}")
+    second = rows[1]
+    ok = second["restored"] > 0 and second["evaluated"] <= (second["prompt"] - second["restored"]) + SLACK
+    print(f"cache file: {len(files)} file(s), {size / 1e6:.1f} MB; TTFT run 2 vs run 1: "
+          f"{rows[1]['ttft']:.2f}s vs {rows[0]['ttft']:.2f}s ({rows[0]['ttft'] / max(rows[1]['ttft'], 1e-9):.1f}x); "
+          f"target met: {'yes' if ok else 'NO'}")
+    return ok
+
+
+def server_runs_part(args) -> bool:
+    """Part 3b: the same task twice through the server backend (llama-cpp-python's server on
+    loopback): its KV cache lives in the server process, so run 2 of a new client reuses it."""
+    try:
+        import llama_cpp.server.app  # noqa: F401
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "models"))
+        from model_server import ALIAS, start_server
+    except ImportError as exc:
+        print(f"\nPart 3b skipped: {exc} (pip install 'assistant[server]')")
+        return True
+    from assistant.models.openai import OpenAIModel
+
+    print("\nPart 3b: the same task twice through the server backend (llama-cpp-python's server, loopback)")
+    server = start_server()
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-srv-") as tmp:
+            ws_root = Path(tmp) / "ws"
+            init_workspace(ws_root)
+            text = (ws_root / "config.toml").read_text()
+            text = text.replace("max_steps = 8", "max_steps = 1").replace("max_tokens = 512", f"max_tokens = {args.max_tokens}")
+            (ws_root / "config.toml").write_text(text)
+            rows = []
+            for label in ("run 1", "run 2"):
+                model = OpenAIModel({"endpoint": server.url, "name": ALIAS, "temperature": 0.2}, timeout=300)
+                r = _one_run(ws_root, model)
+                r["label"] = label
+                rows.append(r)
+    finally:
+        server.stop()
+    print(f"{'':>8} {'prompt':>6} {'cached (server-reported)':>24} {'TTFT s':>7} {'run s':>6}")
+    for r in rows:
+        cached = "not reported" if r["cached"] is None else str(r["cached"])
+        print(f"{r['label']:>8} {r['prompt']:>6} {cached:>24} {r['ttft']:>7.2f} {r['total']:>6.2f}")
+    print(f"TTFT run 2 vs run 1: {rows[1]['ttft']:.2f}s vs {rows[0]['ttft']:.2f}s "
+          f"({rows[0]['ttft'] / max(rows[1]['ttft'], 1e-9):.1f}x); llama-cpp-python's server does not report cached "
+          "tokens (llama-server reports timings.cache_n, vLLM usage.prompt_tokens_details.cached_tokens: "
+          "recorded per step when present)")
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--turns", type=int, default=10)
@@ -378,11 +505,18 @@ def main() -> int:
     ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--skip-overhead", action="store_true")
     ap.add_argument("--only-ours", action="store_true", help="skip the swa_full=False comparison run")
+    ap.add_argument("--only-runs", action="store_true", help="only part 3 (between runs) and 3b (server)")
     args = ap.parse_args()
     ok = True
+    if args.only_runs:
+        ok &= between_runs_part(args)
+        ok &= server_runs_part(args)
+        return 0 if ok else 1
     if not args.skip_model:
         ok &= model_part(args)
         ok &= rollback_part(args)
+        ok &= between_runs_part(args)
+        ok &= server_runs_part(args)
     if not args.skip_overhead:
         ok &= overhead_part(args)
     return 0 if ok else 1

@@ -28,9 +28,11 @@ def main(ctx: click.Context) -> None:
 
 
 def _register() -> None:
-    from . import approvals, audit, chat, doctor, grants, init, memory, memory_history, run, runs, schedule, vault
+    from . import (approvals, audit, chat, doctor, grants, init, memory, memory_history, model, run, runs,
+                   schedule, vault)
 
-    for module in (init, memory, memory_history, approvals, grants, vault, chat, run, runs, schedule, doctor, audit):
+    for module in (init, memory, memory_history, approvals, grants, vault, chat, run, runs, schedule, doctor,
+                   audit, model):
         for command in module.COMMANDS:
             main.add_command(command)
 

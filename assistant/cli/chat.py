@@ -299,7 +299,8 @@ def chat_command(model_spec: str | None) -> None:
     watcher = None
     try:
         try:
-            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr), name="model-load")
+            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr, vault=session.vault),
+                                       name="model-load")
         except ModelError as exc:
             session.transcript.append("error", message=str(exc))
             fail(str(exc))

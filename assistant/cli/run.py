@@ -106,7 +106,8 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         return _early_error(str(exc))
     try:
         try:
-            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr), name="model-load")
+            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr, vault=session.vault),
+                                       name="model-load")
         except ModelError as exc:
             session.transcript.append("error", message=str(exc))
             return _early_error(str(exc))

@@ -26,6 +26,7 @@ class StepResult:
     evaluated_tokens: int = 0  # prompt tokens actually evaluated (the rest came from the KV cache)
     completion_tokens: int = 0
     finish_reason: str = ""    # "stop" (action complete) or "length" (hit max_tokens: likely cut off)
+    cached_tokens: int | None = None   # prompt tokens a server reports it reused (None: not reported)
 
 
 class Model(Protocol):

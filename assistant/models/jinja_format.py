@@ -1,0 +1,192 @@
+"""`chat_format = "auto"`: the chat template a GGUF carries (Jinja, as llama.cpp and Transformers
+render it), turned into our (text, is_control) segments so content still never becomes a turn.
+
+Guards the same promise as chat_format.py for any model family. The template is rendered in a
+sandboxed, immutable Jinja environment with every message's content replaced by a random
+sentinel (fresh per render, so no content can contain one). The rendered text is then cut at
+the sentinels: what the template wrote (turn markers, role names, BOS) becomes control segments,
+and each sentinel is replaced by the real content as a plain-text segment. A template that
+cannot be rendered safely is refused with the reason: it raised, it dropped, repeated or
+altered a message's content (a sentinel missing, doubled or changed), or it does not emit the
+generation prompt. A template that refuses a system message (Mistral's) is rendered with the
+system prompt folded into the first user message, as the person's text would be.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import secrets
+from typing import Any, Callable, Sequence
+
+from assistant.models.chat_format import ChatFormatError, Segment, _merge
+
+_ROLES = {"system": "system", "user": "user", "assistant": "assistant", "model": "assistant", "tool": "user"}
+
+
+class TemplateRefused(ChatFormatError):
+    """A chat template that cannot be rendered safely; the message says why."""
+
+
+def _environment() -> Any:
+    try:
+        import jinja2
+        import jinja2.ext
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError:
+        raise TemplateRefused("chat_format \"auto\" needs jinja2: pip install 'assistant[llama]'") from None
+
+    class _Generation(jinja2.ext.Extension):
+        """Transformers' {% generation %} tag: a pass-through."""
+
+        tags = {"generation"}
+
+        def parse(self, parser):   # pragma: no cover - trivial
+            parser.stream.skip(1)
+            return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
+    env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[_Generation, jinja2.ext.loopcontrols],
+                                        undefined=jinja2.Undefined)
+
+    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
+               sort_keys: bool = False) -> str:
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env.filters["tojson"] = tojson
+    return env
+
+
+def _raise(message: str) -> None:
+    raise TemplateRefused(f"the model's chat template refused the conversation: {message}")
+
+
+class JinjaFormat:
+    """A GGUF chat template as a segment renderer: `fmt(messages, add_generation_prompt=True)`."""
+
+    def __init__(self, template: str, *, bos_token: str = "", eos_token: str = "", add_bos: bool = False) -> None:
+        if not isinstance(template, str) or not template.strip():
+            raise TemplateRefused("the model file carries no chat template (tokenizer.chat_template); "
+                                  "set model.chat_format to \"gemma\", \"chatml\" or \"llama-3\"")
+        import jinja2
+
+        try:
+            self._template = _environment().from_string(template)
+        except jinja2.TemplateError as exc:
+            raise TemplateRefused(f"the model's chat template does not parse: {exc}") from None
+        self.bos_token, self.eos_token, self.add_bos = bos_token, eos_token, add_bos
+        self.fold_system = False
+        # Probe once with a conversation of our shape, so a bad template is refused at load.
+        probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                 {"role": "assistant", "content": "a"}, {"role": "user", "content": "v"}]
+        if not self(probe)[-1][1]:     # nothing opens the model's turn after the last message
+            raise TemplateRefused("the model's chat template writes no generation prompt (the model's turn)")
+
+    def _render(self, messages: list[dict], add_generation_prompt: bool) -> str:
+        import jinja2
+
+        try:
+            return self._template.render(
+                messages=messages, add_generation_prompt=add_generation_prompt, bos_token=self.bos_token,
+                eos_token=self.eos_token, raise_exception=_raise, tools=None,
+                strftime_now=lambda f: _dt.datetime.now().strftime(f))
+        except TemplateRefused:
+            raise
+        except (jinja2.TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise TemplateRefused(f"the model's chat template failed: {type(exc).__name__}: {exc}") from None
+
+    def __call__(self, messages: Sequence[dict], *, add_generation_prompt: bool = True) -> list[Segment]:
+        contents: list[str] = []
+        shaped: list[dict] = []
+        for i, m in enumerate(messages):
+            role, content = m.get("role"), m.get("content")
+            if role not in _ROLES:
+                raise ChatFormatError(f"message {i + 1}: unknown role {role!r}")
+            if role == "system" and i != 0:
+                raise ChatFormatError(f"message {i + 1}: a system message is only allowed first")
+            if not isinstance(content, str):
+                raise ChatFormatError(f"message {i + 1}: content must be text")
+            shaped.append({"role": _ROLES[role], "content": content})
+        tag = secrets.token_hex(12)
+        sentinels: list[str] = []
+        fed: list[dict] = []
+        fold = self.fold_system and shaped and shaped[0]["role"] == "system"
+        pending_system = None
+        for i, m in enumerate(shaped):
+            if fold and i == 0:
+                pending_system = m["content"]
+                continue
+            content = m["content"]
+            if pending_system is not None and m["role"] == "user":
+                content, pending_system = pending_system + "\n\n" + content, None
+            s = f"\u2063SENTINEL{tag}{len(sentinels)}\u2063"
+            sentinels.append(s)
+            contents.append(content)
+            fed.append({"role": m["role"], "content": s})
+        if pending_system is not None:     # only a system prompt: its own user turn
+            s = f"\u2063SENTINEL{tag}{len(sentinels)}\u2063"
+            sentinels.append(s)
+            contents.append(pending_system)
+            fed.append({"role": "user", "content": s})
+        try:
+            text = self._render(fed, add_generation_prompt)
+        except TemplateRefused:
+            if self.fold_system or not shaped or shaped[0]["role"] != "system":
+                raise
+            self.fold_system = True     # e.g. Mistral: "Conversation roles must alternate ..."
+            try:
+                return self(messages, add_generation_prompt=add_generation_prompt)
+            except TemplateRefused:
+                self.fold_system = False
+                raise
+        return self._cut(text, tag, sentinels, contents, add_generation_prompt)
+
+    def _cut(self, text: str, tag: str, sentinels: list[str], contents: list[str],
+             add_generation_prompt: bool) -> list[Segment]:
+        segs: list[Segment] = []
+        pos = 0
+        for s, content in zip(sentinels, contents):
+            at = text.find(s, pos)
+            if at < 0 or text.count(s) != 1:
+                raise TemplateRefused("the model's chat template drops, repeats, reorders or rewrites message "
+                                      "content, so it cannot be rendered with content kept as plain text")
+            segs.append((text[pos:at], True))
+            segs.append((content, False))
+            pos = at + len(s)
+        segs.append((text[pos:], True))
+        if any(tag in t for t, ctrl in segs if ctrl):
+            raise TemplateRefused("the model's chat template altered message content")
+        if self.add_bos and self.bos_token and not text.startswith(self.bos_token):
+            segs.insert(0, (self.bos_token, True))
+        return _merge(segs)
+
+
+def _joined(segs: list[Segment]) -> str:
+    return "".join(t for t, _ in segs)
+
+
+def from_llama(llama: Any) -> JinjaFormat:
+    """The JinjaFormat of a loaded llama_cpp.Llama's GGUF metadata."""
+    meta = dict(getattr(llama, "metadata", {}) or {})
+    template = meta.get("tokenizer.chat_template", "")
+
+    def piece(key: str) -> str:
+        try:
+            tid = int(meta.get(key, -1))
+        except (TypeError, ValueError):
+            return ""
+        if tid < 0:
+            return ""
+        try:
+            return llama.detokenize([tid], special=True).decode("utf-8", "replace")
+        except Exception:
+            return ""
+
+    add_bos = str(meta.get("tokenizer.ggml.add_bos_token", "true")).lower() == "true"
+    return JinjaFormat(template, bos_token=piece("tokenizer.ggml.bos_token_id"),
+                       eos_token=piece("tokenizer.ggml.eos_token_id"), add_bos=add_bos)
+
+
+Renderer = Callable[..., list[Segment]]
+
+__all__ = ["JinjaFormat", "TemplateRefused", "from_llama"]

@@ -1,0 +1,239 @@
+"""The persistent prompt cache: llama.cpp's state after the stable prefix, kept in state/ between runs.
+
+Guards a second way into what the model believes. A saved state is restored only if
+- it is authenticated: HMAC-SHA256 over the whole file with a per-workspace key
+  (state/prompt_cache.key, 32 random bytes, 0600, created exclusively, never followed through a
+  link); a file whose MAC, magic, header or length fails is ignored and removed;
+- its key matches exactly: a sha256 over the model file's identity (resolved path, size,
+  mtime, device/inode), the context parameters that shape the state (n_ctx, swa_full, chat
+  format, llama-cpp-python version) and the exact prefix tokens, so a changed persona, tool set,
+  catalog or model never restores a stale state;
+- it is plain bytes: our own framing around llama_state_get_data()/llama_state_set_data(),
+  never pickle (llama-cpp-python's LlamaDiskCache unpickles what it reads: not used);
+- it is bounded: files larger than the budget are not written, and after each save the oldest
+  files are removed until the directory fits `prompt_cache_max_mib`; reads are bounded too.
+Files are written to a private temporary name (0600, O_EXCL) in state/prompt_cache/ (0700),
+fsynced and renamed: a crash leaves the old file or none, never half of one.
+
+File layout: MAGIC | u32 header length | header JSON {"key", "n_tokens"} | u32[n_tokens] prefix
+tokens (little endian) | state bytes | 32-byte MAC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+MAGIC = b"ASSISTANT-PROMPT-CACHE-1\n"
+MAC_BYTES = 32
+KEY_FILE = "prompt_cache.key"
+DIR = "prompt_cache"
+SUFFIX = ".state"
+
+
+class PromptCacheError(Exception):
+    """The cache cannot be used (its key file is unsafe or unreadable). Never fatal to a run."""
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """Everything the saved state depends on, hashed."""
+
+    digest: str
+
+    @classmethod
+    def build(cls, *, model_path: Path, params: dict, tokens: Sequence[int]) -> "CacheKey":
+        st = os.stat(model_path)
+        ident = {"path": str(Path(model_path).resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                 "dev": st.st_dev, "ino": st.st_ino}
+        h = hashlib.sha256()
+        h.update(json.dumps({"model": ident, "params": params}, sort_keys=True).encode())
+        h.update(_pack_tokens(tokens))
+        return cls(h.hexdigest())
+
+
+def _pack_tokens(tokens: Sequence[int]) -> bytes:
+    return struct.pack(f"<{len(tokens)}I", *tokens)
+
+
+def _open_private(path: Path, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+
+
+class PromptCache:
+    """The cache directory of one workspace's state/. `max_bytes`: the disk budget."""
+
+    def __init__(self, state_dir: Path, max_bytes: int) -> None:
+        self.state_dir = Path(state_dir)
+        self.dir = self.state_dir / DIR
+        self.max_bytes = int(max_bytes)
+        self._key = self._load_key()
+
+    # -- the MAC key
+    def _load_key(self) -> bytes:
+        path = self.state_dir / KEY_FILE
+        try:
+            self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                fd = _open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                pass
+            else:
+                try:
+                    os.write(fd, os.urandom(32))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            fd = _open_private(path, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+                    raise PromptCacheError(f"{path} is not a private regular file of yours (chmod 600 it, or "
+                                           "delete it: a new one is made)")
+                key = os.read(fd, 64)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise PromptCacheError(f"{path}: {exc.strerror or exc}") from None
+        if len(key) != 32:
+            raise PromptCacheError(f"{path} is damaged (delete it: a new one is made)")
+        return key
+
+    def _mac(self, data: bytes) -> bytes:
+        return hmac.new(self._key, data, hashlib.sha256).digest()
+
+    def path_for(self, key: CacheKey) -> Path:
+        return self.dir / f"{key.digest}{SUFFIX}"
+
+    # -- read
+    def load(self, key: CacheKey, tokens: Sequence[int]) -> bytes | None:
+        """The saved state bytes for `key`, or None (missing, or failed and removed)."""
+        path = self.path_for(key)
+        try:
+            fd = _open_private(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            self._discard(path)
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes + 1024 * 1024:
+                raise ValueError("not a regular file of a sane size")
+            chunks = []
+            left = st.st_size
+            while left > 0:
+                part = os.read(fd, min(left, 8 << 20))
+                if not part:
+                    break
+                chunks.append(part)
+                left -= len(part)
+            blob = b"".join(chunks)
+        except (OSError, ValueError):
+            os.close(fd)
+            self._discard(path)
+            return None
+        os.close(fd)
+        state = self._verify(blob, key, tokens)
+        if state is None:
+            self._discard(path)
+            return None
+        try:
+            os.utime(path)          # recently used: kept longest by the budget
+        except OSError:
+            pass
+        return state
+
+    def _verify(self, blob: bytes, key: CacheKey, tokens: Sequence[int]) -> bytes | None:
+        if len(blob) < len(MAGIC) + 4 + MAC_BYTES or not blob.startswith(MAGIC):
+            return None
+        body, mac = blob[:-MAC_BYTES], blob[-MAC_BYTES:]
+        if not hmac.compare_digest(self._mac(body), mac):
+            return None
+        try:
+            (hlen,) = struct.unpack_from("<I", body, len(MAGIC))
+            start = len(MAGIC) + 4
+            header = json.loads(body[start:start + hlen].decode("utf-8"))
+            n = int(header["n_tokens"])
+            if header["key"] != key.digest or n != len(tokens):
+                return None
+            tok_start = start + hlen
+            if body[tok_start:tok_start + 4 * n] != _pack_tokens(tokens):
+                return None
+            state = body[tok_start + 4 * n:]
+        except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+            return None
+        return state or None
+
+    # -- write
+    def save(self, key: CacheKey, tokens: Sequence[int], state: bytes) -> bool:
+        """Write atomically; False when it does not fit the budget or cannot be written."""
+        header = json.dumps({"key": key.digest, "n_tokens": len(tokens)}).encode()
+        body = MAGIC + struct.pack("<I", len(header)) + header + _pack_tokens(tokens) + state
+        blob = body + self._mac(body)
+        if len(blob) > self.max_bytes:
+            return False
+        path = self.path_for(key)
+        tmp = self.dir / f".{key.digest}.{os.getpid()}.tmp"
+        try:
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            try:
+                view = memoryview(blob)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return False
+        self._trim(keep=path)
+        return True
+
+    def _trim(self, keep: Path) -> None:
+        """Remove the least recently used files until the directory fits the budget."""
+        try:
+            entries = []
+            for e in os.scandir(self.dir):
+                if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    entries.append((st.st_mtime_ns, st.st_size, Path(e.path)))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        for _, size, p in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            if p == keep:
+                continue
+            self._discard(p)
+            total -= size
+
+    def _discard(self, path: Path) -> None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+    def usage(self) -> int:
+        """Bytes the cache files take now."""
+        try:
+            return sum(e.stat(follow_symlinks=False).st_size for e in os.scandir(self.dir)
+                       if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False))
+        except OSError:
+            return 0
+
+
+__all__ = ["CacheKey", "PromptCache", "PromptCacheError"]
