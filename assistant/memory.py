@@ -213,9 +213,12 @@ class Memory:
 
     def sweep_temp(self, older_than: float = 3600.0) -> int:
         """Remove temp files a crashed writer left in memory/ (dot-leading, so never a note),
-        under the writers' lock so a write in progress is never touched. Returns how many."""
-        with self._lock():
-            with self._root() as root:
+        under the writers' lock so a write in progress is never touched. Returns how many.
+        With none to remove, the lock is not taken (a read-only command leaves no lock file)."""
+        with self._root() as root:
+            if root.sweep_temp(older_than, dry_run=True) == 0:
+                return 0
+            with self._lock():
                 return root.sweep_temp(older_than)
 
     def _lock(self) -> FileLock:
