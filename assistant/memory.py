@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import catalog as _catalog
-from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from policy.paths import PathGrammarError
+from policy.paths import check as check_path
+
+from .confine import ConfinementError, FileTooLargeError, Root
 from .locking import FileLock, LockTimeout
 from .notes import revision
 
@@ -35,7 +38,6 @@ __all__ = [
 
 Entry = _catalog.Entry
 CONFLICT_MESSAGE = "changed since you read it, read it again"
-MAX_PATH_CHARS = 512
 
 
 # --- refusals --------------------------------------------------------------------------------
@@ -149,11 +151,9 @@ class Memory:
         """The note path, or PathRefused saying which rule and which component."""
         if not isinstance(path, str):
             raise PathRefused(f"path must be a string, not {type(path).__name__}")
-        if len(path) > MAX_PATH_CHARS:
-            raise PathRefused(f"path is {len(path)} characters; at most {MAX_PATH_CHARS} are allowed")
         try:
-            validate_relpath(path)
-        except ConfinementError as exc:
+            check_path(path)   # the one grammar (policy.paths), as the gate and the Root apply it
+        except PathGrammarError as exc:
             raise PathRefused(f"path refused: {exc}") from None
         if not path.endswith(".md"):
             raise PathRefused(f"path refused: {path!r} does not end in .md; notes are markdown files")

@@ -38,6 +38,8 @@ from policy.fileio import FileLock, LockTimeout, NotRegularFile, open_regular, w
 
 from .leaks import Scanner
 
+LOCK_TIMEOUT = 10.0   # seconds a vault change waits for another one to finish, then VaultError
+
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
 
 MAGIC = b"ASTVAULT"
@@ -373,7 +375,7 @@ class Vault:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Exclusive lock of one read-modify-write; a bounded wait, then VaultError (never a hang)."""
-        lock = FileLock(self.path.with_name("." + self.path.name + ".lock"), what="the vault")
+        lock = FileLock(self.path.with_name("." + self.path.name + ".lock"), timeout=LOCK_TIMEOUT, what="the vault")
         try:
             lock.acquire()
         except LockTimeout as exc:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from policy.approvals import seconds
+from policy.fileio import replacing
 
 from .hidden import DEFAULT_HIDDEN, HiddenFiles, HiddenPatternError
 
@@ -243,13 +244,11 @@ def init_workspace(dest: str | os.PathLike[str], *, source: Path | None = None) 
         if any(dest_path.iterdir()):
             raise WorkspaceError(f"{dest_path} is not empty; not touching an existing workspace")
     src = source or example_dir()
-    parent = dest_path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{dest_path.name}.init-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
-        shutil.copytree(src, tmp, symlinks=False, ignore=shutil.ignore_patterns("state", "__pycache__", ".*"))
+    dest_path.parent.mkdir(parents=True, exist_ok=True)
+    # staged in a sibling temp folder (policy.fileio.replacing), renamed into place when complete
+    with replacing(dest_path, directory=True) as tmp:
+        shutil.copytree(src, tmp, symlinks=False, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("state", "__pycache__", ".*"))
         (tmp / STATE).mkdir(mode=0o700, exist_ok=True)
         for sub in ("approvals", "transcripts"):
             (tmp / STATE / sub).mkdir(mode=0o700, exist_ok=True)
@@ -264,10 +263,4 @@ def init_workspace(dest: str | os.PathLike[str], *, source: Path | None = None) 
             for dp, dns, fns in os.walk(tmp)
             for n in (*dns, *fns)
         )
-        if dest_path.exists():
-            dest_path.rmdir()  # empty, checked above
-        os.rename(tmp, dest_path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return made
