@@ -647,14 +647,7 @@ class Root:
 # --------------------------------------------------------------------------- helpers
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((_stat.S_ISDIR, "a directory"), (_stat.S_ISLNK, "a symlink"),
-                       (_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
-                       (_stat.S_ISCHR, "a character device"), (_stat.S_ISBLK, "a block device"),
-                       (_stat.S_ISREG, "a regular file")):
-        if test(mode):
-            return name
-    return "an unknown file type"
+_kind = fileio.kind_of
 
 
 def _not_regular(rel: str, mode: int) -> str:

@@ -27,14 +27,14 @@ import sys
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
 import nacl.utils
 from nacl import bindings
 
-from policy.fileio import FileLock, LockTimeout, NotRegularFile, open_regular, write_atomic
+from policy.fileio import NotRegularFile, locked, open_regular, write_atomic
 
 from .leaks import Scanner
 
@@ -372,20 +372,10 @@ class Vault:
         )
         write_atomic(self.path, self._header.raw + nonce + ct)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """Exclusive lock of one read-modify-write; a bounded wait, then VaultError (never a hang)."""
-        lock = FileLock(self.path.with_name("." + self.path.name + ".lock"), timeout=LOCK_TIMEOUT, what="the vault")
-        try:
-            lock.acquire()
-        except LockTimeout as exc:
-            raise VaultError(f"{exc} Nothing was changed.") from None
-        except OSError as exc:
-            raise VaultError(f"{lock.path}: cannot open the vault lock: {exc.strerror}") from None
-        try:
-            yield
-        finally:
-            lock.release()
+        return locked(self.path.with_name("." + self.path.name + ".lock"), timeout=LOCK_TIMEOUT,
+                      what="the vault", error=VaultError)
 
 
 def _read(path: Path) -> bytes:

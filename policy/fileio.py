@@ -36,7 +36,7 @@ __all__ = [
     "TEMP_PREFIX", "temp_name", "is_temp_name",
     "READ_FLAGS", "NotRegularFile", "FileTooLargeError", "open_regular", "read_regular", "read_upto",
     "write_atomic", "replacing", "fsync_dir",
-    "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock",
+    "kind_of", "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock", "locked",
     "watch_dir",
 ]
 
@@ -79,7 +79,8 @@ class Opener(Protocol):
     def __call__(self, name: str, flags: int) -> int: ...
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """'a directory', 'a symlink', 'a FIFO', ... for an st_mode (for messages)."""
     for test, name in ((_stat.S_ISDIR, "a directory"), (_stat.S_ISLNK, "a symlink"),
                        (_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
                        (_stat.S_ISCHR, "a character device"), (_stat.S_ISBLK, "a block device"),
@@ -111,7 +112,7 @@ def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, max
     try:
         st = os.fstat(fd)
         if not _stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(errno.EINVAL, f"{shown} is {_kind(st.st_mode)}, not a regular file")
+            raise NotRegularFile(errno.EINVAL, f"{shown} is {kind_of(st.st_mode)}, not a regular file")
         if max_bytes is not None and st.st_size > max_bytes:
             raise FileTooLargeError(errno.EFBIG, f"{shown} is {st.st_size} bytes; the limit is {max_bytes}")
     except BaseException:
@@ -344,6 +345,24 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], *, timeout: float, what: str,
+           error: Callable[[str], Exception]) -> Iterator[None]:
+    """Hold FileLock(path) for the block; a timeout or an unusable lock file is `error(message)`
+    (the caller's own error type, which its callers already turn into a deny)."""
+    lock = FileLock(path, timeout=timeout, what=what)
+    try:
+        lock.acquire()
+    except LockTimeout as exc:
+        raise error(f"{exc} Nothing was changed.") from None
+    except OSError as exc:
+        raise error(f"cannot lock {path}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _read_holder(fd: int) -> str:

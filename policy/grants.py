@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .fileio import (DEFAULT_LOCK_TIMEOUT, FileLock, FileTooLargeError, LockTimeout, NotRegularFile,
-                     open_regular, write_atomic)
+from .fileio import DEFAULT_LOCK_TIMEOUT, FileTooLargeError, NotRegularFile, locked, open_regular, write_atomic
 from .kinds import KINDS
 from .match import PatternError, compile_pattern, is_literal, literal_prefix, literal_suffix
 
@@ -250,20 +249,9 @@ class GrantStore:
         return self._index.find(kind, target)
 
     # ------------------------------------------------------------ writing
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """The exclusive lock of one read-modify-write; a bounded wait, then GrantsError (a deny)."""
-        lock = FileLock(self.lock_path, timeout=self.lock_timeout, what=self.path.name)
-        try:
-            lock.acquire()
-        except LockTimeout as exc:
-            raise GrantsError(f"not changed: {exc}") from None
-        except OSError as exc:
-            raise GrantsError(f"cannot lock {self.lock_path}: {exc.strerror or exc}") from None
-        try:
-            yield
-        finally:
-            lock.release()
+        return locked(self.lock_path, timeout=self.lock_timeout, what=self.path.name, error=GrantsError)
 
     def _write(self, grants: list[Grant]) -> None:
         body = json.dumps({"version": VERSION, "grants": [g.as_dict() for g in grants]}, indent=2) + "\n"
