@@ -274,9 +274,8 @@ class Root:
         if fd is not None:
             os.close(fd)
 
-    @contextlib.contextmanager
-    def _pinned(self) -> Iterator[int]:
-        """The root descriptor, held open for the block: `close()` from another thread waits
+    def _pin(self) -> int:
+        """The root descriptor, held open until `_unpin`: `close()` from another thread waits
         until every operation using it has finished. Without this, a concurrent close frees
         the descriptor *number* mid-operation, the next `open` anywhere in the process reuses
         it, and the operation resolves its path under that unrelated directory."""
@@ -284,17 +283,16 @@ class Root:
             if self._fd is None or self._closed:
                 raise ValueError("Root is closed")
             self._refs += 1
-            root = self._fd
-        try:
-            yield root
-        finally:
-            with self._lock:
-                self._refs -= 1
-                fd = self._fd if (self._closed and self._refs == 0) else None
-                if fd is not None:
-                    self._fd = None
+            return self._fd
+
+    def _unpin(self) -> None:
+        with self._lock:
+            self._refs -= 1
+            fd = self._fd if (self._closed and self._refs == 0) else None
             if fd is not None:
-                os.close(fd)
+                self._fd = None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> "Root":
         return self
@@ -329,7 +327,7 @@ class Root:
     #    mount of the same filesystem).
     # 4. The leaf is never resolved here: each operation applies one no-follow `*at` call to
     #    (parent, leaf), so a link at the leaf is only ever replaced or removed as an entry.
-    # 5. The root descriptor is pinned for the whole operation (see `_pinned`).
+    # 5. The root descriptor is pinned for the whole operation (see `_pin`).
 
     @contextlib.contextmanager
     def _at(self, op: str, rel: str, *, create: bool = False, whole: bool = False,
@@ -339,25 +337,27 @@ class Root:
         (0o700), and takes them back if the operation then fails. Closes what it opened;
         translates an OSError once (op, path, cause)."""
         made: list[int] = []
-        with self._pinned() as root:
+        root = self._pin()
+        try:
+            parts = [] if (whole and rel == "" and not create) else validate_relpath(rel)
+            dirs = parts if whole else parts[:-1]
+            if dirs:
+                fd = self._open_at(root, dirs, _REAL_DIR, create=create, made=made)
+            else:   # never hand out the shared root descriptor for listing (its offset)
+                fd = os.open(".", _REAL_DIR, dir_fd=root) if whole else root
             try:
-                parts = [] if (whole and rel == "" and not create) else validate_relpath(rel)
-                dirs = parts if whole else parts[:-1]
-                if dirs:
-                    fd = self._open_at(root, dirs, _REAL_DIR, create=create, made=made)
-                else:   # never hand out the shared root descriptor for listing (its offset)
-                    fd = os.open(".", _REAL_DIR, dir_fd=root) if whole else root
-                try:
-                    yield fd, "" if whole else parts[-1]
-                except BaseException:
-                    if made:
-                        self._unmake(root, parts, made)
-                    raise
-                finally:
-                    if fd != root:
-                        os.close(fd)
-            except OSError as exc:
-                raise _translate(op, rel, other, exc) from None
+                yield fd, "" if whole else parts[-1]
+            except BaseException:
+                if made:
+                    self._unmake(root, parts, made)
+                raise
+            finally:
+                if fd != root:
+                    os.close(fd)
+        except OSError as exc:
+            raise _translate(op, rel, other, exc) from None
+        finally:
+            self._unpin()
 
     def _open_at(self, dirfd: int, parts: list[str], flags: int, *, create: bool = False,
                  made: list[int] | None = None) -> int:

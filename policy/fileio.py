@@ -204,27 +204,32 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray | memoryv
     """Atomically make `path` hold exactly `data`.
 
     `dir_fd`: `path` is a name in that directory (confine passes its resolved parent). `mode`:
-    the new file's permissions (None: 0o666 less the umask). `replace=False`: never replace an
+    the new file's permissions (less the umask, which can only remove bits; None: 0o666). `replace=False`: never replace an
     existing file (FileExistsError). On any failure the temp file is removed.
     """
+    if dir_fd is not None:
+        _write_in(dir_fd, os.fspath(path), data, mode, replace)
+        return
+    with _parent_of(path, None) as (dfd, name):
+        _write_in(dfd, name, data, mode, replace)
+
+
+def _write_in(dfd: int, name: str, data: bytes | bytearray | memoryview, mode: int | None, replace: bool) -> None:
     view = memoryview(data).cast("B")
-    with _parent_of(path, dir_fd) as (dfd, name):
-        tmp = temp_name()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC,
-                     0o666 if mode is None else mode, dir_fd=dfd)
+    tmp = temp_name()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC,
+                 0o666 if mode is None else mode, dir_fd=dfd)
+    try:
         try:
-            try:
-                if mode is not None:
-                    os.fchmod(fd, mode)   # exactly `mode`, whatever the umask
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            _commit(dfd, tmp, name, replace)
-        except BaseException:
-            _unlink_quietly(dfd, tmp)
-            raise
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _commit(dfd, tmp, name, replace)
+    except BaseException:
+        _unlink_quietly(dfd, tmp)
+        raise
 
 
 @contextlib.contextmanager
