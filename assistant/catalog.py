@@ -89,13 +89,15 @@ def _display(rel: str) -> str:
 
 def _problem(st: os.stat_result) -> str | None:
     mode = st.st_mode
+    if _stat.S_ISREG(mode):
+        return None
     if _stat.S_ISLNK(mode):
         return "a symlink; links are never followed"
     for test, what in ((_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
                        (_stat.S_ISCHR, "a device"), (_stat.S_ISBLK, "a device")):
         if test(mode):
             return f"{what}, not a regular file"
-    return None if _stat.S_ISREG(mode) else "not a regular file"
+    return "not a regular file"
 
 
 def scan(memory_dir: Path | str) -> list[Entry]:
@@ -113,13 +115,13 @@ def scan(memory_dir: Path | str) -> list[Entry]:
     with root:
         found = root.scan()
     out: list[Entry] = []
-    for e in found:
-        if _stat.S_ISDIR(e.stat.st_mode) or not e.path.endswith(".md"):
+    for path, st, refused in found:
+        if not path.endswith(".md") or _stat.S_ISDIR(st.st_mode):
             continue
-        shown, problem = e.path, _problem(e.stat)
-        if e.problem is not None:
-            shown, problem = _display(e.path), f"name not allowed, {e.problem}"
-        out.append(Entry(path=shown, mtime_ns=e.stat.st_mtime_ns, size=e.stat.st_size, problem=problem))
+        if refused is None:
+            out.append(Entry(path, st.st_mtime_ns, st.st_size, problem=_problem(st)))
+        else:
+            out.append(Entry(_display(path), st.st_mtime_ns, st.st_size, problem=f"name not allowed, {refused}"))
     return out
 
 

@@ -24,8 +24,7 @@ import stat as _stat
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from policy import fileio
 from policy.fileio import TEMP_PREFIX, FileTooLargeError, NotRegularFile
@@ -216,10 +215,10 @@ _OPENAT2_REFUSED = (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG)   # ke
 _WALK_EXPLAINS = (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EAGAIN, errno.ENAMETOOLONG)
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     """One entry found by `Root.scan`: its root-relative path, its lstat, and why the path
-    grammar refuses its name (or "folder '<name>' ..." for a containing folder's), or None."""
+    grammar refuses its name (or "folder '<name>' ..." for a containing folder's), or None.
+    (A NamedTuple, not a dataclass: a scan makes one per note, and this is 3x cheaper.)"""
 
     path: str
     stat: os.stat_result
@@ -524,12 +523,13 @@ class Root:
         out: list[TreeEntry] = []
 
         def visit(dirfd: int, name: str, path: str, inherited: str | None) -> None:
-            if name.startswith("."):
+            if name[0] == ".":
                 return
-            with contextlib.suppress(OSError):   # vanished since the listing
+            try:
                 st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
-                why = component_problem(name)
-                out.append(TreeEntry(path, st, inherited or why))
+            except OSError:
+                return   # vanished since the listing
+            out.append(TreeEntry(path, st, inherited or component_problem(name)))
 
         self._tree("list", rel, visit)
         return out
