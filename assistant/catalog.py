@@ -15,16 +15,14 @@ the most recently changed, then by path.
 from __future__ import annotations
 
 import os
-import re
 import stat as _stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .confine import ConfinementError, FileTooLargeError, Root
 from .notes import clean_line, cut, decode_head, head_meta, staleness, summary_from_head
 
-MAX_DEPTH = 32
 LIST_LIMIT_MAX = 200
 ORDER_TEXT = "pinned first, then most recently changed"
 
@@ -86,92 +84,47 @@ class CatalogSettings:
 
 # --- enumeration -----------------------------------------------------------------------------
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-
-
 def _display(rel: str) -> str:
     """A path safe to print on one line even if its name is not one we accept."""
     return rel.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
+def _problem(st: os.stat_result) -> str | None:
+    mode = st.st_mode
+    if _stat.S_ISREG(mode):
+        return None
+    if _stat.S_ISLNK(mode):
+        return "a symlink; links are never followed"
+    for test, what in ((_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
+                       (_stat.S_ISCHR, "a device"), (_stat.S_ISBLK, "a device")):
+        if test(mode):
+            return f"{what}, not a regular file"
+    return "not a regular file"
+
+
 def scan(memory_dir: Path | str) -> list[Entry]:
     """Every note-like entry under memory_dir (metadata only; no note is opened).
 
-    The walk holds directory descriptors and opens each subdirectory relative to its parent
-    with O_NOFOLLOW|O_DIRECTORY, so no symlink is ever traversed; entries are lstat-ed
-    through the parent descriptor. Names ending `.md` are reported; dot-leading names
-    (temp files) are skipped entirely; non-regular files and symlinks are reported with
+    Walked by the confined Root's one tree walker (`Root.scan`: nothing followed, no other
+    filesystem entered, dot-leading names such as temp files skipped). Names ending `.md` are
+    reported; non-regular files, symlinks and names the path grammar refuses are reported with
     a problem so the catalog can list them as unreadable.
     """
-    out: list[Entry] = []
     try:
-        root = os.open(os.fspath(memory_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        root = Root(memory_dir)
     except FileNotFoundError:
-        return out  # no memory folder yet: no notes
-    try:
-        dev = os.fstat(root).st_dev
-        _scan_dir(root, "", 0, dev, out)
-    finally:
-        os.close(root)
+        return []  # no memory folder yet: no notes
+    with root:
+        found = root.scan()
+    out: list[Entry] = []
+    for path, st, refused in found:
+        if not path.endswith(".md") or _stat.S_ISDIR(st.st_mode):
+            continue
+        if refused is None:
+            out.append(Entry(path, st.st_mtime_ns, st.st_size, problem=_problem(st)))
+        else:
+            out.append(Entry(_display(path), st.st_mtime_ns, st.st_size, problem=f"name not allowed, {refused}"))
     return out
-
-
-def _name_problem(name: str) -> str | None:
-    """Why the Root would refuse this single component, or None. Plain ASCII names take a fast path."""
-    if name.isascii() and name.isprintable() and "\\" not in name and len(name) <= 255:
-        return None  # printable ASCII, no backslash, not dot-leading (skipped by the caller)
-    try:
-        validate_relpath(name)
-    except ConfinementError as exc:
-        return re.sub(r"^path component \d+ '.*?' ", "", str(exc).replace("\n", " "))
-    return None
-
-
-def _scan_dir(fd: int, prefix: str, depth: int, dev: int, out: list[Entry], bad_dir: str | None = None) -> None:
-    try:
-        with os.scandir(fd) as it:
-            entries = list(it)
-    except OSError:
-        return
-    for e in entries:
-        name = e.name
-        if name.startswith("."):
-            continue
-        rel = f"{prefix}/{name}" if prefix else name
-        try:
-            st = e.stat(follow_symlinks=False)
-        except OSError:
-            continue  # vanished since the listing
-        mode = st.st_mode
-        if _stat.S_ISDIR(mode):
-            if depth + 1 >= MAX_DEPTH:
-                continue
-            try:
-                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue  # swapped for a link or removed since the listing: skip it
-            try:
-                if os.fstat(sub).st_dev == dev:
-                    _scan_dir(sub, rel, depth + 1, dev, out, bad_dir or _name_problem(name))
-            finally:
-                os.close(sub)
-            continue
-        if not name.endswith(".md"):
-            continue
-        problem = None
-        shown = rel
-        why = bad_dir or _name_problem(name)
-        if why is not None:
-            problem, shown = f"name not allowed, {why}", _display(rel)
-        elif _stat.S_ISLNK(mode):
-            problem = "a symlink; links are never followed"
-        elif not _stat.S_ISREG(mode):
-            problem = "not a regular file"
-            for test, what in ((_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
-                               (_stat.S_ISCHR, "a device"), (_stat.S_ISBLK, "a device")):
-                if test(mode):
-                    problem = f"{what}, not a regular file"
-        out.append(Entry(path=shown, mtime_ns=st.st_mtime_ns, size=st.st_size, problem=problem))
 
 
 def order(entries: Iterable[Entry], pinned: Iterable[str]) -> list[Entry]:

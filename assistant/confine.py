@@ -4,27 +4,37 @@ Guards: every path the model (or anything else) hands to memory/files operations
 holds an open descriptor for its directory; every operation resolves its path from that
 descriptor and never follows a symbolic link, so no name, link, or race can reach outside.
 
-The security argument lives in `Root._parent` / `Root._open_dir` (the one resolver); every
-public operation is a thin `*at` call on the (parent descriptor, leaf name) it returns.
-See docs/confine.md for the argument in prose.
+Shape (as Go's os.Root, src/os/root_openat.go): ONE resolver, `Root._at`, a context manager
+that pins the root, checks the path by the one grammar (policy.paths), resolves the parent
+directory, yields (parent descriptor, leaf name), closes what it opened and translates an
+`OSError` once into a `ConfinementError` (or `FileNotFoundError`) carrying op, path and cause.
+The openat2-or-walk choice is made in one function, `Root._open_at`. Each public operation is
+a few lines around one `*at` call. The security argument is written once, beside the resolver.
+See docs/confine.md for it in prose.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
-import functools
 import os
 import platform
-import secrets
 import stat as _stat
 import sys
 import threading
 import time
-import unicodedata
+from typing import Callable, Iterator, NamedTuple
+
+from policy import fileio
+from policy.fileio import TEMP_PREFIX, FileTooLargeError, NotRegularFile
+from policy.paths import MAX_COMPONENT_BYTES, MAX_DEPTH, PathGrammarError, component_problem
+from policy.paths import check as check_path
+from policy.paths import show as _show
 
 __all__ = [
     "Root",
+    "TreeEntry",
     "ConfinementError",
     "FileTooLargeError",
     "FileTooLarge",
@@ -35,34 +45,28 @@ __all__ = [
     "TEMP_PREFIX",
 ]
 
-MAX_DEPTH = 32
-MAX_COMPONENT_BYTES = 255
-TEMP_PREFIX = ".tmp-"
 DEFAULT_MAX_READ = 64 * 1024 * 1024
 _EAGAIN_RETRIES = 16
 
 
-def _holding(method):
-    """Run `method` with the root descriptor pinned: `close()` from another thread waits to
-    close it until every operation using it has finished. Without this, a concurrent close
-    frees the descriptor *number* mid-operation, the next `open` anywhere in the process
-    reuses it, and the operation resolves its path under that unrelated directory."""
-    @functools.wraps(method)
-    def pinned(self, *args, **kwargs):
-        self._pin()
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._unpin()
-    return pinned
-
-
 class ConfinementError(PermissionError):
-    """A path was refused: it is malformed, or resolving it would leave the root or follow a link."""
+    """A path was refused: it is malformed, or resolving it would leave the root or follow a link.
+
+    `op` (read, write, stat, list, remove, rename, mkdirs, validate), `path` and `cause` (the
+    errno behind it, or None for a rule) say what was refused; the message says why."""
+
+    def __init__(self, message: str, *, op: str | None = None, path: str | None = None,
+                 cause: int | None = None) -> None:
+        super().__init__(message)
+        self.op, self.path, self.cause = op, path, cause
 
 
-class FileTooLargeError(OSError):
-    """A bounded read found more bytes than the caller allowed."""
+class _NotFound(FileNotFoundError):
+    """ENOENT, already put into words by the resolver (never translated twice)."""
+
+
+class _Failed(OSError):
+    """Another OSError, already put into words by the resolver."""
 
 
 FileTooLarge = FileTooLargeError  # name used in docs/interfaces.md
@@ -70,106 +74,14 @@ FileTooLarge = FileTooLargeError  # name used in docs/interfaces.md
 
 # --------------------------------------------------------------------------- validation
 
-# Characters that render like a path separator or a dot. A name containing them is not an
-# escape (the kernel sees one literal component), but it would mislead a person reading an
-# approval request ("a／..／b" looks like a path), so such names are refused outright.
-_LOOKALIKES = {
-    "\u2215": "division slash",
-    "\u2044": "fraction slash",
-    "\u29f8": "big solidus",
-    "\uff0f": "fullwidth solidus",
-    "\u29f5": "reverse solidus operator",
-    "\u2216": "set minus",
-    "\ufe68": "small reverse solidus",
-    "\uff3c": "fullwidth reverse solidus",
-    "\u2024": "one dot leader",
-    "\u2025": "two dot leader",
-    "\u2026": "horizontal ellipsis",
-    "\uff0e": "fullwidth full stop",
-    "\ufe52": "small full stop",
-    "\u3002": "ideographic full stop",
-    "\u2571": "box drawings light diagonal",
-    "\u2572": "box drawings light diagonal (reverse)",
-    "\u27cb": "mathematical rising diagonal",
-    "\u27cd": "mathematical falling diagonal",
-    "\u29f9": "big reverse solidus",
-    "\uff61": "halfwidth ideographic full stop",
-}
-
-
-def _char_problem(ch: str) -> str | None:
-    if ch == "\x00":
-        return "contains NUL"
-    if ch == "\\":
-        return "contains a backslash"
-    if ch in _LOOKALIKES:
-        return f"contains {_LOOKALIKES[ch]} U+{ord(ch):04X}, which looks like a path character"
-    cat = unicodedata.category(ch)
-    if cat == "Cc":
-        return f"contains control character U+{ord(ch):04X}"
-    if cat == "Cf":
-        return f"contains format/bidi character U+{ord(ch):04X}"
-    if cat in ("Zl", "Zp"):
-        return f"contains line/paragraph separator U+{ord(ch):04X}"
-    if cat == "Cs":
-        return f"contains unpaired surrogate U+{ord(ch):04X}"
-    return None
-
-
-def _component_problem(comp: str) -> str | None:
-    if comp == "":
-        return "is empty (doubled or trailing slash)"
-    if comp in (".", ".."):
-        return f"is {comp!r}, which is never allowed"
-    if comp.startswith("."):
-        return "starts with a dot (dot-leading names are reserved)"
-    for ch in comp:
-        problem = _char_problem(ch)
-        if problem:
-            return problem
-    # compatibility forms the table above does not list: "℀" is "a/c", "︰" is ".."
-    folded = unicodedata.normalize("NFKC", comp)
-    if "/" in folded or "\\" in folded:
-        return f"reads as {folded!r} once normalised (NFKC), which looks like a path"
-    if folded.startswith("."):
-        return f"reads as {folded!r} once normalised (NFKC): a dot-leading name"
-    if len(comp.encode("utf-8")) > MAX_COMPONENT_BYTES:
-        return f"is longer than {MAX_COMPONENT_BYTES} bytes"
-    return None
-
-
-def _show(text: str, limit: int = 80) -> str:
-    """A path fragment fit for an error message: repr (control chars escaped), bounded."""
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
-
 
 def validate_relpath(rel: str) -> list[str]:
-    """Split a relative, forward-slashed path into components, or raise ConfinementError.
-
-    Refuses: non-str, empty, absolute, trailing slash, empty / `.` / `..` / dot-leading
-    components, NUL, backslash, control, bidi/format and separator-lookalike characters,
-    components over 255 bytes, more than MAX_DEPTH components. Nothing is ever decoded
-    (`%2e%2e%2f` is a literal name).
-    """
-    if not isinstance(rel, str):
-        raise ConfinementError(f"path must be a str, not {type(rel).__name__}")
-    if rel == "":
-        raise ConfinementError("path is empty")
-    if rel.startswith("/"):
-        raise ConfinementError(f"path {_show(rel)} is absolute; paths are relative to the root")
-    if rel.endswith("/"):
-        raise ConfinementError(f"path {_show(rel)} has a trailing slash")
-    parts = rel.split("/")
-    if len(parts) > MAX_DEPTH:
-        raise ConfinementError(
-            f"path has {len(parts)} components; at most {MAX_DEPTH} are allowed"
-        )
-    for i, comp in enumerate(parts, 1):
-        problem = _component_problem(comp)
-        if problem:
-            raise ConfinementError(f"path component {i} {_show(comp)} {problem}")
-    return parts
+    """Split a model-facing path into components by the one grammar (policy.paths), or raise
+    ConfinementError naming the component and the rule. Nothing is ever decoded."""
+    try:
+        return check_path(rel)
+    except PathGrammarError as exc:
+        raise ConfinementError(str(exc), op="validate", path=rel if isinstance(rel, str) else None) from None
 
 
 # --------------------------------------------------------------------------- openat2
@@ -250,7 +162,67 @@ def _env_forbids_openat2() -> bool:
     return os.environ.get("ASSISTANT_CONFINE_NO_OPENAT2", "") not in ("", "0")
 
 
+
+# --------------------------------------------------------------------------- errors, said once
+
+# (op, errno) -> (exception class, message); {p} is the path, {q} the other path of a rename
+# (`rename` resolves the source, `rename onto` the destination), {s} the system's words.
+_WORDS: dict[tuple[str, int], tuple[type[OSError], str]] = {
+    ("read", errno.ENOENT): (_NotFound, "no such file {p}"),
+    ("read", errno.EXDEV): (ConfinementError, "{p} is a mount point (or left the root); it is never read"),
+    ("", errno.EXDEV): (ConfinementError, "path {p} crosses a mount point or leaves the root"),
+    ("stat", errno.ENOENT): (_NotFound, "no such file or directory {p}"),
+    ("remove", errno.ENOENT): (_NotFound, "no such file or directory {p}"),
+    ("remove", errno.ENOTEMPTY): (_Failed, "directory {p} is not empty"),
+    ("remove", errno.EEXIST): (_Failed, "directory {p} is not empty"),
+    ("remove", errno.EISDIR): (ConfinementError, "{p} changed while being removed"),
+    ("remove", errno.ENOTDIR): (ConfinementError, "{p} changed while being removed"),
+    ("remove", errno.EPERM): (ConfinementError, "{p} changed while being removed"),
+    ("write", errno.EISDIR): (ConfinementError, "{p} is a directory, not a file"),
+    ("write", errno.ENOTDIR): (ConfinementError, "{p} is a directory, not a file"),
+    ("write", errno.EEXIST): (ConfinementError, "{p} is a directory, not a file"),
+    ("write", errno.ENOTEMPTY): (ConfinementError, "{p} is a directory, not a file"),
+    ("rename", errno.ENOENT): (_NotFound, "no such file or directory {p}"),
+    ("rename onto", errno.ENOENT): (_NotFound, "{q} vanished during rename"),
+    ("rename onto", errno.EINVAL): (ConfinementError, "cannot move directory {q} inside itself ({p})"),
+    **{("rename onto", e): (ConfinementError, "cannot rename {q} onto {p}: {s}")
+       for e in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)},
+}
+_SAID = (ConfinementError, _NotFound, _Failed, FileTooLargeError)
+
+
+def _translate(op: str, rel: str, other: str, exc: OSError) -> OSError:
+    """The one place an OSError becomes the error a caller sees (op, path and cause kept)."""
+    if isinstance(exc, ConfinementError):
+        exc.op, exc.path = exc.op or op.split()[0], exc.path or rel
+        return exc
+    if isinstance(exc, _SAID):
+        return exc
+    if isinstance(exc, NotRegularFile):   # fileio's words for a symlink, FIFO, socket, device at the leaf
+        return ConfinementError(exc.strerror, op=op.split()[0], path=rel, cause=exc.errno)
+    cls, words = _WORDS.get((op, exc.errno)) or _WORDS.get(("", exc.errno), (None, ""))
+    if cls is None:
+        return exc
+    message = words.format(p=_show(rel), q=_show(other), s=os.strerror(exc.errno))
+    if cls is ConfinementError:
+        return ConfinementError(message, op=op.split()[0], path=rel, cause=exc.errno)
+    return cls(exc.errno, message)
+
+
 # --------------------------------------------------------------------------- Root
+
+_OPENAT2_REFUSED = (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG)   # kernel or seccomp says no
+_WALK_EXPLAINS = (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EAGAIN, errno.ENAMETOOLONG)
+
+
+class TreeEntry(NamedTuple):
+    """One entry found by `Root.scan`: its root-relative path, its lstat, and why the path
+    grammar refuses its name (or "folder '<name>' ..." for a containing folder's), or None.
+    (A NamedTuple, not a dataclass: a scan makes one per note, and this is 3x cheaper.)"""
+
+    path: str
+    stat: os.stat_result
+    problem: str | None
 
 
 class Root:
@@ -301,11 +273,16 @@ class Root:
         if fd is not None:
             os.close(fd)
 
-    def _pin(self) -> None:
+    def _pin(self) -> int:
+        """The root descriptor, held open until `_unpin`: `close()` from another thread waits
+        until every operation using it has finished. Without this, a concurrent close frees
+        the descriptor *number* mid-operation, the next `open` anywhere in the process reuses
+        it, and the operation resolves its path under that unrelated directory."""
         with self._lock:
             if self._fd is None or self._closed:
                 raise ValueError("Root is closed")
             self._refs += 1
+            return self._fd
 
     def _unpin(self) -> None:
         with self._lock:
@@ -334,62 +311,86 @@ class Root:
 
     # -- the resolver -------------------------------------------------------------------
     #
-    # Invariant: every descriptor this class holds names a directory that was reached from
-    # the root descriptor by opening one validated component at a time relative to the
-    # previous descriptor, with O_NOFOLLOW|O_DIRECTORY (so a symlink is never traversed),
-    # or by openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|
-    # RESOLVE_NO_XDEV, which the kernel enforces for the whole path in one call.
-    # Validation already removed `..`, `.`, absolute paths and separators hidden in names,
-    # so there is no way up: each step can only go down into an entry of a directory we
-    # already hold. Swapping a component for a symlink between our steps is harmless: the
-    # next step refuses the link (ELOOP/ENOTDIR), it never resolves it. Steps are bounded
-    # by MAX_DEPTH. The leaf is never resolved here: each operation applies its own *at
-    # syscall to (parent_fd, leaf) with no-follow semantics.
+    # Why nothing escapes (the security argument, once):
+    # 1. The path is checked by the one grammar first (policy.paths): no `..`, `.`, empty or
+    #    absolute component, no separator hidden in a name, at most MAX_DEPTH components. So
+    #    there is no way up: each step can only go *down* into an entry of a directory
+    #    already held, and the number of steps is bounded.
+    # 2. Every descriptor held here was reached from the root descriptor either by opening one
+    #    component at a time relative to the previous descriptor with O_NOFOLLOW|O_DIRECTORY
+    #    (the walk: a symlink is never traversed, it fails the open with ELOOP/ENOTDIR), or by
+    #    openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|RESOLVE_NO_XDEV,
+    #    which the kernel enforces for the whole path in one call. Swapping a component for a
+    #    link between two steps only makes the next step fail; it is never resolved.
+    # 3. A step that lands on another filesystem (st_dev) is refused (openat2: also a bind
+    #    mount of the same filesystem).
+    # 4. The leaf is never resolved here: each operation applies one no-follow `*at` call to
+    #    (parent, leaf), so a link at the leaf is only ever replaced or removed as an entry.
+    # 5. The root descriptor is pinned for the whole operation (see `_pin`).
 
-    def _root(self) -> int:
-        if self._fd is None:
-            raise ValueError("Root is closed")
-        return self._fd
+    @contextlib.contextmanager
+    def _at(self, op: str, rel: str, *, create: bool = False, whole: bool = False,
+            other: str = "") -> Iterator[tuple[int, str]]:
+        """THE resolver: yields (parent descriptor, leaf name) for `rel`; with `whole`, (a fresh
+        descriptor of the directory `rel` itself, ""). `create` makes missing directories
+        (0o700), and takes them back if the operation then fails. Closes what it opened;
+        translates an OSError once (op, path, cause)."""
+        made: list[int] = []
+        root = self._pin()
+        try:
+            parts = [] if (whole and rel == "" and not create) else validate_relpath(rel)
+            dirs = parts if whole else parts[:-1]
+            if dirs:
+                fd = self._open_at(root, dirs, _REAL_DIR, create=create, made=made)
+            else:   # never hand out the shared root descriptor for listing (its offset)
+                fd = os.open(".", _REAL_DIR, dir_fd=root) if whole else root
+            try:
+                yield fd, "" if whole else parts[-1]
+            except BaseException:
+                if made:
+                    self._unmake(root, parts, made)
+                raise
+            finally:
+                if fd != root:
+                    os.close(fd)
+        except OSError as exc:
+            raise _translate(op, rel, other, exc) from None
+        finally:
+            self._unpin()
 
-    def _open_dir(self, parts: list[str], *, create: bool = False,
-                  made: list[int] | None = None) -> tuple[int, bool]:
-        """Open the directory named by validated `parts`; returns (fd, owned).
+    def _open_at(self, dirfd: int, parts: list[str], flags: int, *, create: bool = False,
+                 made: list[int] | None = None) -> int:
+        """THE openat2-or-walk choice: open validated `parts` beneath `dirfd`, following no link.
 
-        The returned fd is a real (non-O_PATH) directory descriptor, usable for fsync,
-        listing and as dir_fd. `owned` is False when it is the root descriptor itself.
-        """
-        root = self._root()
-        if not parts:
-            return root, False
+        openat2 resolves them in one kernel-confined call. A refusal by the kernel (old
+        kernel, seccomp) switches this Root to the walk for good; a miss the walk can explain
+        (missing directory to create, a link, not a directory, a path past PATH_MAX) is re-done
+        by the walk, which is itself confined and names the component: never a weaker path,
+        only a slower one. EXDEV (a mount point, or leaving the root) is raised, a refusal."""
         if self._use_openat2:
             try:
-                return _openat2(root, os.fsencode("/".join(parts)), _REAL_DIR), True
+                return _openat2(dirfd, os.fsencode("/".join(parts)), flags)
             except OSError as e:
                 global _openat2_state
-                if e.errno in (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG):
-                    # kernel or seccomp refuses openat2: use the walk from now on
+                if e.errno in _OPENAT2_REFUSED:
                     _openat2_state = False
                     self._use_openat2 = False
-                elif e.errno == errno.EXDEV:
-                    raise ConfinementError(
-                        f"path {_show('/'.join(parts))} crosses a mount point or leaves the root"
-                    ) from None
-                elif e.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EAGAIN,
-                                     errno.ENAMETOOLONG):
-                    raise
-                # Missing (create), a link, or not a directory: the walk below decides, and
-                # names the component. The walk is itself confined, so this is never a
-                # weaker path, only a slower one.
-        return self._walk(root, parts, create=create, made=made), True
+                elif e.errno not in _WALK_EXPLAINS:
+                    raise   # EXDEV among them: translated by the operation (a refusal)
+        return self._walk(dirfd, parts, flags, create, made)
 
-    def _walk(self, root: int, parts: list[str], *, create: bool,
-              made: list[int] | None = None) -> int:
+    def _walk(self, root: int, parts: list[str], flags: int, create: bool, made: list[int] | None) -> int:
+        """Open `parts` one component at a time (intermediates O_PATH where possible); a final
+        component opened without O_DIRECTORY (a leaf) is one plain no-follow openat."""
         cur = root
         try:
             for i, comp in enumerate(parts):
                 last = i == len(parts) - 1
-                flags = (os.O_RDONLY if last else _DIR_STEP) | _DIR_FLAGS
-                nxt = self._step(cur, comp, flags, parts[: i + 1], create, made)
+                if last and not flags & _O_DIRECTORY:
+                    nxt = os.open(comp, flags, dir_fd=cur)
+                else:
+                    step = flags if last else _DIR_STEP | _DIR_FLAGS
+                    nxt = self._step(cur, comp, step, parts[: i + 1], create, made)
                 if cur != root:
                     os.close(cur)
                 cur = nxt
@@ -400,43 +401,30 @@ class Root:
             raise
 
     def _step(self, dirfd: int, comp: str, flags: int, so_far: list[str], create: bool,
-              made: list[int] | None = None) -> int:
-        created = False
+              made: list[int] | None) -> int:
+        """One directory component, no-follow; a missing one is made (0o700) once and then
+        opened no-follow like any other, so a link raced into its place is refused."""
+        here = _show("/".join(so_far))
         for attempt in (0, 1):
             try:
                 fd = os.open(comp, flags, dir_fd=dirfd)
                 break
             except FileNotFoundError:
-                # Missing: create it (0o700) once, then open it no-follow like any other
-                # component, so a link raced into its place is refused, not followed.
                 if not create or attempt:
-                    raise FileNotFoundError(
-                        errno.ENOENT, f"no such directory {_show('/'.join(so_far))}"
-                    ) from None
-                try:
+                    raise _NotFound(errno.ENOENT, f"no such directory {here}") from None
+                with contextlib.suppress(FileExistsError):
                     os.mkdir(comp, 0o700, dir_fd=dirfd)
-                    created = True
                     if made is not None:
                         made.append(len(so_far))
-                except FileExistsError:
-                    pass
+                    fileio.fsync_dir(dirfd)
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                    raise ConfinementError(
-                        f"path component {_show('/'.join(so_far))} {self._why(dirfd, comp)}"
-                    ) from None
+                    raise ConfinementError(f"path component {here} {self._why(dirfd, comp)}",
+                                           cause=e.errno) from None
                 raise
-        try:
-            st = os.fstat(fd)
-            if st.st_dev != self._dev:
-                raise ConfinementError(
-                    f"path component {_show('/'.join(so_far))} crosses a mount point"
-                )
-            if created:
-                _fsync_dir(dirfd)
-        except BaseException:
+        if os.fstat(fd).st_dev != self._dev:
             os.close(fd)
-            raise
+            raise ConfinementError(f"path component {here} crosses a mount point", cause=errno.EXDEV)
         return fd
 
     @staticmethod
@@ -450,30 +438,13 @@ class Root:
             return "is a symlink; symlinks are never followed"
         return f"is not a directory ({_kind(st.st_mode)})"
 
-    def _open_listable(self, rel: str) -> int:
-        """A fresh, owned directory fd for listing (never the shared root fd: a listing
-        moves the descriptor's offset, which concurrent listings would share)."""
-        parts = validate_relpath(rel) if rel != "" else []
-        if parts:
-            fd, _ = self._open_dir(parts)
-            return fd
-        return os.open(".", _REAL_DIR, dir_fd=self._root())
-
-    def _parent(self, rel: str, *, create: bool = False,
-                made: list[int] | None = None) -> tuple[int, bool, str]:
-        """The resolver: validated `rel` -> (parent dir fd, owned, leaf name)."""
-        parts = validate_relpath(rel)
-        fd, owned = self._open_dir(parts[:-1], create=create, made=made)
-        return fd, owned, parts[-1]
-
-    def _unmake(self, rel: str, made: list[int]) -> None:
-        """After a failed write/rename: remove the parent directories it created (deepest
-        first), if still empty. Each is re-resolved through the confined resolver and
-        removed with rmdir, which never follows a link and never removes a non-empty one."""
-        parts = validate_relpath(rel)
+    def _unmake(self, root: int, parts: list[str], made: list[int]) -> None:
+        """After a failed operation: remove the parent directories it created (deepest first),
+        if still empty. Each is re-resolved through the confined walk and removed with rmdir,
+        which never follows a link and never removes a non-empty one."""
         for n in sorted(set(made), reverse=True):
             try:
-                fd, owned = self._open_dir(parts[: n - 1])
+                fd = self._open_at(root, parts[: n - 1], _REAL_DIR) if n > 1 else root
             except OSError:
                 return
             try:
@@ -481,61 +452,26 @@ class Root:
             except OSError:
                 return  # no longer empty (someone else wrote there), or gone
             finally:
-                if owned:
+                if fd != root:
                     os.close(fd)
 
     # -- reads --------------------------------------------------------------------------
 
     def _open_regular(self, rel: str) -> tuple[int, os.stat_result]:
-        parent, owned, leaf = self._parent(rel)
-        try:
+        """A read descriptor of a regular, single-link file on the root's filesystem."""
+        with self._at("read", rel) as (parent, leaf):
+            _check_readable(rel, os.stat(leaf, dir_fd=parent, follow_symlinks=False))
+            fd, st = fileio.open_regular(leaf, opener=lambda name, flags: self._open_at(parent, [name], flags),
+                                         shown=_show(rel))
             try:
-                pre = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
-            except FileNotFoundError:
-                raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
-            if not _stat.S_ISREG(pre.st_mode):
-                raise ConfinementError(_not_regular(rel, pre.st_mode))
-            if pre.st_nlink > 1:
-                raise ConfinementError(_hard_linked(rel, pre.st_nlink))
-            flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_NOCTTY | _O_CLOEXEC
-            try:
-                if self._use_openat2:
-                    # RESOLVE_NO_XDEV also at the leaf: a file bind-mounted over a note (even
-                    # from this same filesystem) is EXDEV, not read
-                    fd = _openat2(parent, os.fsencode(leaf), flags)
-                else:
-                    fd = os.open(leaf, flags, dir_fd=parent)
-            except FileNotFoundError:
-                raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
-            except OSError as e:
-                if e.errno == errno.ENOENT:  # from openat2, which raises plain OSError
-                    raise FileNotFoundError(errno.ENOENT, f"no such file {_show(rel)}") from None
-                if e.errno == errno.EXDEV:
-                    raise ConfinementError(
-                        f"{_show(rel)} is a mount point (or left the root); it is never read") from None
-                if e.errno in (errno.ELOOP, errno.EMLINK):
-                    raise ConfinementError(f"{_show(rel)} is a symlink; reads never follow links") from None
-                if e.errno == errno.ENXIO:
-                    raise ConfinementError(f"{_show(rel)} is a socket, not a regular file") from None
-                raise
-            try:
-                st = os.fstat(fd)
-                if not _stat.S_ISREG(st.st_mode):
-                    raise ConfinementError(_not_regular(rel, st.st_mode))
-                if st.st_nlink > 1:
-                    raise ConfinementError(_hard_linked(rel, st.st_nlink))
+                _check_readable(rel, st)
                 if st.st_dev != self._dev:
-                    raise ConfinementError(f"{_show(rel)} is on another filesystem (a mount point); "
-                                           "it is never read")
+                    raise ConfinementError(f"{_show(rel)} is on another filesystem (a mount point); it is never read")
             except BaseException:
                 os.close(fd)
                 raise
             return fd, st
-        finally:
-            if owned:
-                os.close(parent)
 
-    @_holding
     def read_bytes(self, rel: str, max_bytes: int | None = None) -> bytes:
         """Whole content of a regular file; more than `max_bytes` -> FileTooLargeError."""
         limit = self.max_read_bytes if max_bytes is None else max_bytes
@@ -544,41 +480,29 @@ class Root:
         fd, st = self._open_regular(rel)
         try:
             if st.st_size > limit:
-                raise FileTooLargeError(
-                    errno.EFBIG, f"{_show(rel)} is {st.st_size} bytes; the limit is {limit}"
-                )
-            data = _read_upto(fd, limit + 1)
-            if len(data) > limit:
-                raise FileTooLargeError(errno.EFBIG, f"{_show(rel)} grew past the limit of {limit} bytes")
-            return data
+                raise FileTooLargeError(errno.EFBIG, f"{_show(rel)} is {st.st_size} bytes; the limit is {limit}")
+            data = fileio.read_upto(fd, limit + 1)
         finally:
             os.close(fd)
+        if len(data) > limit:
+            raise FileTooLargeError(errno.EFBIG, f"{_show(rel)} grew past the limit of {limit} bytes")
+        return data
 
-    @_holding
     def read_head(self, rel: str, n: int) -> bytes:
         """At most the first `n` bytes of a regular file, without reading the rest."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise ValueError(f"n must be a non-negative int, not {n!r}")
         fd, _ = self._open_regular(rel)
         try:
-            return _read_upto(fd, n)
+            return fileio.read_upto(fd, n)
         finally:
             os.close(fd)
 
-    @_holding
     def stat(self, rel: str) -> os.stat_result:
         """lstat of the leaf (a symlink is reported as a symlink, never followed)."""
-        parent, owned, leaf = self._parent(rel)
-        try:
-            try:
-                return os.stat(leaf, dir_fd=parent, follow_symlinks=False)
-            except FileNotFoundError:
-                raise FileNotFoundError(errno.ENOENT, f"no such file or directory {_show(rel)}") from None
-        finally:
-            if owned:
-                os.close(parent)
+        with self._at("stat", rel) as (parent, leaf):
+            return os.stat(leaf, dir_fd=parent, follow_symlinks=False)
 
-    @_holding
     def exists(self, rel: str) -> bool:
         try:
             self.stat(rel)
@@ -586,227 +510,144 @@ class Root:
         except FileNotFoundError:
             return False
 
-    @_holding
     def listdir(self, rel: str = "") -> list[str]:
         """Sorted entry names of a directory (dot-leading and unaddressable names omitted)."""
-        fd = self._open_listable(rel)
-        try:
-            return sorted(n for n in _names(fd) if _component_problem(n) is None)
-        finally:
-            os.close(fd)
+        with self._at("list", rel, whole=True) as (fd, _):
+            return sorted(n for n in _names(fd) if component_problem(n) is None)
 
-    @_holding
+    def scan(self, rel: str = "") -> list[TreeEntry]:
+        """Every entry beneath `rel` (default: the whole root) but dot-leading ones, with its
+        lstat and, for a name the grammar refuses, the problem (then it cannot be opened
+        through this Root; a refused folder's entries carry its problem). No link is followed
+        and no other filesystem entered."""
+        out: list[TreeEntry] = []
+
+        def visit(dirfd: int, name: str, path: str, inherited: str | None) -> None:
+            if name[0] == ".":
+                return
+            try:
+                st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+            except OSError:
+                return   # vanished since the listing
+            out.append(TreeEntry(path, st, inherited or component_problem(name)))
+
+        self._tree("list", rel, visit)
+        return out
+
     def walk_files(self, rel: str = "") -> list[str]:
         """Sorted relative paths of every regular file beneath `rel` (default: the whole root).
 
         No link is followed, other filesystems are not entered, and dot-leading or otherwise
         unaddressable names (which no caller could open) are skipped, files and directories alike.
         """
-        fd = self._open_listable(rel)
-        out: list[str] = []
-        try:
-            self._walk_tree(fd, rel, rel.count("/") + 1 if rel else 0, out, None)
-        finally:
-            os.close(fd)
-        return sorted(out)
+        return sorted(e.path for e in self.scan(rel) if e.problem is None and _stat.S_ISREG(e.stat.st_mode))
 
-    def _walk_tree(self, fd: int, prefix: str, depth: int, out: list[str], on_temp) -> None:
+    def _tree(self, op: str, rel: str, visit: Callable[[int, str, str, str | None], None]) -> None:
+        """The one tree walker: `visit(dir fd, name, path, problem of a containing folder)` for
+        every entry, depth-first, descending into directories (never a link or another
+        filesystem; a dot-leading folder is never entered)."""
+        with self._at(op, rel, whole=True) as (fd, _):
+            self._walk_tree(fd, rel, rel.count("/") + 1 if rel else 0, visit, None)
+
+    def _walk_tree(self, fd: int, prefix: str, depth: int, visit: Callable[[int, str, str, str | None], None],
+                   inherited: str | None) -> None:
         with os.scandir(fd) as it:
             entries = list(it)
         for e in entries:
-            name = e.name
-            if on_temp is not None and name.startswith(TEMP_PREFIX):
-                on_temp(fd, name)
+            path = f"{prefix}/{e.name}" if prefix else e.name
+            visit(fd, e.name, path, inherited)
+            if e.name.startswith(".") or not e.is_dir(follow_symlinks=False) or depth + 1 >= MAX_DEPTH:
                 continue
-            if _component_problem(name) is not None:
-                continue
-            rel = f"{prefix}/{name}" if prefix else name
-            if e.is_symlink():
-                continue
-            if e.is_file(follow_symlinks=False):
-                out.append(rel)
-            elif e.is_dir(follow_symlinks=False) and depth + 1 < MAX_DEPTH:
-                try:
-                    if self._use_openat2:  # RESOLVE_NO_XDEV: not even a same-fs bind mount
-                        sub = _openat2(fd, os.fsencode(name), _REAL_DIR)
-                    else:
-                        sub = os.open(name, _REAL_DIR, dir_fd=fd)
-                except OSError:
-                    continue  # vanished, swapped for a link, or a mount point: skip it
-                try:
-                    if os.fstat(sub).st_dev == self._dev:
-                        self._walk_tree(sub, rel, depth + 1, out, on_temp)
-                finally:
-                    os.close(sub)
+            try:
+                sub = self._open_at(fd, [e.name], _REAL_DIR)   # openat2: not even a same-fs bind mount
+            except OSError:
+                continue  # vanished, swapped for a link, or a mount point: skip it
+            try:
+                why = component_problem(e.name)
+                self._walk_tree(sub, path, depth + 1, visit, inherited or (f"folder {_show(e.name)} {why}" if why else None))
+            finally:
+                os.close(sub)
 
     # -- writes -------------------------------------------------------------------------
 
-    @_holding
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Atomically replace (or create) `rel` with `data`; missing parents made 0o700.
 
-        Temp file in the same parent descriptor (O_CREAT|O_EXCL|O_NOFOLLOW, 0o600), write,
-        fsync, renameat onto the leaf, fsync the directory. A symlink or hard link at the
-        leaf is replaced as a directory entry; nothing is ever written through it.
+        policy.fileio.write_atomic in the parent descriptor: temp file O_CREAT|O_EXCL|O_NOFOLLOW
+        0o600, write, fsync, renameat onto the leaf, fsync the directory. A symlink or hard link
+        at the leaf is replaced as a directory entry; nothing is ever written through it.
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}")
-        made: list[int] = []
-        parent, owned, leaf = self._parent(rel, create=True, made=made)
-        written = False
-        try:
+        with self._at("write", rel, create=True) as (parent, leaf):
             _refuse_non_file_leaf(parent, leaf, rel)
-            tmp = _new_temp_name()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC,
-                         0o600, dir_fd=parent)
-            try:
-                try:
-                    view = memoryview(data).cast("B")
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.rename(tmp, leaf, src_dir_fd=parent, dst_dir_fd=parent)
-                written = True
-            except BaseException as exc:
-                _unlink_quietly(parent, tmp)
-                if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or (
-                        isinstance(exc, OSError) and exc.errno in (errno.EEXIST, errno.ENOTEMPTY)):
-                    raise ConfinementError(f"{_show(rel)} is a directory, not a file") from None
-                raise
-            _fsync_dir(parent)
-        finally:
-            # any failure before the rename (even creating the temp file: no inodes, EDQUOT)
-            # takes back the parents this call made
-            if not written and made:
-                self._unmake(rel, made)
-            if owned:
-                os.close(parent)
+            fileio.write_atomic(leaf, data, dir_fd=parent)
 
-    @_holding
     def mkdirs(self, rel: str) -> None:
         """Create `rel` and any missing parents (0o700); existing directories are fine."""
-        parts = validate_relpath(rel)
-        fd, owned = self._open_dir(parts, create=True)
-        if owned:
-            os.close(fd)
+        with self._at("mkdirs", rel, whole=True, create=True):
+            pass
 
-    @_holding
     def remove(self, rel: str) -> None:
         """Remove a file, a link entry (never its target) or an empty directory."""
-        parent, owned, leaf = self._parent(rel)
-        try:
-            try:
-                st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
-                if _stat.S_ISDIR(st.st_mode):
-                    os.rmdir(leaf, dir_fd=parent)
-                else:
-                    os.unlink(leaf, dir_fd=parent)
-            except FileNotFoundError:
-                raise FileNotFoundError(errno.ENOENT, f"no such file or directory {_show(rel)}") from None
-            except OSError as e:
-                if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                    raise OSError(e.errno, f"directory {_show(rel)} is not empty") from None
-                if e.errno in (errno.EISDIR, errno.ENOTDIR, errno.EPERM):
-                    raise ConfinementError(f"{_show(rel)} changed while being removed") from None
-                raise
-            _fsync_dir(parent)
-        finally:
-            if owned:
-                os.close(parent)
+        with self._at("remove", rel) as (parent, leaf):
+            st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+            (os.rmdir if _stat.S_ISDIR(st.st_mode) else os.unlink)(leaf, dir_fd=parent)
+            fileio.fsync_dir(parent)
 
-    @_holding
     def rename(self, old: str, new: str) -> None:
         """Move `old` to `new` inside the root (missing parents of `new` made 0o700).
 
         A symlink at `new` is replaced as an entry. A symlink at `old` is refused: links are
         only ever replaced or removed, never carried around.
         """
-        old_parts = validate_relpath(old)
-        new_parts = validate_relpath(new)
-        po, own_o, lo = self._parent(old)
-        try:
-            try:
-                st = os.stat(lo, dir_fd=po, follow_symlinks=False)
-            except FileNotFoundError:
-                raise FileNotFoundError(errno.ENOENT, f"no such file or directory {_show(old)}") from None
+        old_parts, new_parts = validate_relpath(old), validate_relpath(new)
+        with self._at("rename", old) as (po, lo):
+            st = os.stat(lo, dir_fd=po, follow_symlinks=False)
             if _stat.S_ISLNK(st.st_mode):
                 raise ConfinementError(f"{_show(old)} is a symlink; links are never moved")
             if not (_stat.S_ISREG(st.st_mode) or _stat.S_ISDIR(st.st_mode)):
                 raise ConfinementError(_not_regular(old, st.st_mode))
-            if len(new_parts) > len(old_parts) and new_parts[: len(old_parts)] == old_parts:
+            if new_parts[: len(old_parts)] == old_parts and len(new_parts) > len(old_parts):
                 # refused before any parent of `new` is created inside `old`
                 raise ConfinementError(f"cannot move {_show(old)} inside itself ({_show(new)})")
-            made: list[int] = []
-            pn, own_n, ln = self._parent(new, create=True, made=made)
-            ok = False
-            try:
+            with self._at("rename onto", new, create=True, other=old) as (pn, ln):
                 if _stat.S_ISREG(st.st_mode):
                     _refuse_non_file_leaf(pn, ln, new)
-                try:
-                    os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
-                except FileNotFoundError:
-                    raise FileNotFoundError(errno.ENOENT, f"{_show(old)} vanished during rename") from None
-                except OSError as e:
-                    if e.errno in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST):
-                        raise ConfinementError(
-                            f"cannot rename {_show(old)} onto {_show(new)}: {os.strerror(e.errno)}"
-                        ) from None
-                    if e.errno == errno.EINVAL:
-                        raise ConfinementError(
-                            f"cannot move directory {_show(old)} inside itself ({_show(new)})"
-                        ) from None
-                    raise
-                ok = True
-                _fsync_dir(pn)
+                os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
+                fileio.fsync_dir(pn)
                 if pn != po:
-                    _fsync_dir(po)
-            finally:
-                if not ok and made:
-                    self._unmake(new, made)
-                if own_n:
-                    os.close(pn)
-        finally:
-            if own_o:
-                os.close(po)
+                    fileio.fsync_dir(po)
 
-    @_holding
-    def sweep_temp(self, older_than: float = 3600.0) -> int:
-        """Remove our stale temp files (regular files named TEMP_PREFIX*) older than
-        `older_than` seconds anywhere under the root (0 = all). Returns how many."""
+    def sweep_temp(self, older_than: float = 3600.0, *, dry_run: bool = False) -> int:
+        """Remove temp files this project left behind (a writer killed mid-write) anywhere
+        under the root: only regular, single-link, 0o600 files of ours (uid) whose name is
+        exactly the pattern policy.fileio makes (`.tmp-assistant-` + 16 hex digits), older than
+        `older_than` seconds (0 = any age). A person's own `.tmp-draft.tex` is never touched.
+        Returns how many (with `dry_run`, how many it would remove, removing none)."""
         cutoff = time.time() - older_than
         removed = 0
 
-        def on_temp(dirfd: int, name: str) -> None:
+        def visit(dirfd: int, name: str, path: str, inherited: str | None) -> None:
             nonlocal removed
-            try:
+            if inherited is not None or not fileio.is_temp_name(name):
+                return   # under a name no writer of ours can make, or not our pattern
+            with contextlib.suppress(OSError):   # gone already, or a writer finished it
                 st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
-                if _stat.S_ISREG(st.st_mode) and (older_than <= 0 or st.st_mtime < cutoff):
-                    os.unlink(name, dir_fd=dirfd)
+                if (_stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and _stat.S_IMODE(st.st_mode) == 0o600
+                        and st.st_uid == os.geteuid() and (older_than <= 0 or st.st_mtime < cutoff)):
+                    if not dry_run:
+                        os.unlink(name, dir_fd=dirfd)
                     removed += 1
-            except OSError:
-                pass  # gone already, or a writer finished it: not ours to worry about
 
-        fd = self._open_listable("")
-        try:
-            self._walk_tree(fd, "", 0, [], on_temp)
-        finally:
-            os.close(fd)
+        self._tree("list", "", visit)
         return removed
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((_stat.S_ISDIR, "a directory"), (_stat.S_ISLNK, "a symlink"),
-                       (_stat.S_ISFIFO, "a FIFO"), (_stat.S_ISSOCK, "a socket"),
-                       (_stat.S_ISCHR, "a character device"), (_stat.S_ISBLK, "a block device"),
-                       (_stat.S_ISREG, "a regular file")):
-        if test(mode):
-            return name
-    return "an unknown file type"
+_kind = fileio.kind_of
 
 
 def _not_regular(rel: str, mode: int) -> str:
@@ -814,11 +655,14 @@ def _not_regular(rel: str, mode: int) -> str:
     return f"{_show(rel)} is {_kind(mode)}, not a regular file{extra}"
 
 
-def _hard_linked(rel: str, nlink: int) -> str:
-    # A descriptor walk cannot tell where a hard link's other names live: one may be a file
-    # outside the root (a key, the audit log). Reads refuse it; writes replace the entry.
-    return (f"{_show(rel)} has {nlink} hard links; its other names may be outside the root, "
-            "so it is never read (write it to replace it with a file of its own)")
+def _check_readable(rel: str, st: os.stat_result) -> None:
+    if not _stat.S_ISREG(st.st_mode):
+        raise ConfinementError(_not_regular(rel, st.st_mode))
+    if st.st_nlink > 1:
+        # A descriptor walk cannot tell where a hard link's other names live: one may be a file
+        # outside the root (a key, the audit log). Reads refuse it; writes replace the entry.
+        raise ConfinementError(f"{_show(rel)} has {st.st_nlink} hard links; its other names may be outside "
+                               "the root, so it is never read (write it to replace it with a file of its own)")
 
 
 def _refuse_non_file_leaf(parent: int, leaf: str, rel: str) -> None:
@@ -830,44 +674,6 @@ def _refuse_non_file_leaf(parent: int, leaf: str, rel: str) -> None:
         raise ConfinementError(f"{_show(rel)} is {_kind(st.st_mode)}, not a file; refusing to replace it")
 
 
-def _new_temp_name() -> str:
-    return TEMP_PREFIX + secrets.token_hex(8)
-
-
-def _read_upto(fd: int, n: int) -> bytes:
-    chunks = []
-    left = n
-    while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
 def _names(fd: int) -> list[str]:
     with os.scandir(fd) as it:
         return [e.name for e in it]
-
-
-def _fsync_dir(fd: int) -> None:
-    try:
-        os.fsync(fd)
-    except OSError as e:
-        if e.errno != errno.EBADF:  # an O_PATH descriptor: reopen "." for real
-            if e.errno in (errno.EINVAL, errno.ENOTSUP):
-                return  # filesystem without directory fsync
-            raise
-        real = os.open(".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=fd)
-        try:
-            os.fsync(real)
-        finally:
-            os.close(real)
-
-
-def _unlink_quietly(dirfd: int, name: str) -> None:
-    try:
-        os.unlink(name, dir_fd=dirfd)
-    except OSError:
-        pass

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import catalog as _catalog
-from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from policy.paths import PathGrammarError
+from policy.paths import check as check_path
+
+from .confine import ConfinementError, FileTooLargeError, Root
 from .history import Grant, History, HistoryError, Origin, Version
 from .locking import FileLock, LockTimeout
 from .names import clash_message, nfc, spelling_clash
@@ -38,7 +41,6 @@ __all__ = [
 
 Entry = _catalog.Entry
 CONFLICT_MESSAGE = "changed since you read it, read it again"
-MAX_PATH_CHARS = 512
 
 
 # --- refusals --------------------------------------------------------------------------------
@@ -158,11 +160,9 @@ class Memory:
         if not isinstance(path, str):
             raise PathRefused(f"path must be a string, not {type(path).__name__}")
         path = nfc(path)     # one spelling per name (see _check_spelling)
-        if len(path) > MAX_PATH_CHARS:
-            raise PathRefused(f"path is {len(path)} characters; at most {MAX_PATH_CHARS} are allowed")
         try:
-            validate_relpath(path)
-        except ConfinementError as exc:
+            check_path(path)   # the one grammar (policy.paths), as the gate and the Root apply it
+        except PathGrammarError as exc:
             raise PathRefused(f"path refused: {exc}") from None
         if not path.endswith(".md"):
             raise PathRefused(f"path refused: {path!r} does not end in .md; notes are markdown files")
@@ -235,9 +235,12 @@ class Memory:
 
     def sweep_temp(self, older_than: float = 3600.0) -> int:
         """Remove temp files a crashed writer left in memory/ (dot-leading, so never a note),
-        under the writers' lock so a write in progress is never touched. Returns how many."""
-        with self._lock():
-            with self._root() as root:
+        under the writers' lock so a write in progress is never touched. Returns how many.
+        With none to remove, the lock is not taken (a read-only command leaves no lock file)."""
+        with self._root() as root:
+            if root.sweep_temp(older_than, dry_run=True) == 0:
+                return 0
+            with self._lock():
                 return root.sweep_temp(older_than)
 
     def _lock(self) -> FileLock:

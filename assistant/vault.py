@@ -16,27 +16,29 @@ Unlock means, in order: $ASSISTANT_VAULT_PASSPHRASE, the key file named by confi
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import errno
 import getpass
 import ipaddress
 import json
 import os
 import re
-import stat
 import struct
 import sys
-import time
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
 import nacl.utils
 from nacl import bindings
 
+from policy.fileio import NotRegularFile, locked, open_regular, write_atomic
+
 from .leaks import Scanner
+
+LOCK_TIMEOUT = 10.0   # seconds a vault change waits for another one to finish, then VaultError
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
 
@@ -387,20 +389,12 @@ class Vault:
         ct = bindings.crypto_aead_xchacha20poly1305_ietf_encrypt(
             payload, self._header.raw, nonce, self._key
         )
-        _atomic_write(self.path, self._header.raw + nonce + ct)
+        write_atomic(self.path, self._header.raw + nonce + ct)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        lock_path = self.path.with_name("." + self.path.name + ".lock")
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise VaultError(f"{lock_path}: cannot open the vault lock: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        """Exclusive lock of one read-modify-write; a bounded wait, then VaultError (never a hang)."""
+        return locked(self.path.with_name("." + self.path.name + ".lock"), timeout=LOCK_TIMEOUT,
+                      what="the vault", error=VaultError)
 
 
 def _read(path: Path) -> bytes:
@@ -413,26 +407,19 @@ def _read(path: Path) -> bytes:
 
 
 def _open_regular(path: Path, *, missing: str, what: str, not_regular: str) -> tuple[Any, os.stat_result]:
-    """Open a regular file for reading, never through a symlink; (file, fstat) or VaultError.
-
-    O_NONBLOCK: a FIFO planted at the path fails the regular-file check instead of hanging the
-    open (regular files ignore the flag)."""
+    """Open a regular file for reading, never through a symlink or a FIFO (policy.fileio);
+    (file, fstat) or VaultError with the caller's words."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd, st = open_regular(path)
     except FileNotFoundError:
         raise VaultError(missing) from None
+    except NotRegularFile as exc:
+        if exc.errno == errno.ELOOP:
+            raise VaultError(f"{what}: it is a symbolic link, which is never followed") from None
+        raise VaultError(not_regular) from None
     except OSError as exc:
         raise VaultError(f"{what}: {exc.strerror}") from None
-    f = os.fdopen(fd, "rb")
-    st = os.fstat(f.fileno())
-    if not _is_regular(st.st_mode):
-        f.close()
-        raise VaultError(not_regular)
-    return f, st
-
-
-def _is_regular(mode: int) -> bool:
-    return stat.S_ISREG(mode)
+    return os.fdopen(fd, "rb"), st
 
 
 def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, dict]:
@@ -456,33 +443,6 @@ def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, 
     ):
         raise VaultError(f"{where}: decrypted contents are not a valid vault payload")
     return entries
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    directory = path.parent
-    tmp = directory / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            os.fchmod(fd, 0o600)
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
 
 
 # -- unlocking within a workspace ----------------------------------------------------------

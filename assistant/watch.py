@@ -4,7 +4,8 @@ Guards the chat against a stale picture of memory: the catalog taken at session 
 the stable prompt prefix, and this watcher tells the chat which notes changed since, so it can
 say so in the volatile tail. Only note paths are reported (memory-relative, forward-slashed,
 ending `.md`); dot-leading names anywhere in the path (our temp files, editor swap files) never
-appear. Uses watchfiles (inotify / FSEvents), so a change is seen at once, without polling.
+appear. Uses watchfiles' public API through policy.fileio.watch_dir (inotify / FSEvents), so a
+change is seen at once, without polling.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-import watchfiles
+from policy.fileio import watch_dir
 
 from .terminal import shown_name
 
 DEFAULT_DEBOUNCE_MS = 50
 _STEP_MS = 20
+_TICK = 0.1   # the first (empty) batch, proving the watches are live, comes this soon
 _KINDS = {1: "added", 2: "modified", 3: "deleted"}
 
 
@@ -61,50 +63,26 @@ def _convert(memory_dir: Path, raw: set[tuple[int, str]]) -> list[NoteChange]:
     return sorted(NoteChange(p, k) for p, k in latest.items())
 
 
-def _rust_notify(memory_dir: Path):
-    """A RustNotify whose watches are installed when this returns (no missed early events)."""
-    from watchfiles._rust_notify import RustNotify  # type: ignore[import-not-found]
-
-    return RustNotify([str(memory_dir)], False, False, 300, True, False)
-
-
 def watch_notes(
     memory_dir: Path | str,
     *,
     stop_event: threading.Event | None = None,
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+    on_ready: Callable[[], None] | None = None,
 ) -> Iterator[list[NoteChange]]:
-    """Yield batches of note changes until `stop_event` is set (or forever)."""
+    """Yield batches of note changes until `stop_event` is set (or forever).
+
+    `on_ready()` is called once the watches are in place: nothing written after it is missed."""
     memory_dir = Path(memory_dir)
     if not memory_dir.is_dir():
         raise FileNotFoundError(f"no memory folder at {memory_dir}")
-    try:
-        notify = _rust_notify(memory_dir)
-    except (ImportError, TypeError):
-        notify = None
-    if notify is None:  # pragma: no cover - other watchfiles layouts
-        for changes in watchfiles.watch(
-            memory_dir, watch_filter=None, debounce=debounce_ms, step=_STEP_MS,
-            stop_event=stop_event, raise_interrupt=False, yield_on_timeout=False,
-        ):
-            batch = _convert(memory_dir, {(int(c), p) for c, p in changes})
-            if batch:
-                yield batch
-        return
-    with notify:
-        while True:
-            raw = notify.watch(debounce_ms, _STEP_MS, 1000, stop_event)
-            if raw == "stop":
-                return
-            if raw == "signal":
-                raise KeyboardInterrupt
-            if raw == "timeout":
-                if stop_event is not None and stop_event.is_set():
-                    return
-                continue
-            batch = _convert(memory_dir, raw)
-            if batch:
-                yield batch
+    ready = on_ready
+    for raw in watch_dir(memory_dir, stop_event=stop_event, tick=_TICK, debounce_ms=debounce_ms, step_ms=_STEP_MS):
+        if ready is not None:
+            ready, _ = None, ready()
+        batch = _convert(memory_dir, raw)
+        if batch:
+            yield batch
 
 
 class MemoryWatcher:
@@ -142,32 +120,12 @@ class MemoryWatcher:
 
     def _run(self) -> None:
         try:
-            notify = _rust_notify(self.memory_dir)
-        except (ImportError, TypeError):  # pragma: no cover - other watchfiles layouts
-            notify = None
+            for batch in watch_notes(self.memory_dir, stop_event=self._stop, debounce_ms=self.debounce_ms,
+                                     on_ready=self._ready.set):
+                self._push(batch)
         except BaseException as exc:  # reported to the owner by start(), never silently lost
             self.error = exc
-            self._ready.set()
-            return
-        try:
-            if notify is None:  # pragma: no cover
-                self._ready.set()
-                for batch in watch_notes(self.memory_dir, stop_event=self._stop, debounce_ms=self.debounce_ms):
-                    self._push(batch)
-                return
-            with notify:
-                self._ready.set()  # watches are installed: nothing written from now on is missed
-                while not self._stop.is_set():
-                    raw = notify.watch(self.debounce_ms, _STEP_MS, 500, self._stop)
-                    if raw in ("stop", "signal"):
-                        return
-                    if raw == "timeout":
-                        continue
-                    batch = _convert(self.memory_dir, raw)
-                    if batch:
-                        self._push(batch)
-        except BaseException as exc:
-            self.error = exc
+        finally:
             self._ready.set()
 
     def _push(self, batch: list[NoteChange]) -> None:

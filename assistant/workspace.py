@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from policy.approvals import seconds
+from policy.fileio import replacing, write_atomic
 
 from .hidden import DEFAULT_HIDDEN, HiddenFiles, HiddenPatternError
 
@@ -142,7 +143,6 @@ def set_config_value(path: Path, table: str, key: str, value: str) -> None:
     line and comment as it is; the key's line is replaced, or added under the table's header
     (the table is appended when missing). Written atomically; the result must still load."""
     import re
-    import tempfile
 
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     lines = text.splitlines(keepends=True)
@@ -164,18 +164,7 @@ def set_config_value(path: Path, table: str, key: str, value: str) -> None:
             lines.insert(start + 1, new_line)
     out = "".join(lines)
     tomllib.loads(out)   # never leave a config that does not parse
-    fd, tmp = tempfile.mkstemp(prefix=".config.toml.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(out)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, out.encode("utf-8"))
 
 
 @dataclass
@@ -320,8 +309,8 @@ Suggested layout (change it freely, and say so here):
 
 
 def _clean_files(src: Path, tmp: Path) -> None:
-    """Lay out a clean workspace in tmp: config and grants from src, persona template, one note."""
-    tmp.mkdir(mode=0o700)
+    """Lay out a clean workspace in tmp (an empty folder): config and grants from src, a persona
+    template, one note."""
     for name in (CONFIG, GRANTS):
         shutil.copyfile(src / name, tmp / name)
     (tmp / PERSONA).write_text(CLEAN_PERSONA, encoding="utf-8")
@@ -346,14 +335,11 @@ def init_workspace(dest: str | os.PathLike[str], *, example: bool = False,
         if any(dest_path.iterdir()):
             raise WorkspaceError(f"{dest_path} is not empty; not touching an existing workspace")
     src = source or example_dir()
-    parent = dest_path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".{dest_path.name}.init-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    try:
+    dest_path.parent.mkdir(parents=True, exist_ok=True)
+    # staged in a sibling temp folder (policy.fileio.replacing), renamed into place when complete
+    with replacing(dest_path, directory=True) as tmp:
         if example:
-            shutil.copytree(src, tmp, symlinks=False,
+            shutil.copytree(src, tmp, symlinks=False, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns("state", "__pycache__", ".*"))
         else:
             _clean_files(src, tmp)
@@ -372,10 +358,4 @@ def init_workspace(dest: str | os.PathLike[str], *, example: bool = False,
             for dp, dns, fns in os.walk(tmp)
             for n in (*dns, *fns)
         )
-        if dest_path.exists():
-            dest_path.rmdir()  # empty, checked above
-        os.rename(tmp, dest_path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return made

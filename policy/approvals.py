@@ -25,7 +25,6 @@ import json
 import os
 import re
 import secrets
-import stat
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .audit import timestamp
+from .fileio import FileTooLargeError, NotRegularFile, read_regular, watch_dir, write_atomic
 from .grants import GrantsError, GrantStore
 from .kinds import DURABLE, KINDS, SCOPES, Offer, TargetError
 
@@ -250,41 +250,23 @@ class Inbox:
     def _read(self, name: str) -> bytes | None:
         dfd = self._dirfd()
         try:
-            # O_NONBLOCK: a FIFO in the inbox is "not a regular file", not a run that never returns.
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+            return read_regular(name, dir_fd=dfd, max_bytes=_MAX_FILE, shown=str(self.path / name))
         except FileNotFoundError:
             return None
+        except NotRegularFile:
+            raise InboxError(f"{self.path / name} is not a regular file") from None
+        except FileTooLargeError:
+            raise InboxError(f"{self.path / name} is larger than {_MAX_FILE} bytes") from None
         except OSError as exc:
             raise InboxError(f"cannot read {self.path / name}: {exc.strerror or exc}") from None
         finally:
             os.close(dfd)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise InboxError(f"{self.path / name} is not a regular file")
-            data = f.read(_MAX_FILE + 1)
-        if len(data) > _MAX_FILE:
-            raise InboxError(f"{self.path / name} is larger than {_MAX_FILE} bytes")
-        return data
 
     def _create(self, name: str, data: bytes) -> None:
         """Write name atomically, never replacing an existing file (FileExistsError if present)."""
         dfd = self._dirfd()
-        tmp = f".{name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=dfd)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                os.fsync(dfd)
-            finally:
-                try:
-                    os.unlink(tmp, dir_fd=dfd)
-                except FileNotFoundError:
-                    pass
+            write_atomic(name, data, dir_fd=dfd, replace=False)
         except FileExistsError:
             raise
         except OSError as exc:
@@ -430,29 +412,24 @@ class Inbox:
              safety_poll: float = 2.0) -> Answer | None:
         """Block until the request has an answer file (returned, parsed) or timeout (None).
 
-        inotify via watchfiles wakes us as soon as anything in the folder changes; the answer
-        file is checked after the watcher is live (no lost wake-up) and after every wake-up.
-        `safety_poll` re-checks even without an event (a watcher that missed one costs seconds,
-        not the whole timeout).
+        inotify via watchfiles (policy.fileio.watch_dir) wakes us as soon as anything in the
+        folder changes; the answer file is checked before watching, once the watch is live (its
+        first batch: no lost wake-up) and after every wake-up or tick. The tick (at most
+        `safety_poll`, at most 0.1 s) also keeps the deadline.
         """
-        from watchfiles._rust_notify import RustNotify
-
         self._check_id(request_id)
         deadline = time.monotonic() + timeout
-        with RustNotify([str(self.path)], False, False, 50, False, False) as watcher:
-            while True:
-                ans = self.answer_of(request_id)
-                if ans is not None:
-                    return ans
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                wait_ms = max(1, int(min(remaining, safety_poll) * 1000))
-                got = watcher.watch(20, 2, wait_ms, stop_event)
-                if got == "signal":
-                    raise KeyboardInterrupt
-                if got == "stop":
-                    return None
+        ans = self.answer_of(request_id)
+        if ans is not None:
+            return ans
+        tick = max(0.01, min(safety_poll, 0.1))
+        for _ in watch_dir(self.path, stop_event=stop_event, tick=tick, recursive=False):
+            ans = self.answer_of(request_id)
+            if ans is not None:
+                return ans
+            if time.monotonic() >= deadline:
+                return None
+        return None   # stopped (stop_event)
 
     def follow(self, *, stop_event: Any = None, timeout: float | None = None,
                seen: Iterable[str] | None = None) -> Iterator[Entry]:
@@ -461,27 +438,21 @@ class Inbox:
         A caller that listed the inbox first passes the ids it listed, so a request filed between
         its listing and this call is still yielded (none falls into the gap).
         """
-        from watchfiles._rust_notify import RustNotify
-
         seen = set(self.ids()) if seen is None else set(seen)
         deadline = None if timeout is None else time.monotonic() + timeout
-        with RustNotify([str(self.path)], False, False, 50, False, False) as watcher:
-            while True:
-                for i in self.ids():
-                    if i not in seen:
-                        seen.add(i)
-                        yield self.entry(i)
-                wait_ms = 2000
-                if deadline is not None:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        return
-                    wait_ms = max(1, int(min(remaining, 2.0) * 1000))
-                got = watcher.watch(20, 2, wait_ms, stop_event)
-                if got == "signal":
-                    raise KeyboardInterrupt
-                if got == "stop":
-                    return
+
+        def filed() -> Iterator[Entry]:
+            for i in self.ids():
+                if i not in seen:
+                    seen.add(i)
+                    yield self.entry(i)
+
+        yield from filed()
+        tick = 0.5 if timeout is None else max(0.01, min(0.5, timeout))
+        for _ in watch_dir(self.path, stop_event=stop_event, tick=tick, recursive=False):
+            yield from filed()
+            if deadline is not None and time.monotonic() >= deadline:
+                return
 
 
 def _policy_offers(req: Request) -> dict[str, str]:

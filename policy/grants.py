@@ -3,7 +3,8 @@
 Guards two things. (1) A file it cannot read never means "allow": a corrupt file, an unknown
 version, an unknown kind or a malformed pattern is a `GrantsError` naming the problem, and
 callers treat it as "no grants". (2) No grant is lost when two approvers answer at once: every
-change is read-modify-write under an exclusive `flock` on `.grants.json.lock` beside the file,
+change is read-modify-write under an exclusive `flock` on `.grants.json.lock` beside the file
+(a bounded wait: a lock held too long is a `GrantsError`, so the approval is a deny, never a hang),
 written to a temp file in the same folder, fsynced and renamed over grants.json (a reader sees
 the old file or the new one, never half of one). A corrupt file is never overwritten by an add.
 
@@ -15,16 +16,16 @@ when the file changes (inode, size, mtime).
 
 from __future__ import annotations
 
+import contextlib
 import errno
-import fcntl
 import json
 import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .fileio import DEFAULT_LOCK_TIMEOUT, FileTooLargeError, NotRegularFile, locked, open_regular, write_atomic
 from .kinds import KINDS
 from .match import PatternError, compile_pattern, is_literal, literal_prefix, literal_suffix
 
@@ -173,8 +174,9 @@ def _parse(raw: bytes, where: str) -> list[Grant]:
 class GrantStore:
     """grants.json at `path`. A missing file means no grants."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
         self.path = Path(path)
+        self.lock_timeout = lock_timeout
         self.lock_path = self.path.with_name(f".{self.path.name}.lock")
         self._cache_key: tuple[int, ...] | None = None
         self._grants: list[Grant] = []
@@ -193,22 +195,20 @@ class GrantStore:
         if (_key(st) == self._cache_key) and not fresh:
             return self._cache_key, None      # one lstat per decision while nothing changed
         try:
-            # O_NONBLOCK: a FIFO named grants.json must be an error, not a decision that never returns.
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd, st = open_regular(self.path, max_bytes=_MAX_BYTES, shown=str(self.path))
         except FileNotFoundError:
             return None, None
-        except OSError as exc:
+        except NotRegularFile as exc:
             if exc.errno == errno.ELOOP:
                 raise GrantsError(f"{self.path} is a symbolic link; refusing to read it") from None
-            raise GrantsError(f"cannot read {self.path}: {exc.strerror}") from None
+            raise GrantsError(f"{self.path} is not a regular file") from None
+        except FileTooLargeError:
+            raise GrantsError(f"{self.path} is larger than {_MAX_BYTES} bytes") from None
+        except OSError as exc:
+            raise GrantsError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         f = os.fdopen(fd, "rb")
         try:
-            st = os.fstat(f.fileno())
             key = _key(st)
-            if not (st.st_mode & 0o170000 == 0o100000):
-                raise GrantsError(f"{self.path} is not a regular file")
-            if st.st_size > _MAX_BYTES:
-                raise GrantsError(f"{self.path} is larger than {_MAX_BYTES} bytes")
             raw = f.read(_MAX_BYTES + 1)
         except OSError as exc:
             f.close()
@@ -249,31 +249,13 @@ class GrantStore:
         return self._index.find(kind, target)
 
     # ------------------------------------------------------------ writing
-    def _locked(self) -> "_Lock":
-        return _Lock(self.lock_path)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        """The exclusive lock of one read-modify-write; a bounded wait, then GrantsError (a deny)."""
+        return locked(self.lock_path, timeout=self.lock_timeout, what=self.path.name, error=GrantsError)
 
     def _write(self, grants: list[Grant]) -> None:
         body = json.dumps({"version": VERSION, "grants": [g.as_dict() for g in grants]}, indent=2) + "\n"
-        folder = self.path.parent
-        tmp = folder / f".{self.path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(body.encode("utf-8"))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        write_atomic(self.path, body.encode("utf-8"))
 
     def add(self, kind: str, target: str, note: str = "") -> Grant:
         """Record a grant (idempotent: an identical kind+target is returned as it stands)."""
@@ -310,25 +292,3 @@ class GrantStore:
 
     def __iter__(self) -> Iterator[Grant]:
         return iter(self.load())
-
-
-class _Lock:
-    """An exclusive flock on a lock file beside grants.json, held for one read-modify-write."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd = -1
-
-    def __enter__(self) -> "_Lock":
-        try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            if self.fd >= 0:
-                os.close(self.fd)
-            raise GrantsError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)

@@ -226,23 +226,28 @@ def test_mkdirs(root, layout):
 
 
 def test_sweep_temp(root, layout):
+    # issue 10 item 14: only our exact temp pattern (0o600, ours) is swept; `.tmp-old1` is a person's
+    ours = [TEMP_PREFIX + "0123456789abcdef", TEMP_PREFIX + "fedcba9876543210", TEMP_PREFIX + "00112233445566ff"]
     root.write_bytes("d/n.md", b"note")
     old = time.time() - 7200
-    for p in [layout.root / ".tmp-old1", layout.root / "d" / ".tmp-old2"]:
+    for p in [layout.root / ours[0], layout.root / "d" / ours[1], layout.root / ".tmp-old1"]:
         p.write_bytes(b"partial")
+        p.chmod(0o600)
         os.utime(p, (old, old))
-    fresh = layout.root / "d" / ".tmp-fresh"
+    fresh = layout.root / "d" / ours[2]
     fresh.write_bytes(b"in flight")
+    fresh.chmod(0o600)
     keep = layout.root / ".keepme"
     keep.write_bytes(b"not ours")
     os.utime(keep, (old, old))
-    os.symlink(str(layout.sentinel), layout.root / ".tmp-link")
-    os.mkdir(layout.root / ".tmp-dir")
-    os.utime(layout.root / ".tmp-dir", (old, old))
+    os.symlink(str(layout.sentinel), layout.root / (TEMP_PREFIX + "1111111111111111"))
+    os.mkdir(layout.root / (TEMP_PREFIX + "2222222222222222"))
+    os.utime(layout.root / (TEMP_PREFIX + "2222222222222222"), (old, old))
     before = layout.snapshot()
     assert root.sweep_temp() == 2
-    assert fresh.exists() and keep.exists()
-    assert (layout.root / ".tmp-link").is_symlink() and (layout.root / ".tmp-dir").is_dir()
+    assert fresh.exists() and keep.exists() and (layout.root / ".tmp-old1").exists()
+    assert (layout.root / (TEMP_PREFIX + "1111111111111111")).is_symlink()
+    assert (layout.root / (TEMP_PREFIX + "2222222222222222")).is_dir()
     assert root.sweep_temp(older_than=0) == 1
     assert not fresh.exists()
     assert root.read_bytes("d/n.md") == b"note"

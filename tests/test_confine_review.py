@@ -423,8 +423,9 @@ def test_walk_and_sweep_do_not_enter_a_same_fs_bind_mount_with_openat2(layout):
     from assistant.confine import openat2_available
     if not openat2_available():
         pytest.skip("openat2 not available")
-    stale = layout.outside / ".tmp-0123456789abcdef"
+    stale = layout.outside / ".tmp-assistant-0123456789abcdef"   # our exact pattern (issue 10 item 14)
     stale.write_bytes(b"outside, looks like our temp\n")
+    stale.chmod(0o600)
     os.utime(stale, (1, 1))
     (layout.root / "m").mkdir()
     if not _mount_ok(f"mount --bind {layout.outside} {layout.root / 'm'}"):

@@ -497,10 +497,13 @@ def test_session_start_sweeps_stale_temp_files_only(tmp_path):
 
     root = tmp_path / "ws"
     init_workspace(root, example=True)
-    stale = root / "memory" / "people" / ".tmp-0123456789abcdef"
-    fresh = root / "memory" / ".tmp-fedcba9876543210"
+    # issue 10 item 14: the sweep takes only our exact temp pattern (0o600, ours)
+    stale = root / "memory" / "people" / ".tmp-assistant-0123456789abcdef"
+    fresh = root / "memory" / ".tmp-assistant-fedcba9876543210"
     stale.write_bytes(b"half a no")
     fresh.write_bytes(b"in progress")
+    stale.chmod(0o600)
+    fresh.chmod(0o600)
     old = time.time() - 2 * 3600
     os.utime(stale, (old, old))
     parts = open_session(open_workspace(root), "watched", kind="test", interactive=False)

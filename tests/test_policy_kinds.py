@@ -73,7 +73,7 @@ def test_file_offers():
     ("", "empty"), ("/etc/x.md", "absolute"), ("a//b.md", "empty component"), ("a/", "empty component"),
     ("../x.md", "'..'"), ("./x.md", "'.'"), (".hidden.md", "dot-leading"), ("a/.git/x.md", "dot-leading"),
     ("a\\b.md", "backslash"), ("a\0.md", "NUL"), ("a\nb.md", "control"), ("a\u202eb.md", "bidirectional"),
-    ("people/lina.txt", ".md"), ("/".join(["d"] * 20) + ".md", "deeper"), ("x" * 300 + ".md", "longer"),
+    ("people/lina.txt", ".md"), ("/".join(["d"] * 33) + ".md", "deeper"), ("x" * 300 + ".md", "longer"),  # depth 32 (issue 9; was 16)
 ])
 def test_memory_target_refusals(bad, why):
     with pytest.raises(TargetError, match=why):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from policy.fileio import write_atomic
+
 from ..schedule import (
     ScheduleError,
     crontab_lines,
@@ -131,18 +133,9 @@ def _write_units(units: dict[str, str], ws_root: Path) -> Path:
                      "(rename the schedule or remove that unit)")
     for fname, text in units.items():
         path = target / fname
-        tmp = target / f".{fname}.tmp-{os.getpid()}"
         try:
-            with open(tmp, "x", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
+            write_atomic(path, text.encode("utf-8"), mode=None)   # units are not private: the umask decides
         except OSError as exc:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
             fail(f"cannot write {path}: {exc.strerror or exc}")
     return target
 

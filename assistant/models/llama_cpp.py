@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
+from policy.fileio import replacing
+
 from assistant.models.base import ContextOverflow, ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, render, tokenize_segments
 from assistant.models.grammar import schema_to_gbnf
@@ -61,14 +63,12 @@ def embedded_model_path(progress: TextIO | None = None) -> Path:
         _say(progress, f"assembling the embedded model into {target} (first run only)")
         # Assemble beside the target and rename, so a concurrent or interrupted run never sees
         # (or leaves) a half-written model file.
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            pkg.assemble(output_path=tmp, overwrite=True)
-            os.replace(tmp, target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with replacing(target, mode=0o644) as tmp:
+                pkg.assemble(output_path=tmp, overwrite=True)
         except (OSError, ValueError) as exc:
             raise ModelError(f"could not assemble the embedded model into {target}: {exc}") from None
-        finally:
-            tmp.unlink(missing_ok=True)
     try:
         return Path(pkg.assemble())   # verifies the sha256 of the existing file
     except FileExistsError:

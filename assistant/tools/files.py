@@ -12,12 +12,14 @@ from __future__ import annotations
 import errno
 import stat as _s
 
-from ..confine import ConfinementError, FileTooLargeError, validate_relpath
+from policy.paths import MAX_PATH_CHARS, PathGrammarError
+from policy.paths import check as check_path
+
+from ..confine import ConfinementError, FileTooLargeError
 from ..hidden import DEFAULT_HIDDEN, HiddenFiles
 from ..names import clash_message, nfc, spelling_clash
 from .base import Tool, ToolContext, ToolError
 
-MAX_PATH_CHARS = 512
 MAX_READ_CHARS = 32 * 1024          # what file_read shows of one file
 MAX_WRITE_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 200
@@ -51,11 +53,9 @@ def _path_arg(args: dict, key: str = "path", *, allow_empty: bool = False) -> st
     value = nfc(value.strip())      # one spelling per name
     if value in ("", ".", "/") and allow_empty:
         return ""
-    if len(value) > MAX_PATH_CHARS:
-        raise ToolError(f"{key} is longer than {MAX_PATH_CHARS} characters")
     try:
-        validate_relpath(value)
-    except ConfinementError as exc:
+        check_path(value)   # the one grammar (policy.paths), as the gate and the Root apply it
+    except PathGrammarError as exc:
         raise ToolError(f"path refused: {exc}") from None
     return value
 

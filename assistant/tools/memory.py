@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
+from policy.paths import MAX_PATH_CHARS
+
 from ..history import Origin
-from ..memory import MAX_PATH_CHARS, NoteError
+from ..memory import NoteError
 from .base import Tool, ToolContext, ToolError
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
