@@ -26,7 +26,7 @@ from typing import Any, Callable
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
 from .models.base import ModelError
 from .tools.base import Tool, ToolContext, ToolError
-from .workspace import parse_duration
+from .config import Config
 
 EventSink = Callable[[str, dict], None]
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
@@ -39,17 +39,11 @@ class Limits:
     max_tokens: int = 512        # per model step
 
     @classmethod
-    def from_config(cls, config: dict) -> "Limits":
-        lim = config.get("limits", {})
-        steps = lim.get("max_steps", 8)
-        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-            raise ValueError(f"limits.max_steps must be a whole number >= 0, got {steps!r}")
-        tokens = config.get("model", {}).get("max_tokens", 512)
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
-            raise ValueError(f"model.max_tokens must be a whole number >= 1, got {tokens!r}")
-        return cls(max_steps=steps,
-                   tool_timeout=parse_duration(lim.get("tool_timeout", "30s"), setting="limits.tool_timeout"),
-                   max_tokens=tokens)
+    def from_config(cls, config: Config) -> "Limits":
+        """From [limits] and [model] max_tokens (ConfigError if either section is bad)."""
+        config.require("limits", "model")
+        return cls(max_steps=config.limits.max_steps, tool_timeout=config.limits.tool_timeout,
+                   max_tokens=config.model.max_tokens)
 
 
 @dataclass

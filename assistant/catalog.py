@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from .config import MemoryConfig
 from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
 from .notes import clean_line, cut, decode_head, summary_from_head
 
@@ -60,26 +61,10 @@ class CatalogSettings:
     max_note_bytes: int = 256 * 1024
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "CatalogSettings":
-        m = (config or {}).get("memory", {})
-        d = cls()
-
-        def num(key: str, default: int, low: int) -> int:
-            v = m.get(key, default)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"config.toml: memory.{key} must be an integer >= {low}, got {v!r}")
-            return v
-
-        pinned = m.get("pinned", list(d.pinned))
-        if not (isinstance(pinned, list) and all(isinstance(p, str) for p in pinned)):
-            raise ValueError("config.toml: memory.pinned must be a list of note paths")
-        return cls(
-            head_bytes=num("catalog_head_bytes", d.head_bytes, 64),
-            budget_bytes=num("catalog_budget_bytes", d.budget_bytes, 256),
-            width=num("summary_width", d.width, 10),
-            pinned=tuple(pinned),
-            max_note_bytes=num("max_note_bytes", d.max_note_bytes, 1),
-        )
+    def from_config(cls, m: MemoryConfig) -> "CatalogSettings":
+        """From the validated [memory] section."""
+        return cls(head_bytes=m.catalog_head_bytes, budget_bytes=m.catalog_budget_bytes,
+                   width=m.summary_width, pinned=m.pinned, max_note_bytes=m.max_note_bytes)
 
 
 # --- enumeration -----------------------------------------------------------------------------
@@ -304,4 +289,4 @@ def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any 
 
 def render_catalog(ws: Any, scanner: Any) -> str:
     """The catalog block of a workspace (what `assistant memory catalog` prints)."""
-    return render(ws.memory_dir, CatalogSettings.from_config(ws.config), scanner)
+    return render(ws.memory_dir, CatalogSettings.from_config(ws.config.memory), scanner)

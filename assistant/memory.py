@@ -138,7 +138,7 @@ class Memory:
         self.ws = ws
         self.scanner = scanner
         self.gate = gate
-        self.settings = _catalog.CatalogSettings.from_config(ws.config)
+        self.settings = _catalog.CatalogSettings.from_config(ws.config.memory)
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
         self._audit = audit
@@ -213,7 +213,13 @@ class Memory:
 
     def sweep_temp(self, older_than: float = 3600.0) -> int:
         """Remove temp files a crashed writer left in memory/ (dot-leading, so never a note),
-        under the writers' lock so a write in progress is never touched. Returns how many."""
+        under the writers' lock so a write in progress is never touched. Returns how many.
+        With no lock file yet, no writer holds it: the sweep runs without creating one (a
+        session that only reads leaves state/ as it found it; a writer starting meanwhile has
+        only fresh temp files, which the age limit spares)."""
+        if not self.ws.lock_path.exists():
+            with self._root() as root:
+                return root.sweep_temp(older_than)
         with self._lock():
             with self._root() as root:
                 return root.sweep_temp(older_than)

@@ -29,7 +29,7 @@ import time
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
@@ -37,6 +37,9 @@ import nacl.utils
 from nacl import bindings
 
 from .leaks import Scanner
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
 
@@ -468,27 +471,20 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 # -- unlocking within a workspace ----------------------------------------------------------
 
-def kdf_settings(ws: Any) -> tuple[int, int]:
+def kdf_settings(ws: "Workspace") -> tuple[int, int]:
     """(opslimit, memlimit bytes) from config [vault], validated against the caps."""
-    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
-    ops = cfg.get("opslimit", DEFAULT_OPSLIMIT)
-    mib = cfg.get("memlimit_mib", DEFAULT_MEMLIMIT >> 20)
-    if isinstance(mib, bool) or not isinstance(mib, int):
-        raise VaultError("config.toml: [vault] memlimit_mib must be an integer (MiB)")
-    return check_kdf_params(ops, mib * 1024 * 1024, where="config.toml [vault]")
+    cfg = ws.config.vault
+    return check_kdf_params(cfg.opslimit, cfg.memlimit_mib * 1024 * 1024, where="config.toml [vault]")
 
 
-def read_key_file(ws: Any) -> bytes | None:
+def read_key_file(ws: "Workspace") -> bytes | None:
     """The passphrase from config [vault] key_file, or None when none is configured.
 
     Refused unless the file is a regular file owned by us that nobody else can read or write.
     """
-    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
-    name = cfg.get("key_file", "") or ""
+    name = ws.config.vault.key_file
     if not name:
         return None
-    if not isinstance(name, str):
-        raise VaultError("config.toml: [vault] key_file must be a path string")
     path = Path(name).expanduser()
     if not path.is_absolute():
         path = Path(ws.root) / path
@@ -511,7 +507,7 @@ def read_key_file(ws: Any) -> bytes | None:
     return data
 
 
-def passphrase_for(ws: Any, *, interactive: bool,
+def passphrase_for(ws: "Workspace", *, interactive: bool,
                    prompt: Callable[[str], str] | None = None) -> str | bytes:
     """The passphrase by the first available means, or VaultLocked saying how to provide one."""
     env = os.environ.get(ENV_PASSPHRASE)
@@ -528,7 +524,7 @@ def passphrase_for(ws: Any, *, interactive: bool,
     raise VaultLocked(f"the vault at {ws.vault_path} is locked: {UNLOCK_HELP}")
 
 
-def unlock(ws: Any, *, interactive: bool,
+def unlock(ws: "Workspace", *, interactive: bool,
            prompt: Callable[[str], str] | None = None) -> Vault:
     """Open the workspace's vault.enc by the first available means."""
     path = Path(ws.vault_path)
@@ -537,7 +533,7 @@ def unlock(ws: Any, *, interactive: bool,
     return Vault.open(path, passphrase_for(ws, interactive=interactive, prompt=prompt))
 
 
-def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
+def unlock_if_present(ws: "Workspace", *, interactive: bool) -> Vault | None:
     """The workspace's vault, unlocked; None when there is no vault.enc.
 
     A vault that exists but cannot be unlocked in this run (no means, wrong passphrase,
@@ -555,7 +551,7 @@ def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
         raise VaultLocked(f"{exc}. To unlock the vault: {UNLOCK_HELP}") from None
 
 
-def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
+def load_scanner(ws: "Workspace", *, interactive: bool) -> Scanner:
     """The scanner for a run: shapes only without a vault, else shapes plus every value."""
     vault = unlock_if_present(ws, interactive=interactive)
     return vault.scanner() if vault is not None else Scanner({})

@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -124,7 +125,7 @@ def model_part(args) -> bool:
             init_workspace(Path(tmp) / "ws")
             ws_root = Path(tmp) / "ws"
             ws = open_workspace(ws_root)
-            cfg = dict(ws.config["model"], n_threads=args.threads, max_tokens=args.max_tokens)
+            cfg = dict(asdict(ws.config.model), n_threads=args.threads, max_tokens=args.max_tokens)
             # Steps per turn bounded so a looping small model does not dominate the run.
             text = (ws_root / "config.toml").read_text()
             text = text.replace("max_steps = 8", f"max_steps = {args.max_steps}")

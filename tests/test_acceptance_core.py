@@ -888,11 +888,12 @@ def test_finding_fields_and_import():
 
 # ======================================================================= issue 3: approvals flow
 
+from assistant.config import parse as parse_config  # noqa: E402
 from policy.gate import Gate  # noqa: E402
 
 
 def _gate(ws, **approvals):
-    cfg = {"approvals": {"channel": "inbox", "timeout": "20s", **approvals}}
+    cfg = parse_config({"approvals": {"channel": "inbox", "timeout": "20s", **approvals}})
     return Gate.for_workspace("unattended", run_id="acc-run", config=cfg,
                               grants_path=ws / "grants.json",
                               approvals_dir=ws / "state" / "approvals",
@@ -1381,7 +1382,7 @@ def test_corrupt_request_while_waiting_is_deny(ws):
 def test_approval_request_is_redacted(ws):
     scanner = Scanner(secrets={"github": SECRET})
     gate = Gate.for_workspace("unattended", run_id="acc-run",
-                              config={"approvals": {"channel": "inbox", "timeout": "20s"}},
+                              config=parse_config({"approvals": {"channel": "inbox", "timeout": "20s"}}),
                               grants_path=ws / "grants.json",
                               approvals_dir=ws / "state" / "approvals",
                               audit_path=ws / "state" / "audit.jsonl", redact=scanner.redact)

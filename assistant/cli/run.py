@@ -13,7 +13,8 @@ import sys
 
 import click
 
-from ..workspace import WorkspaceError, parse_duration
+from policy.duration import parse_duration
+
 from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, model_spec_or_group, visible, workspace_option
 
 
@@ -90,7 +91,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     if approval_timeout is not None:
         try:
             timeout = parse_duration(approval_timeout, setting="--approval-timeout")
-        except WorkspaceError as exc:
+        except ValueError as exc:
             return _early_error(str(exc))
     asked: list = []      # requests this run filed (closed as denied if it is interrupted)
 

@@ -10,24 +10,29 @@ Guards that a model spec means exactly one thing and that a bad one is a clear M
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from assistant.config import ModelConfig
 from assistant.models.base import Model, ModelError
+
+if TYPE_CHECKING:
+    from assistant.workspace import Workspace
 
 SCRIPT_PREFIX = "script:"
 LLAMA_PREFIX = "llama:"
 
 
-def _model_config(ws: Any) -> dict:
-    cfg = getattr(ws, "config", None) or {}
-    return dict(cfg.get("model", {}))
+def _model_config(ws: Workspace | None) -> dict[str, object]:
+    """[model] as the backend reads it (the validated section; defaults without a workspace)."""
+    return asdict(ws.config.model if ws is not None else ModelConfig())
 
 
-def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "stderr") -> Model:
+def load_model(spec: str | None, ws: "Workspace | None", *, progress: TextIO | str | None = "stderr") -> Model:
     """The Model for a session. `ws` is an assistant.workspace.Workspace (or None: defaults).
     `progress`: where loading progress goes ("stderr" = sys.stderr at call time; None = nowhere)."""
-    root = getattr(ws, "root", None)
+    root = ws.root if ws is not None else None
     if spec is None or spec == "":
         from assistant.models.llama_cpp import LlamaModel
 

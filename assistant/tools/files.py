@@ -32,8 +32,8 @@ def _hidden(ctx: ToolContext) -> HiddenFiles:
     """The person's [files] hidden patterns (validated when config.toml was loaded)."""
     cached = ctx.extra.get("hidden_files")
     if cached is None:
-        config = getattr(ctx.workspace, "config", None) or {}
-        cached = ctx.extra["hidden_files"] = HiddenFiles(config.get("files", {}).get("hidden", DEFAULT_HIDDEN))
+        patterns = ctx.workspace.config.files.hidden if ctx.workspace is not None else DEFAULT_HIDDEN
+        cached = ctx.extra["hidden_files"] = HiddenFiles(patterns)
     return cached
 
 

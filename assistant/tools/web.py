@@ -22,7 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from ..workspace import parse_duration
+from ..config import WebConfig
 from .base import Tool, ToolContext, ToolError
 
 MAX_URL_CHARS = 2048
@@ -268,9 +268,8 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     if auth and parts.scheme != "https" and not _is_loopback(parts.hostname or ""):
         raise ToolError(f"auth {args.get('auth')!r} is only sent over https (or over http to this "
                         "machine): a bearer token in clear text can be read on the way")
-    cfg = (ctx.workspace.config if ctx.workspace is not None else {}).get("web", {})
-    max_bytes = int(cfg.get("max_bytes", 256 * 1024))
-    timeout = parse_duration(cfg.get("timeout", "10s"), setting="web.timeout")
+    web = ctx.workspace.config.web if ctx.workspace is not None else WebConfig()
+    max_bytes, timeout = web.max_bytes, web.timeout
     # What the person is asked about includes the query: data can leave in it (a note's
     # contents as ?q=...), so it is shown, bounded, with its full length when cut.
     where = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
