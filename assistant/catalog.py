@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .config import MemoryConfig
-from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .confine import ConfinementError, Root, validate_relpath
 from .notes import clean_line, cut, decode_head, summary_from_head
 
 MAX_DEPTH = 32

@@ -104,8 +104,3 @@ def _read_holder(fd: int) -> str:
         return ""
     return raw if raw.isdigit() else ""
 
-
-def memory_lock(ws, timeout: float = DEFAULT_TIMEOUT) -> FileLock:
-    """The lock every memory writer of this workspace takes (state/memory.lock)."""
-    ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return FileLock(ws.lock_path, timeout=timeout)

@@ -16,35 +16,37 @@ Reads are ungated (context, not reach) but confined, bounded, and redacted by th
 from __future__ import annotations
 
 import errno
-import hashlib
+import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import catalog as _catalog
-from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .confine import ConfinementError, FileTooLargeError, Root
+from .gated_write import (AuditSink, Authorizer, Call, Refusals, WriteResult, WriteRules,
+                          audit_line, authorize, check_path, gated_write, sha256_hex, still_current)
+from .leaks import Scanner
 from .locking import FileLock, LockTimeout
 from .notes import revision
 
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
 __all__ = [
     "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
-    "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
+    "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
     "open_memory", "memory_write", "memory_read", "memory_list",
 ]
 
 Entry = _catalog.Entry
 CONFLICT_MESSAGE = "changed since you read it, read it again"
-MAX_PATH_CHARS = 512
 
 
 # --- refusals --------------------------------------------------------------------------------
 
 class NoteError(Exception):
     """A memory operation refused, with a specific message safe to show the model (no secret)."""
-
-
-MemoryError = NoteError  # the name in docs/interfaces.md (shadows the builtin only in this module)
 
 
 class PathRefused(NoteError):
@@ -85,37 +87,12 @@ class Note:
     content: str      # redacted
     revision: str     # of the bytes on disk (12 hex chars of sha256)
 
-    # "memory_read returns the note with its revision": besides .content / .revision, a Note
-    # unpacks as `content, revision = note` and answers note["content"] / note["revision"].
-    def __iter__(self):
-        return iter((self.content, self.revision))
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str) and key in ("path", "content", "revision"):
-            return getattr(self, key)
-        if isinstance(key, (int, slice)):
-            return (self.content, self.revision)[key]
-        raise KeyError(key)
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    path: str
-    revision: str
-    created: bool
-    bytes: int = 0
-    warning: str | None = None   # e.g. the audit line could not be appended
-
 
 @dataclass(frozen=True)
 class RemoveResult:
     path: str
     revision: str     # of the removed bytes
     warning: str | None = None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _base_matches(base: str, current: bytes) -> bool:
@@ -125,83 +102,52 @@ def _base_matches(base: str, current: bytes) -> bool:
     if given == revision(current):
         return True
     return 8 <= len(given) <= 64 and re.fullmatch(r"[0-9a-f]+", given) is not None \
-        and _sha256(current).startswith(given)
+        and sha256_hex(current).startswith(given)
+
+
+# What the gated-write pipeline (assistant.gated_write) does differently for notes.
+_REFUSALS = Refusals(path=PathRefused, content=ContentRefused, secret=SecretRefused, conflict=Conflict,
+                     denied=Denied, busy=Busy, failed=NoteError)
+
+
+def _note_path_rule(path: str) -> None:
+    if not path.endswith(".md"):
+        raise PathRefused(f"path refused: {path!r} does not end in .md; notes are markdown files")
+
+
+def _secret_message(names: list[str]) -> str:
+    return (f"refused: the note would carry a secret ({', '.join(names)}). Secrets never go into "
+            "memory, and this is not put to the person for approval (approving it would park the "
+            "value in every future prompt). Leave the secret out; refer to it by name if needed.")
 
 
 class Memory:
-    """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
+    """The notes of one workspace. `gate` rules on writes made without a call of their own
+    (the person's CLI, the Python API); the agent passes each tool call's `Call`."""
 
-    def __init__(self, ws: Any, scanner: Any, gate: Any, *, lock_timeout: float = 10.0,
-                 audit: Any = None) -> None:
+    def __init__(self, ws: "Workspace", scanner: Scanner, gate: Authorizer, *, lock_timeout: float = 10.0,
+                 audit: AuditSink | None = None, run_id: str = "") -> None:
         if scanner is None:
             raise ValueError("Memory needs a leak scanner (assistant.leaks.Scanner); none means no writes")
         self.ws = ws
         self.scanner = scanner
         self.gate = gate
+        self.run_id = run_id
         self.settings = _catalog.CatalogSettings.from_config(ws.config.memory)
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
         self._audit = audit
+        self.rules = WriteRules(
+            kind="memory", tool="memory_write", noun="note", max_bytes=self.max_note_bytes,
+            size_hint=" (memory.max_note_bytes). Split it into several notes, one topic each.",
+            refusals=_REFUSALS, path_rule=_note_path_rule, read_current=self._current,
+            secret_message=_secret_message, lock=self._lock)
 
     # -- rules --------------------------------------------------------------------------
 
-    def check_path(self, path: Any) -> str:
+    def check_path(self, path: object) -> str:
         """The note path, or PathRefused saying which rule and which component."""
-        if not isinstance(path, str):
-            raise PathRefused(f"path must be a string, not {type(path).__name__}")
-        if len(path) > MAX_PATH_CHARS:
-            raise PathRefused(f"path is {len(path)} characters; at most {MAX_PATH_CHARS} are allowed")
-        try:
-            validate_relpath(path)
-        except ConfinementError as exc:
-            raise PathRefused(f"path refused: {exc}") from None
-        if not path.endswith(".md"):
-            raise PathRefused(f"path refused: {path!r} does not end in .md; notes are markdown files")
-        return path
-
-    def check_content(self, content: Any) -> bytes:
-        """The exact bytes to write, or ContentRefused saying why."""
-        if isinstance(content, (bytes, bytearray)):
-            data = bytes(content)
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ContentRefused(
-                    f"content is not valid UTF-8 (byte {exc.start}: {exc.reason}); notes are UTF-8 text"
-                ) from None
-        elif isinstance(content, str):
-            text = content
-            try:
-                data = text.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ContentRefused(
-                    f"content is not valid UTF-8 (character {exc.start} is a lone surrogate)"
-                ) from None
-        else:
-            raise ContentRefused(f"content must be text, not {type(content).__name__}")
-        nul = text.find("\x00")
-        if nul >= 0:
-            raise ContentRefused(f"content contains a NUL character (at character {nul}); notes are text")
-        if len(data) > self.max_note_bytes:
-            raise ContentRefused(
-                f"content is {len(data)} bytes; a note may be at most {self.max_note_bytes} bytes "
-                "(memory.max_note_bytes). Split it into several notes, one topic each."
-            )
-        return data
-
-    def check_secrets(self, path: str, data: bytes) -> None:
-        """Refuse at once if the content or the path carries a secret. Never asks anyone."""
-        names: list[str] = []
-        for text in (data.decode("utf-8"), path):
-            for name in self.scanner.names_found(text):
-                if name not in names:
-                    names.append(name)
-        if names:
-            raise SecretRefused(
-                f"refused: the note would carry a secret ({', '.join(names)}). Secrets never go into "
-                "memory, and this is not put to the person for approval (approving it would park the "
-                "value in every future prompt). Leave the secret out; refer to it by name if needed."
-            )
+        return check_path(self.rules, path)
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -251,7 +197,7 @@ class Memory:
             raise Unreadable(f"{path} cannot be read: {exc.strerror or type(exc).__name__}") from None
 
     @staticmethod
-    def _check_base(path: str, current: bytes | None, base: Any, force: bool) -> None:
+    def _check_base(path: str, current: bytes | None, base: object, force: bool) -> None:
         if base is not None and not isinstance(base, str):
             raise Conflict(f"base must be the revision string memory_read gave for {path}")
         if current is None:
@@ -274,87 +220,30 @@ class Memory:
             raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
                            f"current revision)")
 
-    def _audit_line(self, event: dict[str, Any]) -> str | None:
-        """Append one audit event; returns a warning instead of raising (the write already happened)."""
-        try:
-            log = self._audit or getattr(self.gate, "audit", None)
-            if log is None:
-                from policy.audit import AuditLog
+    def _audit_sink(self) -> AuditSink:
+        if self._audit is None:
+            from policy.audit import AuditLog
 
-                log = self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
-            log.append(event)
-            return None
-        except Exception as exc:  # noqa: BLE001 - reported, never silently lost
-            return f"the audit line could not be written ({type(exc).__name__})"
-
-    def _run_id(self) -> str:
-        for attr in ("run_id",):
-            v = getattr(self.gate, attr, None)
-            if isinstance(v, str):
-                return v
-        session = getattr(self.gate, "session", None)
-        return str(getattr(session, "run_id", "") or "")
-
-    def _authorize(self, path: str, data: bytes, current: bytes | None, summary: str) -> None:
-        try:
-            decision = self.gate.authorize("memory", path, content=data, current=current, summary=summary)
-        except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
-            raise Denied(f"denied: the gate failed ({type(exc).__name__}); nothing was written") from None
-        if not getattr(decision, "allowed", False):
-            reason = self.scanner.redact(str(getattr(decision, "reason", "") or "not allowed"))
-            raise Denied(f"denied: {reason}; nothing was written")
-        approved = getattr(decision, "sha256", None)
-        if approved and approved != _sha256(data):
-            raise Denied("denied: the approval was for different content; nothing was written")
+            self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
+        return self._audit
 
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
-              force: bool = False) -> WriteResult:
-        """Create or replace one note (whole file). See the module docstring for the order.
+              force: bool = False, call: Call | None = None) -> WriteResult:
+        """Create or replace one note (whole file), through assistant.gated_write (the module
+        docstring there says the order).
 
         `base`: the revision memory_read returned; required to replace an existing note.
         `force`: the person (CLI) replacing a note without a base; still scanned and gated,
         and still refused if the note changes while the gate is deciding.
+        `call`: the tool call this write belongs to (its gate view and cancellation);
+        None for the person's own writes, ruled on by this Memory's gate.
         """
-        path = self.check_path(path)
-        data = self.check_content(content)
-        self.check_secrets(path, data)
         with self._root() as root:
-            current = self._current(root, path)
-            self._check_base(path, current, base, force)
-            what = "new note" if current is None else f"replaces revision {revision(current)}"
-            self._authorize(path, data, current,
-                            f"memory_write {path} ({len(data)} bytes, {what})")
-            try:
-                with self._lock():
-                    now = self._current(root, path)
-                    if (now is None) != (current is None) or (now is not None and now != current):
-                        if current is None:
-                            raise Conflict(f"{path} was created by another writer meanwhile; "
-                                           f"{CONFLICT_MESSAGE}")
-                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the write "
-                                       "was being decided)")
-                    wanted = getattr(self.gate, "still_wanted", None)   # agent's ObservedGate
-                    if wanted is not None and not wanted():
-                        raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
-                                     "was written; nothing was written")
-                    try:
-                        root.write_bytes(path, data)
-                    except ConfinementError as exc:
-                        raise PathRefused(f"path refused: {exc}") from None
-                    except OSError as exc:
-                        raise NoteError(f"{path} could not be written: {exc.strerror or exc}") from None
-                    warning = self._audit_line({
-                        "event": "written", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(data), "revision": revision(data), "bytes": len(data),
-                        "base": revision(current) if current is not None else None,
-                        "created": current is None,
-                    })
-            except LockTimeout as exc:
-                raise Busy(f"{exc}; nothing was written") from None
-        return WriteResult(path=path, revision=revision(data), created=current is None,
-                           bytes=len(data), warning=warning)
+            return gated_write(self.rules, root, path, content, call=call or Call(self.gate),
+                               scanner=self.scanner, audit=self._audit_sink(), run_id=self.run_id,
+                               check_base=lambda p, current: self._check_base(p, current, base, force))
 
     def remove(self, path: str, base: str | None = None) -> RemoveResult:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match."""
@@ -365,19 +254,18 @@ class Memory:
                 raise NotFound(f"no note at {path}")
             if base is not None:
                 self._check_base(path, current, base, False)
-            self._authorize(path, b"", current, f"memory remove {path} (revision {revision(current)})")
+            authorize(self.rules, Call(self.gate), path, b"", current,
+                      f"memory remove {path} (revision {revision(current)})", self.scanner.redact)
             try:
                 with self._lock():
-                    if self._current(root, path) != current:
-                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the removal was "
-                                       "being decided)")
+                    still_current(self.rules, root, path, current, "removal")
                     try:
                         root.remove(path)
                     except OSError as exc:
                         raise NoteError(f"{path} could not be removed: {exc.strerror or exc}") from None
-                    warning = self._audit_line({
-                        "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(current), "revision": revision(current),
+                    warning = audit_line(self._audit_sink(), {
+                        "event": "removed", "run": self.run_id, "kind": "memory", "target": path,
+                        "sha256": sha256_hex(current), "revision": revision(current),
                     })
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None
@@ -439,7 +327,7 @@ class Memory:
 # default: the caller is the person, as with `assistant memory write`) or "unattended" (asks
 # out of band per [approvals], denies when nobody can answer).
 
-def open_memory(workspace: Any = None, *, mode: str = "watched") -> Memory:
+def open_memory(workspace: "Workspace | str | os.PathLike[str] | None" = None, *, mode: str = "watched") -> Memory:
     """A Memory for the workspace, from a session opened at the composition root
     (assistant.session): the same scanner and gate as chat and run."""
     from .session import SessionError, open_session
@@ -450,17 +338,17 @@ def open_memory(workspace: Any = None, *, mode: str = "watched") -> Memory:
         raise NoteError(str(exc)) from None
 
 
-def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: Any = None,
+def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: "Workspace | str | os.PathLike[str] | None" = None,
                  mode: str = "watched") -> WriteResult:
     """Create or replace one note (see Memory.write); raises a NoteError subclass on refusal."""
     return open_memory(workspace, mode=mode).write(path, content, base=base)
 
 
-def memory_read(path: str, *, workspace: Any = None) -> Note:
-    """The note, redacted, with its revision (Note: .content, .revision; unpacks to both)."""
+def memory_read(path: str, *, workspace: "Workspace | str | os.PathLike[str] | None" = None) -> Note:
+    """The note, redacted, with its revision (Note: .path, .content, .revision)."""
     return open_memory(workspace).read(path)
 
 
-def memory_list(offset: int = 0, limit: int = 50, *, workspace: Any = None) -> list[Entry]:
+def memory_list(offset: int = 0, limit: int = 50, *, workspace: "Workspace | str | os.PathLike[str] | None" = None) -> list[Entry]:
     """One page of catalog entries, in catalog order."""
     return open_memory(workspace).list(offset, limit)

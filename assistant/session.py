@@ -25,12 +25,11 @@ from .agent import Agent, EventSink, Limits, ObservedGate, reply_limit
 from .tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from policy.approvals import Inbox
-    from policy.audit import AuditLog
-    from policy.gate import Gate
-    from policy.grants import GrantStore
+    from policy.approvals import Request
+    from policy.gate import Gate, Question
 
     from .confine import Root
+    from .models.base import Model
     from .leaks import Scanner
     from .memory import Memory
     from .transcript import Transcript
@@ -68,7 +67,7 @@ class Session:
     limits: Limits | None          # None for a session that runs no model turns (transcript=False)
     _closed: bool = field(default=False, repr=False)
 
-    def new_agent(self, model: object, *, on_event: EventSink | None = None) -> Agent:
+    def new_agent(self, model: "Model", *, on_event: EventSink | None = None) -> Agent:
         """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
         from .prompt import Conversation
 
@@ -112,8 +111,8 @@ def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "V
 
 
 def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
-                inline_ask: Callable | None, approval_timeout: float | None,
-                on_request: Callable | None) -> "Gate":
+                inline_ask: "Callable[[Question], object] | None", approval_timeout: float | None,
+                on_request: "Callable[[Request], None] | None") -> "Gate":
     """The policy Gate for this session's mode: the only Gate any session gets."""
     from policy.approvals import Inbox
     from policy.audit import AuditLog
@@ -135,10 +134,10 @@ def open_session(
     *,
     kind: str = "api",
     interactive: bool = False,
-    inline_ask: Callable | None = None,
+    inline_ask: "Callable[[Question], object] | None" = None,
     approval_timeout: float | None = None,
     tools: list[Tool] | None = None,
-    on_request: Callable | None = None,
+    on_request: "Callable[[Request], None] | None" = None,
     transcript: bool = True,
 ) -> Session:
     """Open one session on workspace `ws` (a Workspace, a path, or None for the default).
@@ -189,7 +188,7 @@ def open_session(
         raise SessionError(f"the workspace's files/ or memory/ cannot be opened: "
                            f"{exc.filename or ''}: {exc.strerror or exc}") from None
     try:
-        memory = Memory(ws, scanner, gate)
+        memory = Memory(ws, scanner, gate, audit=real_gate.audit, run_id=session_id)
     except ValueError as exc:
         files.close()
         raise SessionError(str(exc)) from None
@@ -199,7 +198,8 @@ def open_session(
     except Exception:
         pass   # housekeeping only: a busy lock or an odd entry must not stop the session
     tool_list = list(tools) if tools is not None else all_tools()
-    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
+    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
+                      audit=real_gate.audit, run_id=session_id)
     log = None
     if transcript:
         try:

@@ -1259,11 +1259,9 @@ def test_session_grants_live_for_one_run():
     assert engine.decide("memory", "people/lina.md", "unattended", s).verdict == "allow"
     assert engine.decide("memory", "people/lina.md", "unattended",
                          engine.Session("run-b")).verdict == "ask"
-    # a plain collection of run grants is read as this run's grants
-    grants = {("memory", "people/*")}
-    assert engine.decide("memory", "people/x.md", "unattended", grants).verdict == "allow"
-    assert engine.decide("memory", "people/sub/x.md", "unattended", grants).verdict == "ask"
-    assert engine.decide("memory", "people/x.md", "unattended", [("memory", "[")]).verdict == "deny"
+    # anything but a Session (or None) is a deny (issue 9: decide() no longer reads a plain
+    # collection of grants as a session)
+    assert engine.decide("memory", "people/x.md", "unattended", {("memory", "people/*")}).verdict == "deny"
     assert engine.decide("memory", "people/x.md", "unattended", "junk").verdict == "deny"
 
 

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import errno
 import stat as _s
+from contextlib import nullcontext
 
-from ..confine import ConfinementError, FileTooLargeError, validate_relpath
+from ..confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from ..gated_write import MAX_PATH_CHARS, Refusals, WriteRules, gated_write
 from ..hidden import DEFAULT_HIDDEN, HiddenFiles
 from .base import Tool, ToolContext, ToolError
 
-MAX_PATH_CHARS = 512
 MAX_READ_CHARS = 32 * 1024          # what file_read shows of one file
 MAX_WRITE_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 200
 
 
-def _root(ctx: ToolContext):
+def _root(ctx: ToolContext) -> Root:
     if ctx.files is None:
         raise ToolError("the file mount (files/) is not available in this session")
     return ctx.files
@@ -94,30 +95,20 @@ def file_read(args: dict, ctx: ToolContext) -> str:
     return text
 
 
-def file_write(args: dict, ctx: ToolContext) -> str:
-    path = _visible_path(ctx, _path_arg(args))
-    content = args.get("content")
-    if not isinstance(content, str):
-        raise ToolError("content must be a string")
-    data = content.encode("utf-8", errors="strict") if "\x00" not in content else None
-    if data is None:
-        raise ToolError("content must not contain NUL characters")
-    if len(data) > MAX_WRITE_BYTES:
-        raise ToolError(f"content is {len(data)} bytes; the limit is {MAX_WRITE_BYTES}")
-    if ctx.scanner is not None:
-        hits = ctx.scanner.find(content)
-        if hits:
-            names = ", ".join(sorted({h.name for h in hits}))
-            raise ToolError(f"refused: the content carries a secret ({names}); secrets are never written to files")
-    root = _root(ctx)
+_REFUSALS = Refusals(path=ToolError, content=ToolError, secret=ToolError, conflict=ToolError,
+                     denied=ToolError, busy=ToolError, failed=ToolError)
+
+
+def _current(root: Root, path: str) -> bytes | None:
+    """The file's bytes now (None if there is none). A symlink planted at the leaf (e.g.
+    files/x.md -> ../memory/x.md) is refused, not replaced: the model never learns where it
+    points and the person's link stays. (Should one appear after this check, Root replaces the
+    entry; its target is never written.)"""
     try:
-        current = root.read_bytes(path, MAX_WRITE_BYTES * 4)
+        return root.read_bytes(path, MAX_WRITE_BYTES * 4)
     except FileNotFoundError:
-        current = None
+        return None
     except OSError as exc:
-        # A symlink planted at the leaf (e.g. files/x.md -> ../memory/x.md) is refused, not
-        # replaced: the model never learns where it points and the person's link stays. (Should
-        # one appear after this check, Root replaces the entry; its target is never written.)
         try:
             is_link = _s.S_ISLNK(root.stat(path).st_mode)
         except OSError:
@@ -128,20 +119,27 @@ def file_write(args: dict, ctx: ToolContext) -> str:
                 "links (the person can remove it by hand if it should become a file)"
             ) from None
         raise _os_error(path, exc) from None
-    decision = ctx.gate.authorize(
-        "file", path, content=data, current=current,
-        summary=f"file_write {path} ({len(data)} bytes)",
-    )
-    if not decision.allowed:
-        raise ToolError(f"denied: {decision.reason}")
-    wanted = getattr(ctx.gate, "still_wanted", None)   # a call that timed out writes nothing
-    if wanted is not None and not wanted():
-        raise ToolError(f"the call ran out of time (limits.tool_timeout); {path} was not written")
-    try:
-        root.write_bytes(path, data)
-    except OSError as exc:
-        raise _os_error(path, exc) from None
-    return f"{'replaced' if current is not None else 'created'} {path} ({len(data)} bytes)"
+
+
+def _secret_message(names: list[str]) -> str:
+    return f"refused: the content carries a secret ({', '.join(names)}); secrets are never written to files"
+
+
+def file_write(args: dict, ctx: ToolContext) -> str:
+    path = _path_arg(args)
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise ToolError("content must be a string")
+
+    def not_hidden(p: str) -> None:
+        _visible_path(ctx, p)
+
+    rules = WriteRules(kind="file", tool="file_write", noun="file", max_bytes=MAX_WRITE_BYTES, size_hint="",
+                       refusals=_REFUSALS, path_rule=not_hidden,
+                       read_current=_current, secret_message=_secret_message, lock=nullcontext)
+    result = gated_write(rules, _root(ctx), path, content, call=ctx.call(), scanner=ctx.scanner,
+                         audit=ctx.audit, run_id=ctx.run_id)
+    return f"{'created' if result.created else 'replaced'} {path} ({result.bytes} bytes)"
 
 
 def file_list(args: dict, ctx: ToolContext) -> str:
