@@ -19,11 +19,15 @@ import re
 import stat as _stat
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .config import MemoryConfig
 from .confine import ConfinementError, Root, validate_relpath
+from .leaks import Scanner
 from .notes import clean_line, cut, decode_head, summary_from_head
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 MAX_DEPTH = 32
 LIST_LIMIT_MAX = 200
@@ -176,7 +180,7 @@ def _human(n: int) -> str:
     return f"{n} bytes"
 
 
-def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any) -> Entry:
+def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Scanner | None) -> Entry:
     """Fill in the summary of one entry from the head of its note (or say why it is unreadable)."""
     path = _redact(scanner, entry.path)
     if entry.problem is not None:
@@ -208,7 +212,7 @@ def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any)
     return replace(entry, path=path, summary=summary, problem=problem)
 
 
-def _redact(scanner: Any, text: str) -> str:
+def _redact(scanner: Scanner | None, text: str) -> str:
     return scanner.redact(text) if scanner is not None else text
 
 
@@ -238,7 +242,7 @@ def _footer(left: int, offset: int, budget: int) -> str:
             f"list them with memory_list(offset={offset}, limit=50).")
 
 
-def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> str:
+def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None) -> str:
     """The catalog block exactly as the model sees it."""
     entries = order(scan(memory_dir), settings.pinned)
     total = len(entries)
@@ -263,7 +267,7 @@ def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = Non
     return "\n".join(lines)
 
 
-def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None, *,
+def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None, *,
          offset: int = 0, limit: int = 50) -> tuple[int, list[Entry]]:
     """(total, entries[offset:offset+limit] with summaries), in catalog order."""
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -278,7 +282,7 @@ def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
         return len(entries), [summarize(root, e, settings, scanner) for e in chosen]
 
 
-def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> list[Entry]:
+def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None) -> list[Entry]:
     """Every entry in catalog order, with summaries (for listings, not for the prompt)."""
     entries = order(scan(memory_dir), settings.pinned)
     if not entries:
@@ -287,6 +291,6 @@ def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any 
         return [summarize(root, e, settings, scanner) for e in entries]
 
 
-def render_catalog(ws: Any, scanner: Any) -> str:
+def render_catalog(ws: "Workspace", scanner: Scanner) -> str:
     """The catalog block of a workspace (what `assistant memory catalog` prints)."""
     return render(ws.memory_dir, CatalogSettings.from_config(ws.config.memory), scanner)

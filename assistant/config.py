@@ -260,6 +260,9 @@ class Config:
     problems: tuple[Problem, ...] = ()
 
     def problems_in(self, *names: str) -> tuple[Problem, ...]:
+        """The problems of these sections, and of the file as a whole (none if no names)."""
+        if not names:
+            return ()
         return tuple(p for p in self.problems if p.section == "" or p.section in names)
 
     def require(self, *names: str) -> None:

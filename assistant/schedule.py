@@ -160,7 +160,7 @@ class Schedule:
     task: str
 
 
-def _check_task(task: Any, where: str) -> str:
+def _check_task(task: object, where: str) -> str:
     if not isinstance(task, str) or not task.strip():
         raise ScheduleError(f"{where}: task must be a non-empty string")
     if len(task) > MAX_TASK_CHARS:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
-from .approvals import APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError
+from .approvals import APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request
 from .audit import AuditLog
 from .engine import Ruling, Session, decide
 from .grants import GrantsError, GrantStore
@@ -76,10 +76,10 @@ class Gate:
         policy: Mapping[str, object] | None = None,
         approvals: ApprovalSettings = ApprovalSettings(),
         inbox: Inbox | None = None,
-        inline_ask: Callable[[Question], Any] | None = None,
+        inline_ask: Callable[[Question], object] | None = None,
         redact: Callable[[str], str] | None = None,
         notify_timeout: float = 10.0,
-        on_request: Callable[[Any], None] | None = None,
+        on_request: Callable[[Request], None] | None = None,
     ) -> None:
         self.mode = mode
         self.run_id = run_id
@@ -135,8 +135,8 @@ class Gate:
             return "[withheld: the redactor failed]"
         return out if isinstance(out, str) else "[withheld: the redactor failed]"
 
-    def _log(self, event: str, kind: Any, target: Any, verdict: str, reason: str, sha: str | None,
-             **extra: Any) -> None:
+    def _log(self, event: str, kind: object, target: object, verdict: str, reason: str, sha: str | None,
+             **extra: object) -> None:
         # Every text field goes through redact, whatever the audit log itself does: kind and
         # target come from the caller (a non-string target is logged as its redacted repr).
         record = {"event": event, "run": self.run_id, "mode": self.mode, "kind": str(kind),
@@ -281,7 +281,7 @@ class Gate:
 
     def _answered(self, ruling: Ruling, sha: str | None, verdict: str, reason: str, req_id: str | None,
                   *, remember: str | None = None, by: str | None = None, state: str | None = None) -> Decision:
-        extra: dict[str, Any] = {"request": req_id}
+        extra: dict[str, object] = {"request": req_id}
         if remember:
             extra["remember"] = remember
         if state:

@@ -110,7 +110,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             session.transcript.append("error", message=str(exc))
             return _early_error(str(exc))
         session.transcript.append("session_start", mode="unattended", label=label,
-                                model=getattr(model, "name", type(model).__name__), task=task)
+                                model=model.name, task=task)
         failed: list[str] = []      # tools whose call failed: the reply may still claim success
 
         def on_event(name: str, data: dict) -> None:

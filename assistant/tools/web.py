@@ -225,9 +225,7 @@ def _auth_header(args: dict, ctx: ToolContext, host: str, port: int) -> str | No
     if ctx.vault is None:
         raise ToolError(f"auth {name!r} needs the vault, which is locked or missing in this session")
     try:
-        refresh = getattr(ctx.vault, "refresh", None)
-        if refresh is not None:   # a secret removed or re-bound since the session began
-            refresh()
+        ctx.vault.refresh()   # a secret removed or re-bound since the session began
         present = name in ctx.vault
     except Exception:
         raise ToolError(f"auth {name!r}: the vault could not be read") from None
