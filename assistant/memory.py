@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from policy.gate import Gate
+
 from . import catalog as _catalog
 from .confine import ConfinementError, FileTooLargeError, Root
 from .gated_write import (AuditSink, Authorizer, Call, Refusals, WriteResult, WriteRules,
@@ -132,7 +134,8 @@ class Memory:
         self.ws = ws
         self.scanner = scanner
         self.gate = gate
-        self.run_id = run_id
+        # the run the audit lines name: the session's id; a bare policy Gate knows its own
+        self.run_id = run_id or (gate.run_id if isinstance(gate, Gate) else "")
         self.settings = _catalog.CatalogSettings.from_config(ws.config.memory)
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
