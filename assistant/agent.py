@@ -21,12 +21,18 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Callable
+
+from policy.gate import Decision
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
-from .models.base import ContextOverflow, ModelError, StepResult
+from .config import Config
+from .gated_write import Authorizer
+from .leaks import Scanner
+from .models.base import ContextOverflow, Model, ModelError, StepResult
+from .prompt import Conversation
 from .tools.base import Tool, ToolContext, ToolError
-from .workspace import parse_duration
+from .transcript import Transcript
 
 EventSink = Callable[[str, dict], None]
 DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
@@ -40,22 +46,17 @@ class Limits:
     max_tokens: int = 512        # per model step
 
     @classmethod
-    def from_config(cls, config: dict) -> "Limits":
-        lim = config.get("limits", {})
-        steps = lim.get("max_steps", 8)
-        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-            raise ValueError(f"limits.max_steps must be a whole number >= 0, got {steps!r}")
-        tokens = config.get("model", {}).get("max_tokens", 512)
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
-            raise ValueError(f"model.max_tokens must be a whole number >= 1, got {tokens!r}")
-        return cls(max_steps=steps,
-                   tool_timeout=parse_duration(lim.get("tool_timeout", "30s"), setting="limits.tool_timeout"),
-                   max_tokens=tokens)
+    def from_config(cls, config: Config) -> "Limits":
+        """From [limits] and [model] max_tokens (ConfigError if either section is bad)."""
+        config.require("limits", "model")
+        return cls(max_steps=config.limits.max_steps, tool_timeout=config.limits.tool_timeout,
+                   max_tokens=config.model.max_tokens)
 
 
-@dataclass
-class Ruling:
-    """One gate decision seen during a session."""
+@dataclass(frozen=True)
+class GateRecord:
+    """One gate Decision as the session saw it: which tool asked, for what, and the outcome.
+    (Not policy.engine.Ruling, which is the engine's verdict before anyone is asked.)"""
 
     tool: str
     kind: str
@@ -72,110 +73,111 @@ class TurnResult:
     message: str = ""                 # why it stopped / what failed
     steps: int = 0                    # model steps taken
     tool_calls: int = 0
-    rulings: list[Ruling] = field(default_factory=list)
+    rulings: list[GateRecord] = field(default_factory=list)
 
     @property
-    def denials(self) -> list[Ruling]:
+    def denials(self) -> list[GateRecord]:
         return [r for r in self.rulings if not r.allowed]
 
 
-class _CallState:
-    """Per tool call: time spent in the gate (excluded from the timeout) and cancellation."""
+def _deny(reason: str) -> Decision:
+    return Decision(allowed=False, verdict="deny", reason=reason, sha256=None)
 
-    def __init__(self, tool: str) -> None:
+
+class ObservedGate:
+    """The session's policy Gate, observed: every ruling is reported as it happens and
+    remembered (an unattended run reports "denied" with its own exit code). A gate that
+    raises is a deny. `gate` is the policy Gate itself."""
+
+    def __init__(self, gate: Authorizer, emit: EventSink) -> None:
+        self.gate = gate
+        self.emit = emit
+        self.rulings: list[GateRecord] = []
+        self._lock = threading.Lock()
+
+    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
+                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+        """A ruling for a call made outside any tool call (the person's CLI, the Python API)."""
+        return self.authorize_for("?", kind, target, content=content, current=current, summary=summary, url=url)
+
+    def authorize_for(self, tool: str, kind: str, target: str, *, content: bytes | None = None,
+                      current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+        try:
+            decision = self.gate.authorize(kind, target, content=content, current=current, summary=summary,
+                                           url=url)
+        except Exception as exc:   # the gate fails closed; so do we if it ever raises
+            decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
+        self.record(tool, kind, target, decision)
+        return decision
+
+    def record(self, tool: str, kind: str, target: str, decision: Decision) -> None:
+        r = GateRecord(tool=tool, kind=kind, target=str(target), allowed=bool(decision.allowed),
+                       verdict=str(decision.verdict), reason=str(decision.reason))
+        with self._lock:
+            self.rulings.append(r)
+        self.emit("ruling", {"tool": r.tool, "kind": r.kind, "target": r.target, "allowed": r.allowed,
+                             "verdict": r.verdict, "reason": r.reason, "sha256": decision.sha256})
+
+
+class ToolCallState:
+    """One tool call's view of the gate (passed to the tool in its ToolContext, as `gate` and
+    `cancel`): time spent in the gate is excluded from the call's timeout, and once the agent
+    has given up on the call (timed out, interrupted) it can no longer pass the gate and a
+    writer asking `cancelled()` just before it commits writes nothing."""
+
+    def __init__(self, tool: str, gate: ObservedGate) -> None:
         self.tool = tool
+        self.observed = gate
         self.lock = threading.Lock()
         self.gate_seconds = 0.0
         self.in_gate_since: float | None = None
-        self.cancelled = False
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        with self.lock:
+            self._cancelled = True
+
+    def cancelled(self) -> bool:
+        with self.lock:
+            return self._cancelled
 
     def work_seconds(self, started: float, now: float) -> float:
         with self.lock:
             in_gate = (now - self.in_gate_since) if self.in_gate_since is not None else 0.0
             return (now - started) - self.gate_seconds - in_gate
 
-
-class _Denied:
-    """A Decision-shaped deny for calls the agent already gave up on."""
-
-    allowed = False
-    verdict = "deny"
-    sha256 = None
-    remember = None
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-class ObservedGate:
-    """Wraps the session's policy Gate: reports each ruling as it happens, remembers it, and
-    refuses (deny) any authorize from a tool call that has already timed out."""
-
-    def __init__(self, gate: Any, emit: EventSink) -> None:
-        self.gate = gate
-        self.emit = emit
-        self.local = threading.local()
-        self.rulings: list[Ruling] = []
-        self._lock = threading.Lock()
-
-    def __getattr__(self, name: str) -> Any:   # mode, session, run_id ... of the wrapped gate
-        if name == "gate":
-            raise AttributeError(name)
-        return getattr(self.gate, name)
-
-    def authorize(self, kind: str, target: str, **kw: Any) -> Any:
-        state: _CallState | None = getattr(self.local, "state", None)
-        tool = state.tool if state else "?"
-        if state is not None:
-            with state.lock:
-                if state.cancelled:
-                    decision: Any = _Denied("the tool call ran out of time before this was allowed")
-                    self._record(tool, kind, target, decision)
-                    return decision
-                state.in_gate_since = time.monotonic()
+    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
+                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+        with self.lock:
+            if self._cancelled:
+                decision = _deny("the tool call ran out of time before this was allowed")
+                late = True
+            else:
+                late = False
+                self.in_gate_since = time.monotonic()
+        if late:
+            self.observed.record(self.tool, kind, target, decision)
+            return decision
         try:
-            decision = self.gate.authorize(kind, target, **kw)
+            decision = self.observed.gate.authorize(kind, target, content=content, current=current,
+                                                    summary=summary, url=url)
         except Exception as exc:   # the gate fails closed; so do we if it ever raises
-            decision = _Denied(f"the gate failed ({type(exc).__name__}); denied")
+            decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
         finally:
-            if state is not None:
-                with state.lock:
-                    if state.in_gate_since is not None:
-                        state.gate_seconds += time.monotonic() - state.in_gate_since
-                    state.in_gate_since = None
-        if state is not None:
-            with state.lock:
-                if state.cancelled and getattr(decision, "allowed", False):
-                    decision = _Denied("the tool call ran out of time while waiting; denied")
-        self._record(tool, kind, target, decision)
-        content = kw.get("content")
-        if getattr(decision, "allowed", False) and content is not None and getattr(decision, "remember", None) is None:
+            with self.lock:
+                if self.in_gate_since is not None:
+                    self.gate_seconds += time.monotonic() - self.in_gate_since
+                self.in_gate_since = None
+        if self.cancelled() and decision.allowed:
+            decision = _deny("the tool call ran out of time while waiting; denied")
+        self.observed.record(self.tool, kind, target, decision)
+        if decision.allowed and content is not None and decision.remember is None:
             # allowed without a question (a watched chat, a grant): the person sees the whole
             # write now, not just the call's line (display only: the transcript has the args)
-            current = kw.get("current")
-            self.emit("write_shown", {"kind": kind, "target": str(target),
-                                      "content": content.decode("utf-8", "replace"),
-                                      "current": current.decode("utf-8", "replace") if current is not None else None})
+            self.observed.emit("write_shown", {
+                "kind": kind, "target": str(target), "content": content.decode("utf-8", "replace"),
+                "current": current.decode("utf-8", "replace") if current is not None else None})
         return decision
-
-    def still_wanted(self) -> bool:
-        """False once the calling tool call has run out of time. A writer asks this under its
-        lock just before it commits (memory_write, file_write): a call the model was told had
-        been stopped must not land later."""
-        state: _CallState | None = getattr(self.local, "state", None)
-        if state is None:
-            return True
-        with state.lock:
-            return not state.cancelled
-
-    def _record(self, tool: str, kind: str, target: str, decision: Any) -> None:
-        r = Ruling(tool=tool, kind=kind, target=str(target), allowed=bool(getattr(decision, "allowed", False)),
-                   verdict=str(getattr(decision, "verdict", "deny")), reason=str(getattr(decision, "reason", "")))
-        with self._lock:
-            self.rulings.append(r)
-        self.emit("ruling", {"tool": r.tool, "kind": r.kind, "target": r.target, "allowed": r.allowed,
-                             "verdict": r.verdict, "reason": r.reason,
-                             "sha256": getattr(decision, "sha256", None)})
 
 
 _REPLY_START = re.compile(r'\s*\{\s*"reply"\s*:\s*"')
@@ -269,7 +271,7 @@ class SafeStream:
     streaming stops (`intact` False) and the caller prints the full redacted reply instead."""
 
     def __init__(self, emit: Callable[[str], None], redact: Callable[[str], str], holdback: int = 96,
-                 *, scanner: Any = None) -> None:
+                 *, scanner: Scanner | None = None) -> None:
         self.emit, self.redact, self.holdback = emit, redact, holdback
         self.scanner = scanner
         self.step = 24
@@ -313,7 +315,7 @@ class SafeStream:
         self._push(True)
 
 
-def _redact_value(value: Any, scanner: Any) -> Any:
+def _redact_value(value: object, scanner: Scanner | None) -> object:
     if scanner is None:
         return value
     if isinstance(value, str):
@@ -323,11 +325,6 @@ def _redact_value(value: Any, scanner: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_redact_value(v, scanner) for v in value]
     return value
-
-
-def _short_args(args: dict, limit: int = 160) -> str:
-    text = json.dumps(args, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def reply_limit(max_tokens: int) -> int:
@@ -343,11 +340,11 @@ class Agent:
     def __init__(
         self,
         *,
-        model: Any,
+        model: Model,
         tools: list[Tool],
         ctx: ToolContext,
-        conversation: Any,
-        transcript: Any = None,
+        conversation: Conversation,
+        transcript: Transcript | None = None,
         limits: Limits | None = None,
         on_event: EventSink | None = None,
         max_reply: int | None = None,
@@ -376,7 +373,7 @@ class Agent:
     def _emit(self, name: str, data: dict) -> None:
         """Every event leaves redacted: the display and the transcript never see a secret."""
         if name != "token":
-            data = _redact_value(data, self.scanner)
+            data = {k: _redact_value(v, self.scanner) for k, v in data.items()}
             if self.transcript is not None and name not in DISPLAY_ONLY:
                 try:
                     self.transcript.append(name, **data)
@@ -429,15 +426,15 @@ class Agent:
                 parse_error = None
             except ActionError as exc:
                 action, parse_error = None, str(exc)
-                if getattr(step, "finish_reason", "stop") == "length":
+                if step.finish_reason == "length":
                     parse_error = (f"the step was cut off at max_tokens ({self.limits.max_tokens}) "
                                    f"before its JSON closed: {parse_error}")
             self._emit("step", {"n": result.steps, "action": raw, "parsed": parse_error is None,
                                 "error": parse_error, "prompt_tokens": step.prompt_tokens,
                                 "evaluated_tokens": step.evaluated_tokens,
-                                "completion_tokens": getattr(step, "completion_tokens", 0),
+                                "completion_tokens": step.completion_tokens,
                                 **({"cached_tokens": step.cached_tokens}
-                                   if getattr(step, "cached_tokens", None) is not None else {})})
+                                   if step.cached_tokens is not None else {})})
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
                 result.outcome, result.reply = "reply", action.text
@@ -494,20 +491,19 @@ class Agent:
     def _run_tool(self, call: ToolCall) -> str:
         tool = self.tools[call.name]
         self._emit("tool_call", {"tool": call.name, "args": call.args, "kind": tool.kind})
-        state = _CallState(call.name)
-        box: dict[str, Any] = {}
+        state = ToolCallState(call.name, self.gate)
+        ctx = replace(self.ctx, gate=state, cancel=state)    # this call's own gate view
+        box: dict[str, str] = {}
         done = threading.Event()
 
         def work() -> None:
-            self.gate.local.state = state
             try:
-                box["output"] = tool.run(dict(call.args), self.ctx)
+                box["output"] = tool.run(dict(call.args), ctx)
             except ToolError as exc:
                 box["error"] = str(exc)
             except Exception as exc:   # a tool bug or an OS error: reported, never a crash
                 box["error"] = f"{type(exc).__name__}: {exc}"
             finally:
-                self.gate.local.state = None
                 done.set()
 
         started = time.monotonic()
@@ -517,14 +513,11 @@ class Agent:
         try:
             while not done.wait(0.05):
                 if state.work_seconds(started, time.monotonic()) > timeout:
-                    with state.lock:
-                        state.cancelled = True
+                    state.cancel()
                     break
         except KeyboardInterrupt:
-            with state.lock:
-                state.cancelled = True
-                asking = state.in_gate_since is not None and getattr(self.gate, "mode", None) == "watched"
-            if asking:
+            state.cancel()
+            if state.in_gate_since is not None and self.gate.gate.mode == "watched":
                 # Ctrl-C at a question: the asker sees the cancellation and answers no; let it
                 # finish (bounded) so its deny is shown before the prompt comes back
                 done.wait(2.0)

@@ -18,10 +18,15 @@ import os
 import stat as _stat
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from .config import MemoryConfig
 from .confine import ConfinementError, FileTooLargeError, Root
+from .leaks import Scanner
 from .notes import clean_line, cut, decode_head, head_meta, staleness, summary_from_head
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 LIST_LIMIT_MAX = 200
 ORDER_TEXT = "pinned first, then most recently changed"
@@ -60,26 +65,10 @@ class CatalogSettings:
     max_note_bytes: int = 256 * 1024
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "CatalogSettings":
-        m = (config or {}).get("memory", {})
-        d = cls()
-
-        def num(key: str, default: int, low: int) -> int:
-            v = m.get(key, default)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"config.toml: memory.{key} must be an integer >= {low}, got {v!r}")
-            return v
-
-        pinned = m.get("pinned", list(d.pinned))
-        if not (isinstance(pinned, list) and all(isinstance(p, str) for p in pinned)):
-            raise ValueError("config.toml: memory.pinned must be a list of note paths")
-        return cls(
-            head_bytes=num("catalog_head_bytes", d.head_bytes, 64),
-            budget_bytes=num("catalog_budget_bytes", d.budget_bytes, 256),
-            width=num("summary_width", d.width, 10),
-            pinned=tuple(pinned),
-            max_note_bytes=num("max_note_bytes", d.max_note_bytes, 1),
-        )
+    def from_config(cls, m: MemoryConfig) -> "CatalogSettings":
+        """From the validated [memory] section."""
+        return cls(head_bytes=m.catalog_head_bytes, budget_bytes=m.catalog_budget_bytes,
+                   width=m.summary_width, pinned=m.pinned, max_note_bytes=m.max_note_bytes)
 
 
 # --- enumeration -----------------------------------------------------------------------------
@@ -146,7 +135,7 @@ def _human(n: int) -> str:
     return f"{n} bytes"
 
 
-def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any) -> Entry:
+def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Scanner | None) -> Entry:
     """Fill in the summary of one entry from the head of its note (or say why it is unreadable)."""
     path = _redact(scanner, entry.path)
     if entry.problem is not None:
@@ -182,7 +171,7 @@ def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Any)
                    stale=flag.label() if flag is not None else None)
 
 
-def _redact(scanner: Any, text: str) -> str:
+def _redact(scanner: Scanner | None, text: str) -> str:
     return scanner.redact(text) if scanner is not None else text
 
 
@@ -214,7 +203,7 @@ def _footer(left: int, offset: int, budget: int) -> str:
             f"list them with memory_list(offset={offset}, limit=50).")
 
 
-def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> str:
+def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None) -> str:
     """The catalog block exactly as the model sees it."""
     entries = order(scan(memory_dir), settings.pinned)
     total = len(entries)
@@ -239,7 +228,7 @@ def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = Non
     return "\n".join(lines)
 
 
-def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None, *,
+def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None, *,
          offset: int = 0, limit: int = 50) -> tuple[int, list[Entry]]:
     """(total, entries[offset:offset+limit] with summaries), in catalog order."""
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -254,7 +243,7 @@ def page(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None,
         return len(entries), [summarize(root, e, settings, scanner) for e in chosen]
 
 
-def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any = None) -> list[Entry]:
+def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None) -> list[Entry]:
     """Every entry in catalog order, with summaries (for listings, not for the prompt)."""
     entries = order(scan(memory_dir), settings.pinned)
     if not entries:
@@ -263,6 +252,6 @@ def all_entries(memory_dir: Path | str, settings: CatalogSettings, scanner: Any 
         return [summarize(root, e, settings, scanner) for e in entries]
 
 
-def render_catalog(ws: Any, scanner: Any) -> str:
+def render_catalog(ws: "Workspace", scanner: Scanner) -> str:
     """The catalog block of a workspace (what `assistant memory catalog` prints)."""
-    return render(ws.memory_dir, CatalogSettings.from_config(ws.config), scanner)
+    return render(ws.memory_dir, CatalogSettings.from_config(ws.config.memory), scanner)

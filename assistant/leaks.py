@@ -502,9 +502,4 @@ def _map_positions(text: str, positions: list[int]) -> list[int]:
     return [where[p] for p in positions]
 
 
-def shapes_only() -> Scanner:
-    """A scanner with no vault values: the built-in credential shapes only."""
-    return Scanner({})
-
-
-__all__ = ["Finding", "Scanner", "VAULT_RULE", "variants", "shapes_only"]
+__all__ = ["Finding", "Scanner", "VAULT_RULE", "variants"]

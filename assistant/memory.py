@@ -19,18 +19,25 @@ import errno
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import catalog as _catalog
+from policy.gate import Gate
 from policy.paths import PathGrammarError
 from policy.paths import check as check_path
 
+from . import catalog as _catalog
+
 from .confine import ConfinementError, FileTooLargeError, Root
+from .gated_write import AuditSink, Authorizer, Call
 from .history import Grant, History, HistoryError, Origin, Version
+from .leaks import Scanner
 from .locking import FileLock, LockTimeout
 from .names import clash_message, nfc, spelling_clash
 from .notes import revision
 from .terminal import char_name, control_character
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 __all__ = [
     "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
@@ -136,14 +143,15 @@ def _base_matches(base: str, current: bytes) -> bool:
 class Memory:
     """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
 
-    def __init__(self, ws: Any, scanner: Any, gate: Any, *, lock_timeout: float = 10.0,
-                 audit: Any = None, history: History | None = None) -> None:
+    def __init__(self, ws: "Workspace", scanner: Scanner, gate: Authorizer, *, lock_timeout: float = 10.0,
+                 audit: AuditSink | None = None, run_id: str = "", history: History | None = None) -> None:
         if scanner is None:
             raise ValueError("Memory needs a leak scanner (assistant.leaks.Scanner); none means no writes")
         self.ws = ws
         self.scanner = scanner
         self.gate = gate
-        self.settings = _catalog.CatalogSettings.from_config(ws.config)
+        self.run_id = run_id or (gate.run_id if isinstance(gate, Gate) else "")
+        self.settings = _catalog.CatalogSettings.from_config(ws.config.memory)
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
         self._audit = audit
@@ -296,7 +304,7 @@ class Memory:
     def _audit_line(self, event: dict[str, Any]) -> str | None:
         """Append one audit event; returns a warning instead of raising (the write already happened)."""
         try:
-            log = self._audit or getattr(self.gate, "audit", None)
+            log = self._audit
             if log is None:
                 from policy.audit import AuditLog
 
@@ -307,41 +315,36 @@ class Memory:
             return f"the audit line could not be written ({type(exc).__name__})"
 
     def _run_id(self) -> str:
-        for attr in ("run_id",):
-            v = getattr(self.gate, attr, None)
-            if isinstance(v, str):
-                return v
-        session = getattr(self.gate, "session", None)
-        return str(getattr(session, "run_id", "") or "")
+        return self.run_id
 
-    def _authorize(self, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
+    def _authorize(self, gate: Authorizer, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
         try:
-            decision = self.gate.authorize("memory", path, content=data, current=current, summary=summary)
+            decision = gate.authorize("memory", path, content=data, current=current, summary=summary)
         except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
             raise Denied(f"denied: the gate failed ({type(exc).__name__}); nothing was written") from None
-        if not getattr(decision, "allowed", False):
-            reason = self.scanner.redact(str(getattr(decision, "reason", "") or "not allowed"))
+        if not decision.allowed:
+            reason = self.scanner.redact(str(decision.reason or "not allowed"))
             raise Denied(f"denied: {reason}; nothing was written")
-        approved = getattr(decision, "sha256", None)
-        if approved and approved != _sha256(data):
+        if decision.sha256 and decision.sha256 != _sha256(data):
             raise Denied("denied: the approval was for different content; nothing was written")
-        request = getattr(decision, "request_id", None)
-        reason = getattr(decision, "reason", None)
-        return Grant(approval=request, scope=getattr(decision, "remember", None),
-                     grant=None if request else self.scanner.redact(str(reason or "allowed")))
+        return Grant(approval=decision.request_id, scope=decision.remember,
+                     grant=None if decision.request_id else self.scanner.redact(str(decision.reason or "allowed")))
 
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
-              force: bool = False, origin: Origin | None = None) -> WriteResult:
+              force: bool = False, origin: Origin | None = None, call: Call | None = None) -> WriteResult:
         """Create or replace one note (whole file). See the module docstring for the order.
 
         `base`: the revision memory_read returned; required to replace an existing note.
         `force`: the person (CLI) replacing a note without a base; still scanned and gated,
         and still refused if the note changes while the gate is deciding.
         `origin`: who writes (history's source, model, untrusted sources read); default the person.
+        `call`: the tool call this write belongs to (its gate view and cancellation); None for
+        the person's own writes, ruled on by this Memory's gate.
         """
         origin = origin or Origin("person")
+        call = call or Call(self.gate)
         path = self.check_path(path)
         data = self.check_content(content)
         self.check_secrets(path, data)
@@ -350,7 +353,7 @@ class Memory:
             current = self._current(root, path)
             self._check_base(path, current, base, force)
             what = "new note" if current is None else f"replaces revision {revision(current)}"
-            grant = self._authorize(path, data, current,
+            grant = self._authorize(call.gate, path, data, current,
                                     f"memory_write {path} ({len(data)} bytes, {what})")
             try:
                 with self._lock():
@@ -362,8 +365,7 @@ class Memory:
                                            f"{CONFLICT_MESSAGE}")
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the write "
                                        "was being decided)")
-                    wanted = getattr(self.gate, "still_wanted", None)   # agent's ObservedGate
-                    if wanted is not None and not wanted():
+                    if call.cancel.cancelled():   # the agent gave up on this call meanwhile
                         raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
                                      "was written; nothing was written")
                     version = self._begin(path, data, origin, grant, removed=False)
@@ -399,7 +401,7 @@ class Memory:
                 raise NotFound(f"no note at {path}")
             if base is not None:
                 self._check_base(path, current, base, False)
-            grant = self._authorize(path, b"", current, f"memory remove {path} (revision {revision(current)})")
+            grant = self._authorize(self.gate, path, b"", current, f"memory remove {path} (revision {revision(current)})")
             try:
                 with self._lock():
                     now = self._current(root, path)

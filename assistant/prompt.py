@@ -20,9 +20,12 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from assistant.actions import DEFAULT_MAX_REPLY
+
+if TYPE_CHECKING:
+    from assistant.tools.base import Tool
 
 # How the model must answer. Part of the stable prefix.
 ACTION_RULES = """\
@@ -64,7 +67,7 @@ def _type_label(schema: dict) -> str:
     return t + (f" ({', '.join(bits)})" if bits else "")
 
 
-def tool_doc(tool: Any) -> str:
+def tool_doc(tool: Tool) -> str:
     """One tool's documentation as the model sees it."""
     params = tool.parameters or {}
     props = params.get("properties", {})
@@ -81,7 +84,7 @@ def tool_doc(tool: Any) -> str:
     return "\n".join(lines)
 
 
-def render_system(persona: str, tools: Sequence[Any], catalog: str) -> str:
+def render_system(persona: str, tools: Sequence[Tool], catalog: str) -> str:
     """The stable prefix: persona, how to act, the tools, the catalog."""
     parts = [persona.strip() or "You are a helpful personal assistant.", ACTION_RULES]
     if tools:
@@ -123,7 +126,7 @@ class Conversation:
     `persona`: PERSONA.md text; `tools`: the session's tools; `catalog`: the catalog block taken
     at session start (a string; this module knows nothing about how notes are stored)."""
 
-    def __init__(self, persona: str, tools: Sequence[Any], catalog: str, *, max_reply: int = DEFAULT_MAX_REPLY):
+    def __init__(self, persona: str, tools: Sequence[Tool], catalog: str, *, max_reply: int = DEFAULT_MAX_REPLY):
         self.tools = list(tools)
         self.max_reply = max_reply
         self._system = render_system(persona, self.tools, catalog)

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 
 class ScheduleError(ValueError):
@@ -160,7 +160,7 @@ class Schedule:
     task: str
 
 
-def _check_task(task: Any, where: str) -> str:
+def _check_task(task: object, where: str) -> str:
     if not isinstance(task, str) or not task.strip():
         raise ScheduleError(f"{where}: task must be a non-empty string")
     if len(task) > MAX_TASK_CHARS:
@@ -170,42 +170,59 @@ def _check_task(task: Any, where: str) -> str:
     return task
 
 
-def load_schedules(config: dict[str, Any]) -> list[Schedule]:
-    """The validated `[[schedule]]` entries of a config. Any bad entry refuses them all."""
-    raw = config.get("schedule", [])
+def parse_schedules(raw: object) -> tuple[list[Schedule], list[str]]:
+    """(the valid `[[schedule]]` entries, one message per bad entry): every problem, not the first."""
     if not isinstance(raw, list):
-        raise ScheduleError("config.toml: schedules are written as [[schedule]] tables")
+        return [], ["config.toml: schedules are written as [[schedule]] tables"]
     out: list[Schedule] = []
+    problems: list[str] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw, 1):
-        where = f"config.toml [[schedule]] #{i}"
-        if not isinstance(entry, dict):
-            raise ScheduleError(f"{where}: must be a table with name, cron and task")
-        unknown = set(entry) - {"name", "cron", "task"}
-        if unknown:
-            raise ScheduleError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, cron, task)")
-        for key in ("name", "cron", "task"):
-            if key not in entry:
-                raise ScheduleError(f"{where}: missing {key}")
-        name = entry["name"]
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ScheduleError(
-                f"{where}: name {name!r} must be 1-64 letters, digits, '-' or '_', starting with a letter or digit"
-            )
-        where = f"config.toml schedule {name!r}"
-        if name in seen:
-            raise ScheduleError(f"{where}: the name is used twice")
-        seen.add(name)
         try:
-            cron = parse_cron(entry["cron"])
+            schedule = _entry(i, entry, seen)
         except ScheduleError as exc:
-            raise ScheduleError(f"{where}: {exc}") from None
-        out.append(Schedule(name=name, cron=cron, task=_check_task(entry["task"], where)))
-    return out
+            problems.append(str(exc))
+        else:
+            out.append(schedule)
+    return out, problems
 
 
-def find_schedule(config: dict[str, Any], name: str) -> Schedule:
-    schedules = load_schedules(config)
+def _entry(i: int, entry: object, seen: set[str]) -> Schedule:
+    where = f"config.toml [[schedule]] #{i}"
+    if not isinstance(entry, dict):
+        raise ScheduleError(f"{where}: must be a table with name, cron and task")
+    unknown = set(entry) - {"name", "cron", "task"}
+    if unknown:
+        raise ScheduleError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, cron, task)")
+    for key in ("name", "cron", "task"):
+        if key not in entry:
+            raise ScheduleError(f"{where}: missing {key}")
+    name = entry["name"]
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ScheduleError(
+            f"{where}: name {name!r} must be 1-64 letters, digits, '-' or '_', starting with a letter or digit"
+        )
+    where = f"config.toml schedule {name!r}"
+    if name in seen:
+        raise ScheduleError(f"{where}: the name is used twice")
+    seen.add(name)
+    try:
+        cron = parse_cron(entry["cron"])
+    except ScheduleError as exc:
+        raise ScheduleError(f"{where}: {exc}") from None
+    return Schedule(name=name, cron=cron, task=_check_task(entry["task"], where))
+
+
+def load_schedules(config: dict[str, Any]) -> list[Schedule]:
+    """The validated `[[schedule]]` entries of a raw config document. Any bad entry refuses
+    them all, and the error lists every bad entry."""
+    schedules, problems = parse_schedules(config.get("schedule", []))
+    if problems:
+        raise ScheduleError("; ".join(problems))
+    return schedules
+
+
+def find_schedule(schedules: Sequence[Schedule], name: str) -> Schedule:
     for s in schedules:
         if s.name == name:
             return s

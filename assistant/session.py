@@ -17,7 +17,7 @@ but cannot be unlocked never yields a session that scans without the vault's val
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -25,10 +25,12 @@ from .agent import Agent, EventSink, Limits, ObservedGate, reply_limit
 from .tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from policy.gate import Gate
+    from policy.approvals import Request
+    from policy.gate import Gate, Question
 
     from .confine import Root
     from .history import History
+    from .models.base import Model
     from .leaks import Scanner
     from .memory import Memory
     from .transcript import Transcript
@@ -36,6 +38,10 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 MODES = ("watched", "unattended")
+# The config sections every session reads (its tools and gate), and those only model turns need:
+# a door that runs no turns (the memory CLI, the Python API) is not stopped by a bad [model].
+SESSION_SECTIONS = ("memory", "policy", "approvals", "vault", "web", "files")
+TURN_SECTIONS = ("model", "limits")
 
 
 class SessionError(Exception):
@@ -59,14 +65,16 @@ class Session:
     tools: list[Tool]
     ctx: ToolContext
     transcript: "Transcript | None"
-    limits: Limits
+    limits: Limits | None          # None for a session that runs no model turns (transcript=False)
     history: "History | None" = None
     _closed: bool = field(default=False, repr=False)
 
-    def new_agent(self, model: object, *, on_event: EventSink | None = None) -> Agent:
+    def new_agent(self, model: "Model", *, on_event: EventSink | None = None) -> Agent:
         """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
         from .prompt import Conversation
 
+        if self.limits is None:
+            raise SessionError("this session was opened without model turns (transcript=False)")
         # PERSONA.md is hand-written and goes into every prompt: redacted like any text the model sees.
         persona = self.scanner.redact(self.ws.persona())
         self.ctx.model = str(getattr(model, "name", "") or type(model).__name__)
@@ -108,17 +116,21 @@ def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "V
 
 
 def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
-                inline_ask: Callable | None, approval_timeout: float | None,
-                on_request: Callable | None) -> "Gate":
+                inline_ask: "Callable[[Question], object] | None", approval_timeout: float | None,
+                on_request: "Callable[[Request], None] | None") -> "Gate":
     """The policy Gate for this session's mode: the only Gate any session gets."""
+    from policy.approvals import Inbox
+    from policy.audit import AuditLog
     from policy.gate import Gate
+    from policy.grants import GrantStore
 
-    config = dict(ws.config)
+    approvals = ws.config.approvals
     if approval_timeout is not None:
-        config["approvals"] = {**config.get("approvals", {}), "timeout": approval_timeout}
-    return Gate.for_workspace(mode, run_id=run_id, config=config, grants_path=ws.grants_path,
-                              approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
-                              inline_ask=inline_ask, redact=scanner.redact, on_request=on_request)
+        approvals = replace(approvals, timeout=approval_timeout)
+    return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact),
+                grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
+                inbox=Inbox(ws.approvals_dir), inline_ask=inline_ask, redact=scanner.redact,
+                on_request=on_request)
 
 
 def open_session(
@@ -127,10 +139,10 @@ def open_session(
     *,
     kind: str = "api",
     interactive: bool = False,
-    inline_ask: Callable | None = None,
+    inline_ask: "Callable[[Question], object] | None" = None,
     approval_timeout: float | None = None,
     tools: list[Tool] | None = None,
-    on_request: Callable | None = None,
+    on_request: "Callable[[Request], None] | None" = None,
     transcript: bool = True,
 ) -> Session:
     """Open one session on workspace `ws` (a Workspace, a path, or None for the default).
@@ -146,6 +158,7 @@ def open_session(
     from .memory import Memory
     from .tools.registry import all_tools
     from .transcript import Transcript, new_session_id
+    from .config import ConfigError
     from .workspace import Workspace, WorkspaceError, open_workspace, select_workspace
 
     if mode not in MODES:
@@ -155,10 +168,11 @@ def open_session(
             ws = open_workspace(select_workspace(ws))
         except WorkspaceError as exc:
             raise SessionError(str(exc)) from None
-    try:
-        limits = Limits.from_config(ws.config)
-    except Exception as exc:
-        raise SessionError(f"config.toml: {exc}") from None
+    try:   # every problem in the sections this session reads, listed at once
+        ws.config.require(*SESSION_SECTIONS, *(TURN_SECTIONS if transcript else ()))
+    except ConfigError as exc:
+        raise SessionError(str(exc)) from None
+    limits = Limits.from_config(ws.config) if transcript else None
     try:
         ws.ensure_state()
     except OSError as exc:
@@ -180,7 +194,7 @@ def open_session(
         raise SessionError(f"the workspace's files/ or memory/ cannot be opened: "
                            f"{exc.filename or ''}: {exc.strerror or exc}") from None
     try:
-        memory = Memory(ws, scanner, gate)
+        memory = Memory(ws, scanner, gate, audit=real_gate.audit, run_id=session_id)
     except ValueError as exc:
         files.close()
         raise SessionError(str(exc)) from None
@@ -205,7 +219,8 @@ def open_session(
     except Exception:
         pass   # a busy lock: the next write to a note records its hand edit before writing
     tool_list = list(tools) if tools is not None else all_tools()
-    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
+    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
+                      audit=real_gate.audit, run_id=session_id)
     log = None
     if transcript:
         try:

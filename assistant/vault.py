@@ -27,7 +27,7 @@ import sys
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
@@ -39,6 +39,9 @@ from policy.fileio import NotRegularFile, locked, open_regular, write_atomic
 from .leaks import Scanner
 
 LOCK_TIMEOUT = 10.0   # seconds a vault change waits for another one to finish, then VaultError
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
 
@@ -447,27 +450,20 @@ def _decrypt(data: bytes, header: _Header, key: bytes, where: str) -> dict[str, 
 
 # -- unlocking within a workspace ----------------------------------------------------------
 
-def kdf_settings(ws: Any) -> tuple[int, int]:
+def kdf_settings(ws: "Workspace") -> tuple[int, int]:
     """(opslimit, memlimit bytes) from config [vault], validated against the caps."""
-    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
-    ops = cfg.get("opslimit", DEFAULT_OPSLIMIT)
-    mib = cfg.get("memlimit_mib", DEFAULT_MEMLIMIT >> 20)
-    if isinstance(mib, bool) or not isinstance(mib, int):
-        raise VaultError("config.toml: [vault] memlimit_mib must be an integer (MiB)")
-    return check_kdf_params(ops, mib * 1024 * 1024, where="config.toml [vault]")
+    cfg = ws.config.vault
+    return check_kdf_params(cfg.opslimit, cfg.memlimit_mib * 1024 * 1024, where="config.toml [vault]")
 
 
-def read_key_file(ws: Any) -> bytes | None:
+def read_key_file(ws: "Workspace") -> bytes | None:
     """The passphrase from config [vault] key_file, or None when none is configured.
 
     Refused unless the file is a regular file owned by us that nobody else can read or write.
     """
-    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
-    name = cfg.get("key_file", "") or ""
+    name = ws.config.vault.key_file
     if not name:
         return None
-    if not isinstance(name, str):
-        raise VaultError("config.toml: [vault] key_file must be a path string")
     path = Path(name).expanduser()
     if not path.is_absolute():
         path = Path(ws.root) / path
@@ -523,9 +519,8 @@ def ask_on_terminal(label: str) -> str:
     return getpass.getpass(f"{label}: ")
 
 
-def _unlock_setting(ws: Any) -> str:
-    cfg = (getattr(ws, "config", None) or {}).get("vault", {})
-    return str(cfg.get("unlock", "") or "")
+def _unlock_setting(ws: "Workspace") -> str:
+    return ws.config.vault.unlock
 
 
 def _from_keyring(ws: Any, *, interactive: bool) -> str | None:
@@ -575,7 +570,7 @@ def passphrase_for(ws: Any, *, interactive: bool,
     raise VaultLocked(f"the vault at {ws.vault_path} is locked: {UNLOCK_HELP}")
 
 
-def unlock(ws: Any, *, interactive: bool,
+def unlock(ws: "Workspace", *, interactive: bool,
            prompt: Callable[[str], str] | None = None) -> Vault:
     """Open the workspace's vault.enc by the first available means. A passphrase typed at a
     terminal that does not decrypt may be typed again (PASSPHRASE_TRIES in all)."""
@@ -604,7 +599,7 @@ def unlock(ws: Any, *, interactive: bool,
     raise AssertionError("unreachable")
 
 
-def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
+def unlock_if_present(ws: "Workspace", *, interactive: bool) -> Vault | None:
     """The workspace's vault, unlocked; None when there is no vault.enc.
 
     A vault that exists but cannot be unlocked in this run (no means, wrong passphrase,
@@ -622,7 +617,7 @@ def unlock_if_present(ws: Any, *, interactive: bool) -> Vault | None:
         raise VaultLocked(f"{exc}. To unlock the vault: {UNLOCK_HELP}") from None
 
 
-def load_scanner(ws: Any, *, interactive: bool) -> Scanner:
+def load_scanner(ws: "Workspace", *, interactive: bool) -> Scanner:
     """The scanner for a run: shapes only without a vault, else shapes plus every value."""
     vault = unlock_if_present(ws, interactive=interactive)
     return vault.scanner() if vault is not None else Scanner({})

@@ -2,24 +2,22 @@
 
 Guards the layout every other module relies on: `memory/`, `state/`, `grants.json` and
 `vault.enc` are siblings of `files/` (the file tools' mount), never inside it. Also owns
-config loading (defaults + validation, so a typo is a clear error, not a silent default),
 workspace selection (`--workspace`, `ASSISTANT_WORKSPACE`, default) and `assistant init`.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-import shutil
 import tomllib
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from policy.approvals import seconds
 from policy.fileio import replacing, write_atomic
 
-from .hidden import DEFAULT_HIDDEN, HiddenFiles, HiddenPatternError
+from .config import SECTIONS, Config, ConfigError
+from .config import defaults as default_config
+from .config import read as read_config
 
 ENV_WORKSPACE = "ASSISTANT_WORKSPACE"
 DEFAULT_WORKSPACE = Path("~/.local/share/assistant/workspace")
@@ -34,108 +32,20 @@ FILES = "files"
 STATE = "state"
 HISTORY = "history"
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "model": {
-        "backend": "llama",          # "llama" (in process) or "openai" (a model server)
-        "endpoint": "",              # openai: the API base, e.g. http://127.0.0.1:8080/v1
-        "name": "",                  # openai: the server's model name (empty: its only model)
-        "api_key": "",               # openai: NAME of a vault secret bound to the endpoint's host
-        "prompt_cache": False,       # llama: keep the evaluated stable prefix in state/ between runs
-        "prompt_cache_max_mib": 512,
-        "path": "",
-        "chat_format": "gemma",
-        "n_ctx": 8192,
-        "n_threads": 0,
-        "max_tokens": 512,
-        "temperature": 0.2,
-        "repeat_penalty": 1.1,
-        "seed": 42,
-    },
-    "limits": {"max_steps": 8, "tool_timeout": "30s"},
-    "memory": {
-        "max_note_bytes": 256 * 1024,
-        "catalog_head_bytes": 2048,
-        "catalog_budget_bytes": 6144,
-        "summary_width": 100,
-        "pinned": ["index.md"],
-    },
-    "policy": {},
-    "approvals": {"channel": "inbox", "timeout": "15m", "notify": []},
-    "vault": {"key_file": "", "unlock": "", "opslimit": 3, "memlimit_mib": 256},
-    "web": {"max_bytes": 256 * 1024, "timeout": "10s"},
-    "files": {"hidden": list(DEFAULT_HIDDEN)},
-    "schedule": [],
-}
-
 
 class WorkspaceError(Exception):
     """A workspace that is missing, malformed, or would be clobbered. Message says which and why."""
 
 
-def parse_duration(value: Any, *, setting: str = "duration") -> float:
-    """'15m' -> 900.0 seconds. Numbers are seconds. Anything else is a WorkspaceError.
-
-    One parser for the whole program: policy/approvals.py owns it (policy/ cannot import us)."""
+def load_config(path: Path) -> Config:
+    """config.toml over the defaults, every section required: a WorkspaceError lists every
+    problem. (open_workspace reads it leniently instead: see assistant.config.)"""
+    config = read_config(path)
     try:
-        return seconds(value, setting)
-    except ValueError as exc:
+        config.require(*SECTIONS)
+    except ConfigError as exc:
         raise WorkspaceError(str(exc)) from None
-
-
-def _merge(defaults: dict[str, Any], loaded: dict[str, Any], where: str) -> dict[str, Any]:
-    out = copy.deepcopy(defaults)
-    for key, value in loaded.items():
-        if key not in defaults:
-            # Unknown sections are an error (a typo must not silently mean "default");
-            # keys inside [policy] are validated by the policy layer.
-            if where == "" or where not in ("policy",):
-                known = ", ".join(sorted(defaults)) or "(none)"
-                raise WorkspaceError(
-                    f"config.toml: unknown setting {where + '.' if where else ''}{key} (known: {known})"
-                )
-        if isinstance(defaults.get(key), dict) and key != "policy":
-            if not isinstance(value, dict):
-                raise WorkspaceError(f"config.toml: [{key}] must be a table")
-            out[key] = _merge(defaults[key], value, key)
-        else:
-            out[key] = value
-    return out
-
-
-def load_config(path: Path) -> dict[str, Any]:
-    """Read config.toml over the defaults. A missing file means all defaults."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return copy.deepcopy(DEFAULT_CONFIG)
-    try:
-        loaded = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise WorkspaceError(f"{path}: not valid TOML: {exc}") from None
-    cfg = _merge(DEFAULT_CONFIG, loaded, "")
-    if not isinstance(cfg["schedule"], list):
-        raise WorkspaceError("config.toml: schedules are written as [[schedule]] tables")
-    # Validate durations now so a bad value is reported at load, not mid-run.
-    parse_duration(cfg["limits"]["tool_timeout"], setting="limits.tool_timeout")
-    parse_duration(cfg["approvals"]["timeout"], setting="approvals.timeout")
-    parse_duration(cfg["web"]["timeout"], setting="web.timeout")
-    if cfg["approvals"]["channel"] not in ("inbox", "none"):
-        raise WorkspaceError(
-            f"config.toml: approvals.channel must be \"inbox\" or \"none\", got {cfg['approvals']['channel']!r}"
-        )
-    try:
-        HiddenFiles(cfg["files"]["hidden"] if isinstance(cfg["files"]["hidden"], list) else [None])
-    except HiddenPatternError as exc:
-        raise WorkspaceError(f"config.toml: {exc} (a list of gitignore-style patterns)") from None
-    if cfg["vault"]["unlock"] not in ("", "keyring"):
-        raise WorkspaceError(
-            f"config.toml: [vault] unlock must be \"keyring\" (the OS keyring, see `assistant vault remember`) "
-            f"or \"\" (the env, the key file, or a prompt), got {cfg['vault']['unlock']!r}"
-        )
-    notify = cfg["approvals"]["notify"]
-    if not (isinstance(notify, list) and all(isinstance(a, str) for a in notify)):
-        raise WorkspaceError("config.toml: approvals.notify must be a list of strings (an argv), or []")
-    return cfg
+    return config
 
 
 def set_config_value(path: Path, table: str, key: str, value: str) -> None:
@@ -172,7 +82,7 @@ class Workspace:
     """Paths of one workspace, and its loaded config."""
 
     root: Path
-    config: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULT_CONFIG))
+    config: Config = field(default_factory=default_config)   # typed; a bad section raises when read
 
     @property
     def persona_path(self) -> Path:
@@ -259,8 +169,8 @@ def open_workspace(path: str | os.PathLike[str]) -> Workspace:
         raise WorkspaceError(
             f"{root} is not a workspace (no memory/ or config.toml): create one with `assistant init DIR`"
         )
-    ws = Workspace(root=root, config=load_config(root / CONFIG))
-    return ws
+    # Read leniently: a broken section stops only the commands that read it (ConfigError then).
+    return Workspace(root=root, config=read_config(root / CONFIG))
 
 
 def example_dir() -> Path:

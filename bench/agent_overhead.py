@@ -59,7 +59,7 @@ def run(n_notes: int, turns: int, tmp: Path) -> dict:
     script = tmp / f"script{n_notes}.json"
     script.write_text(json.dumps(items))
     ws = open_workspace(ws_path)
-    ws.config["model"]["max_tokens"] = 1024
+    ws.config = ws.config.updated({"model": {"max_tokens": 1024}})
     parts = open_session(ws, "watched", kind="bench", interactive=False)
     model = TimedModel(script)
     t0 = time.perf_counter()

@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -131,7 +132,7 @@ def model_part(args) -> bool:
             init_workspace(Path(tmp) / "ws")
             ws_root = Path(tmp) / "ws"
             ws = open_workspace(ws_root)
-            cfg = dict(ws.config["model"], n_threads=args.threads, max_tokens=args.max_tokens)
+            cfg = dict(asdict(ws.config.model), n_threads=args.threads, max_tokens=args.max_tokens)
             # Steps per turn bounded so a looping small model does not dominate the run.
             text = (ws_root / "config.toml").read_text()
             text = text.replace("max_steps = 8", f"max_steps = {args.max_steps}")
@@ -429,7 +430,7 @@ def between_runs_part(args) -> bool:
         text = (ws_root / "config.toml").read_text()
         text = text.replace("max_steps = 8", "max_steps = 1").replace("max_tokens = 512", f"max_tokens = {args.max_tokens}")
         (ws_root / "config.toml").write_text(text)
-        base = dict(open_workspace(ws_root).config["model"], n_threads=args.threads, max_tokens=args.max_tokens)
+        base = dict(asdict(open_workspace(ws_root).config.model), n_threads=args.threads, max_tokens=args.max_tokens)
         rows = []
         for label, cache_on in (("run 1 (cache empty)", True), ("run 2 (cache file)", True),
                                 ("run 2 without prompt_cache", False)):

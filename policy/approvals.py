@@ -42,23 +42,21 @@ STATES = (PENDING, APPROVED, DENIED, EXPIRED)
 _ID = re.compile(r"^[0-9a-f]{12}$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _MAX_FILE = 64 * 1024 * 1024
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
 class InboxError(Exception):
     """The inbox, a request or an answer is missing, unreadable, inconsistent or not answerable."""
 
 
-def seconds(value: Any, setting: str = "approvals.timeout") -> float:
-    """'15m' -> 900.0; numbers are seconds. ValueError otherwise."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    if isinstance(value, str):
-        m = _DURATION.match(value)
-        if m:
-            return float(m.group(1)) * _UNITS[m.group(2)]
-    raise ValueError(f"{setting}: expected a duration like '30s' or '15m', got {value!r}")
+@dataclass(frozen=True)
+class ApprovalSettings:
+    """[approvals] as the gate uses it, already validated (assistant/config.py does that once):
+    channel "inbox" (ask out of band) or "none" (nobody to ask: an ask is a deny), how long a
+    request waits (seconds), and the notify argv ({summary} is filled in; () for none)."""
+
+    channel: str = "inbox"
+    timeout: float = 900.0
+    notify: tuple[str, ...] = ()
 
 
 def sha256_hex(data: bytes | None) -> str:
@@ -494,5 +492,5 @@ def as_json(entry: Entry) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "seconds", "sha256_hex", "as_json", "waiter_alive",
+__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "waiter_alive",
            "PENDING", "APPROVED", "DENIED", "EXPIRED"]

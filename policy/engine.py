@@ -67,31 +67,6 @@ class Session:
         return self._run_grants.find(kind, target)
 
 
-def _as_session(session: object) -> Session:
-    """A Session from what decide() was given (see decide); TypeError/ValueError otherwise."""
-    if isinstance(session, Session):
-        return session
-    if session is None:
-        return Session("this-run", inline=True)
-    if not isinstance(session, (list, tuple, set, frozenset)):
-        raise TypeError("expected a policy.engine.Session, None, or a collection of run grants, "
-                        f"got {type(session).__name__}")
-    out = Session("this-run", inline=True)
-    for item in session:
-        if isinstance(item, Grant):
-            grant = item
-        elif isinstance(item, Mapping):
-            grant = Grant(item["kind"], item["target"])
-        elif isinstance(item, (tuple, list)) and len(item) == 2:
-            grant = Grant(item[0], item[1])
-        else:
-            raise TypeError(f"a run grant must be (kind, target), got {item!r}")
-        if not isinstance(grant.kind, str) or not isinstance(grant.target, str):
-            raise TypeError(f"a run grant's kind and target must be strings, got {item!r}")
-        out._run_grants.add(grant)          # PatternError (a ValueError) on a bad pattern
-    return out
-
-
 def _reachable(session: Session, channel: str) -> str | None:
     """None if someone can be asked on this channel, else why not."""
     if channel == "inline":
@@ -105,16 +80,16 @@ def decide(kind: str, target: str, mode: str, session: Session | None = None) ->
     """The ruling for one call. Never raises for bad input: that is a deny with the reason.
 
     `mode` is "watched" or "unattended" (the table's own words "watched chat" / "unattended
-    run", and "chat" / "run" after the commands, name the same two). `session` is a Session;
-    None is a session holding nothing (no run grants, no grants.json, the inbox channel, a
-    person in a watched chat to ask inline: the bare ruling table); a list/tuple/set of grants
-    ((kind, target) pairs, {"kind", "target"} dicts or Grant) is such a session holding those
-    as this run's grants.
+    run", and "chat" / "run" after the commands, name the same two). `session` is the run's
+    Session; None is a session holding nothing (no run grants, no grants.json, the inbox
+    channel, a person in a watched chat to ask inline: the bare ruling table). Anything else
+    is a deny, never a crash or an allow.
     """
-    try:
-        session = _as_session(session)
-    except Exception as exc:     # a malformed session is a deny, never a crash or an allow
-        return Ruling(DENY, f"invalid session: {exc}", kind=str(kind))
+    if session is None:
+        session = Session("this-run", inline=True)
+    elif not isinstance(session, Session):
+        return Ruling(DENY, f"invalid session: expected a policy.engine.Session, got {type(session).__name__}",
+                      kind=str(kind))
     spec = KINDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
         return Ruling(DENY, f"unknown kind {kind!r} (known: {', '.join(KINDS)})", kind=str(kind))
@@ -157,14 +132,4 @@ def decide(kind: str, target: str, mode: str, session: Session | None = None) ->
                   kind=kind, target=norm, channel=channel)
 
 
-class Engine:
-    """decide() bound to one session, for callers that prefer an object."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def decide(self, kind: str, target: str, mode: str) -> Ruling:
-        return decide(kind, target, mode, self.session)
-
-
-__all__ = ["Ruling", "Session", "Engine", "decide", "ALLOW", "ASK", "DENY"]
+__all__ = ["Ruling", "Session", "decide", "ALLOW", "ASK", "DENY"]

@@ -23,9 +23,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
-from .approvals import APPROVED, DENIED, EXPIRED, Answer, Inbox, InboxError, seconds
+from .approvals import APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request
 from .audit import AuditLog
 from .engine import Ruling, Session, decide
 from .grants import GrantsError, GrantStore
@@ -71,6 +71,16 @@ class InlineAnswer:
     sha256: str | None
 
 
+class GateConfig(Protocol):
+    """The two config sections a Gate reads (assistant.config.Config is one)."""
+
+    @property
+    def policy(self) -> Mapping[str, object]: ...
+
+    @property
+    def approvals(self) -> ApprovalSettings: ...
+
+
 class Gate:
     """Constructed once per run; `authorize()` per gated call."""
 
@@ -81,18 +91,14 @@ class Gate:
         run_id: str,
         audit: AuditLog,
         grants: GrantStore | None = None,
-        policy: Mapping[str, Any] | None = None,
-        approvals: Mapping[str, Any] | None = None,
+        policy: Mapping[str, object] | None = None,
+        approvals: ApprovalSettings = ApprovalSettings(),
         inbox: Inbox | None = None,
-        inline_ask: Callable[[Question], Any] | None = None,
+        inline_ask: Callable[[Question], object] | None = None,
         redact: Callable[[str], str] | None = None,
         notify_timeout: float = 10.0,
-        on_request: Callable[[Any], None] | None = None,
+        on_request: Callable[[Request], None] | None = None,
     ) -> None:
-        cfg = dict(approvals or {})
-        unknown = sorted(set(map(str, cfg)) - {"channel", "timeout", "notify"})
-        if unknown:   # a typo (chanel = "none") must not silently leave the default in force
-            raise ValueError(f"unknown approvals setting(s) {', '.join(unknown)} (known: channel, timeout, notify)")
         self.mode = mode
         self.run_id = run_id
         self.audit = audit
@@ -100,15 +106,9 @@ class Gate:
         self.inbox = inbox
         self.inline_ask = inline_ask
         self.redact = redact or (lambda s: s)
-        self.channel = cfg.get("channel", "inbox")
-        if self.channel not in ("inbox", "none"):
-            raise ValueError(f"approvals.channel must be \"inbox\" or \"none\", got {self.channel!r}")
-        self.timeout = seconds(cfg.get("timeout", "15m"))
-        notify = cfg.get("notify") or []
-        if not isinstance(notify, (list, tuple)) or not all(isinstance(a, str) for a in notify):
-            raise ValueError("approvals.notify must be a list of strings (an argv), "
-                             f"e.g. [\"notify-send\", \"{{summary}}\"], got {type(notify).__name__}")
-        self.notify = list(notify)
+        self.channel = approvals.channel
+        self.timeout = approvals.timeout
+        self.notify = list(approvals.notify)
         self.notify_timeout = notify_timeout
         # Told the moment a request is filed and waited on (so a run can say which id to answer).
         # Display only: whatever it does or raises cannot change the ruling.
@@ -118,12 +118,13 @@ class Gate:
                                inline=inline_ask is not None)
 
     @classmethod
-    def for_workspace(cls, mode: str, *, run_id: str, config: Mapping[str, Any], grants_path: Path,
-                      approvals_dir: Path, audit_path: Path, **kw: Any) -> "Gate":
-        """Convenience: paths and the loaded config dict (sections [policy] and [approvals])."""
-        return cls(mode, run_id=run_id, audit=AuditLog(audit_path, redact=kw.get("redact")),
-                   grants=GrantStore(grants_path), policy=config.get("policy"),
-                   approvals=config.get("approvals"), inbox=Inbox(approvals_dir), **kw)
+    def for_workspace(cls, mode: str, *, run_id: str, config: GateConfig, grants_path: Path,
+                      approvals_dir: Path, audit_path: Path,
+                      redact: Callable[[str], str] | None = None, **kw: Any) -> "Gate":
+        """Convenience: the workspace's paths and its validated [policy] and [approvals]."""
+        return cls(mode, run_id=run_id, audit=AuditLog(audit_path, redact=redact),
+                   grants=GrantStore(grants_path), policy=config.policy,
+                   approvals=config.approvals, inbox=Inbox(approvals_dir), redact=redact, **kw)
 
     # ------------------------------------------------------------ the one call
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
@@ -152,8 +153,8 @@ class Gate:
             return "[withheld: the redactor failed]"
         return out if isinstance(out, str) else "[withheld: the redactor failed]"
 
-    def _log(self, event: str, kind: Any, target: Any, verdict: str, reason: str, sha: str | None,
-             **extra: Any) -> dict[str, Any]:
+    def _log(self, event: str, kind: object, target: object, verdict: str, reason: str, sha: str | None,
+             **extra: object) -> dict[str, object]:
         # Every text field goes through redact, whatever the audit log itself does: kind and
         # target come from the caller (a non-string target is logged as its redacted repr).
         record = {"event": event, "run": self.run_id, "mode": self.mode, "kind": str(kind),
@@ -319,7 +320,7 @@ class Gate:
 
     def _answered(self, ruling: Ruling, sha: str | None, verdict: str, reason: str, req_id: str | None,
                   *, remember: str | None = None, by: str | None = None, state: str | None = None) -> Decision:
-        extra: dict[str, Any] = {"request": req_id}
+        extra: dict[str, object] = {"request": req_id}
         if remember:
             extra["remember"] = remember
         if state:

@@ -617,16 +617,16 @@ def test_embedded_model_package_assemble():
 # ---------------------------------------------------------------- plain-function API (issue 5)
 # memory_write(path, content[, base]) / memory_read(path) -> content + revision
 
-@pytest.mark.parametrize("where", ["assistant.memory", "assistant.tools.memory"])
-def test_plain_memory_write_read_base(ws, monkeypatch, where):
-    import importlib
+def test_plain_memory_write_read_base(ws, monkeypatch):
+    # issue 9: the plain API is assistant.memory only (the tool functions no longer switch on a
+    # str first argument), and a Note is read by its fields (no tuple/dict shapes)
+    import assistant.memory as mod
 
-    mod = importlib.import_module(where)
     monkeypatch.setenv("ASSISTANT_WORKSPACE", str(ws))
     mod.memory_write("api/a.md", "first\n")
     note = mod.memory_read("api/a.md")
-    content, rev = note
-    assert content == "first\n" and note.content == content and note["revision"] == rev
+    content, rev = note.content, note.revision
+    assert content == "first\n" and note.path == "api/a.md" and len(rev) == 12
     # creating over an existing note without base is refused
     with pytest.raises(Exception, match="memory_read|base|exists"):
         mod.memory_write("api/a.md", "clobber\n")
@@ -881,13 +881,12 @@ def test_cli_edit_uses_editor_even_when_visual_is_set(ws, tmp_path):
 
 
 def test_plain_memory_list(ws):
+    # issue 9: the plain API is assistant.memory only (the tool function takes (args, ctx))
     from assistant.memory import memory_list as plain_list
-    from assistant.tools.memory import memory_list as tool_list
 
-    for fn in (plain_list, tool_list):
-        paths = [e.path for e in fn(workspace=ws)]
-        assert paths[0] == "index.md" and "people/lina.md" in paths
-        assert [e.path for e in fn(1, limit=2, workspace=ws)] == paths[1:3]
+    paths = [e.path for e in plain_list(workspace=ws)]
+    assert paths[0] == "index.md" and "people/lina.md" in paths
+    assert [e.path for e in plain_list(1, limit=2, workspace=ws)] == paths[1:3]
 
 
 def test_base_may_be_the_full_sha256(ws, tmp_path):

@@ -890,11 +890,12 @@ def test_finding_fields_and_import():
 
 # ======================================================================= issue 3: approvals flow
 
+from assistant.config import parse as parse_config  # noqa: E402
 from policy.gate import Gate  # noqa: E402
 
 
 def _gate(ws, **approvals):
-    cfg = {"approvals": {"channel": "inbox", "timeout": "20s", **approvals}}
+    cfg = parse_config({"approvals": {"channel": "inbox", "timeout": "20s", **approvals}})
     return Gate.for_workspace("unattended", run_id="acc-run", config=cfg,
                               grants_path=ws / "grants.json",
                               approvals_dir=ws / "state" / "approvals",
@@ -1260,11 +1261,9 @@ def test_session_grants_live_for_one_run():
     assert engine.decide("memory", "people/lina.md", "unattended", s).verdict == "allow"
     assert engine.decide("memory", "people/lina.md", "unattended",
                          engine.Session("run-b")).verdict == "ask"
-    # a plain collection of run grants is read as this run's grants
-    grants = {("memory", "people/*")}
-    assert engine.decide("memory", "people/x.md", "unattended", grants).verdict == "allow"
-    assert engine.decide("memory", "people/sub/x.md", "unattended", grants).verdict == "ask"
-    assert engine.decide("memory", "people/x.md", "unattended", [("memory", "[")]).verdict == "deny"
+    # anything but a Session (or None) is a deny (issue 9: decide() no longer reads a plain
+    # collection of grants as a session)
+    assert engine.decide("memory", "people/x.md", "unattended", {("memory", "people/*")}).verdict == "deny"
     assert engine.decide("memory", "people/x.md", "unattended", "junk").verdict == "deny"
 
 
@@ -1383,7 +1382,7 @@ def test_corrupt_request_while_waiting_is_deny(ws):
 def test_approval_request_is_redacted(ws):
     scanner = Scanner(secrets={"github": SECRET})
     gate = Gate.for_workspace("unattended", run_id="acc-run",
-                              config={"approvals": {"channel": "inbox", "timeout": "20s"}},
+                              config=parse_config({"approvals": {"channel": "inbox", "timeout": "20s"}}),
                               grants_path=ws / "grants.json",
                               approvals_dir=ws / "state" / "approvals",
                               audit_path=ws / "state" / "audit.jsonl", redact=scanner.redact)

@@ -228,10 +228,11 @@ def test_tool_crash_is_reported_not_raised(tmp_path):
 
 
 def test_limits_from_config():
-    lim = Limits.from_config({"limits": {"max_steps": 3, "tool_timeout": "2s"}, "model": {"max_tokens": 99}})
+    from assistant.config import ConfigError, parse   # issue 9: typed config
+    lim = Limits.from_config(parse({"limits": {"max_steps": 3, "tool_timeout": "2s"}, "model": {"max_tokens": 99}}))
     assert (lim.max_steps, lim.tool_timeout, lim.max_tokens) == (3, 2.0, 99)
-    with pytest.raises(ValueError, match="max_steps"):
-        Limits.from_config({"limits": {"max_steps": -1}})
+    with pytest.raises(ConfigError, match="max_steps"):
+        Limits.from_config(parse({"limits": {"max_steps": -1}}))
 
 
 # ---- scripted model

@@ -202,7 +202,7 @@ def test_web_timeout_holds_against_a_server_that_drips_bytes(session):
     t.start()
     try:
         parts = session(inline_ask=lambda q: "once")
-        parts.ws.config["web"] = {"max_bytes": 100000, "timeout": "1s"}
+        parts.ws.config = parts.ws.config.updated({"web": {"max_bytes": 100000, "timeout": "1s"}})
         t0 = time.monotonic()
         with pytest.raises(ToolError, match="longer than 1s"):
             call(parts, "web_fetch", url=f"http://127.0.0.1:{port}/")
@@ -240,7 +240,7 @@ def test_web_timeout_holds_against_a_server_dripping_its_headers(session):
     threading.Thread(target=serve, daemon=True).start()
     try:
         parts = session(inline_ask=lambda q: "once")
-        parts.ws.config["web"] = {"max_bytes": 100000, "timeout": "1s"}
+        parts.ws.config = parts.ws.config.updated({"web": {"max_bytes": 100000, "timeout": "1s"}})
         t0 = time.monotonic()
         with pytest.raises(ToolError, match="longer than 1s|could not fetch"):
             call(parts, "web_fetch", url=f"http://127.0.0.1:{port}/")

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 from assistant.workspace import init_workspace
+from policy.approvals import ApprovalSettings
 from policy.approvals import Inbox, sha256_hex
 from policy.audit import AuditLog
 from policy.gate import Gate
@@ -151,7 +152,7 @@ def test_follow_stops_at_timeout(ws):
 
 def test_end_to_end_gate_waits_for_the_cli(ws):
     gate = Gate("unattended", run_id="run-9", audit=AuditLog(ws / "state" / "audit.jsonl"),
-                grants=GrantStore(ws / "grants.json"), approvals={"channel": "inbox", "timeout": "20s"},
+                grants=GrantStore(ws / "grants.json"), approvals=ApprovalSettings(timeout=20),
                 inbox=Inbox(ws / "state" / "approvals"))
     result = {}
     t = threading.Thread(target=lambda: result.update(d=gate.authorize(

@@ -17,6 +17,7 @@ from assistant.confine import ConfinementError, Root
 from assistant.tools.base import ToolContext, ToolError
 from assistant.tools.files import file_tools
 from assistant.workspace import init_workspace, open_workspace
+from policy.approvals import ApprovalSettings
 from policy.approvals import Inbox
 from policy.audit import AuditLog
 from policy.gate import Gate
@@ -31,7 +32,7 @@ def ws(tmp_path):
 
 def test_file_tools_cannot_reach_the_inbox(ws, tmp_path):
     gate = Gate("unattended", run_id="run-x", audit=AuditLog(ws.audit_path), grants=GrantStore(ws.grants_path),
-                approvals={"channel": "inbox", "timeout": "3s"}, inbox=Inbox(ws.approvals_dir))
+                approvals=ApprovalSettings(timeout=3), inbox=Inbox(ws.approvals_dir))
     result = {}
     waiter = threading.Thread(target=lambda: result.update(d=gate.authorize(
         "memory", "people/lina.md", content=b"poisoned\n", summary="from a fetched page")))
@@ -66,7 +67,7 @@ def test_file_tools_cannot_reach_the_inbox(ws, tmp_path):
         # and through the real tool, with the file kind allowed (the tool's own gate is watched)
         tool = {t.name: t for t in file_tools()}["file_write"]
         tool_gate = Gate("watched", run_id="chat", audit=AuditLog(ws.audit_path),
-                         grants=GrantStore(ws.grants_path), approvals={"channel": "none"})
+                         grants=GrantStore(ws.grants_path), approvals=ApprovalSettings(channel="none"))
         ctx = ToolContext(workspace=ws, scanner=None, gate=tool_gate, files=root)
         for name in names:
             with pytest.raises((ToolError, ConfinementError, ValueError, OSError)):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.catalog import CatalogSettings, Entry, page, render, render_catalog, scan
+from assistant.config import ConfigError, parse
 from assistant.leaks import Scanner
 from assistant.workspace import Workspace
 
@@ -198,10 +199,10 @@ def test_render_catalog_uses_workspace_config(tmp_path):
     shutil.copytree(EXAMPLE, root / "memory")
     cfg = {"memory": {"pinned": ["people/lina.md"], "catalog_budget_bytes": 6144,
                       "catalog_head_bytes": 2048, "summary_width": 100, "max_note_bytes": 262144}}
-    block = render_catalog(Workspace(root=root, config=cfg), Scanner({}))
+    block = render_catalog(Workspace(root=root, config=parse(cfg)), Scanner({}))
     assert lines_of(block)[0] == "- people/lina.md: Lina Okafor - Sam's sister, lives in Bristol"
-    with pytest.raises(ValueError, match="memory.catalog_budget_bytes"):
-        CatalogSettings.from_config({"memory": {"catalog_budget_bytes": "big"}})
+    with pytest.raises(ConfigError, match="memory.catalog_budget_bytes"):
+        parse({"memory": {"catalog_budget_bytes": "big"}}).memory
 
 
 def test_scan_reports_metadata_without_opening(mem):

@@ -135,8 +135,7 @@ def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
 
     init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
-    ws.config["model"]["max_tokens"] = MAX_TOKENS
-    ws.config["limits"]["max_steps"] = 2
+    ws.config = ws.config.updated({"model": {"max_tokens": MAX_TOKENS}, "limits": {"max_steps": 2}})
     parts = open_session(ws, "watched", kind="chat", interactive=False, tools=tools)
     events = []
     try:

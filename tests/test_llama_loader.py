@@ -59,7 +59,7 @@ def test_gguf_spec_is_taken_from_the_current_directory(tmp_path, monkeypatch):
 @needs_llama
 def test_config_path_is_relative_to_the_workspace(tmp_path):
     ws = Workspace(tmp_path)
-    ws.config["model"]["path"] = "models/mine.gguf"
+    ws.config = ws.config.updated({"model": {"path": "models/mine.gguf"}})
     with pytest.raises(ModelError, match=f"model file not found: {tmp_path}/models/mine.gguf"):
         load_model(None, ws, progress=None)
 

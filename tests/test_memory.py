@@ -35,13 +35,13 @@ NOTE = "---\ndescription: Anna, Sam's neighbour\n---\nAnna lives at number 12 an
 def ws(tmp_path):
     init_workspace(tmp_path / "ws", example=True)
     w = open_workspace(tmp_path / "ws")
-    w.config["approvals"]["timeout"] = "10s"
+    w.config = w.config.updated({"approvals": {"timeout": "10s"}})
     return w
 
 
 def make_ctx(ws, mode="watched", scanner=None, **cfg):
     scanner = scanner or Scanner({"wifi": SECRET})
-    ws.config["approvals"].update(cfg)
+    ws.config = ws.config.updated({"approvals": cfg})
     ws.ensure_state()
     gate = Gate.for_workspace(mode, run_id=f"test-{mode}", config=ws.config, grants_path=ws.grants_path,
                               approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
@@ -383,7 +383,7 @@ def test_unreadable_notes_give_clear_errors(ws, tmp_path):
     os.symlink(outside, ws.memory_dir / "link.md")
     os.mkfifo(ws.memory_dir / "pipe.md")
     (ws.memory_dir / "latin.md").write_bytes("caf\xe9\n".encode("latin-1"))
-    (ws.memory_dir / "big.md").write_bytes(b"x" * (ws.config["memory"]["max_note_bytes"] + 1))
+    (ws.memory_dir / "big.md").write_bytes(b"x" * (ws.config.memory.max_note_bytes + 1))
     (ws.memory_dir / "folder.md").mkdir()
     cases = {"link.md": "symlink", "pipe.md": "FIFO", "latin.md": "not UTF-8",
              "big.md": "larger than", "folder.md": "directory|folder", "missing.md": "no note at"}
@@ -399,7 +399,7 @@ def test_unreadable_notes_give_clear_errors(ws, tmp_path):
 # --- content rules ----------------------------------------------------------------------------
 
 def test_content_rules(ws):
-    ws.config["memory"]["max_note_bytes"] = 100
+    ws.config = ws.config.updated({"memory": {"max_note_bytes": 100}})
     ctx = make_ctx(ws)
     with pytest.raises(ToolError, match="NUL"):
         memory_write({"path": "a.md", "content": "a\x00b"}, ctx)

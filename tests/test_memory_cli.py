@@ -281,7 +281,7 @@ def unattended_memory(ws_path, timeout="20s"):
     from policy.gate import Gate
 
     w = open_workspace(ws_path)
-    w.config["approvals"]["timeout"] = timeout
+    w.config = w.config.updated({"approvals": {"timeout": timeout}})
     w.ensure_state()
     scanner = Scanner({})
     gate = Gate.for_workspace("unattended", run_id="scheduled-1", config=w.config, grants_path=w.grants_path,

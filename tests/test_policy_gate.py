@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from policy.approvals import ApprovalSettings
+from policy.duration import parse_duration
 from policy.approvals import Inbox
 from policy.audit import AuditLog
 from policy.gate import Gate
@@ -43,7 +45,7 @@ def ws(tmp_path):
 def make(ws, mode="unattended", *, timeout="10s", channel="inbox", notify=(), policy=None, **kw):
     gate = Gate(mode, run_id="run-1", audit=AuditLog(ws / "state" / "audit.jsonl"),
                 grants=GrantStore(ws / "grants.json"), policy=policy,
-                approvals={"channel": channel, "timeout": timeout, "notify": list(notify)},
+                approvals=ApprovalSettings(channel, parse_duration(timeout), tuple(notify)),
                 inbox=Inbox(ws / "state" / "approvals"), **kw)
     return gate, Writer(gate)
 

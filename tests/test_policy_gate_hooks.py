@@ -1,5 +1,7 @@
 """Gate.on_request: told the moment a request is filed; display only, never a ruling."""
 
+from policy.approvals import ApprovalSettings
+from policy.duration import parse_duration
 from policy.approvals import APPROVED, Inbox
 from policy.audit import AuditLog
 from policy.gate import Gate
@@ -9,7 +11,7 @@ def make_gate(tmp_path, on_request, timeout="300ms"):
     inbox = Inbox(tmp_path / "approvals")
     (tmp_path / "approvals").mkdir()
     gate = Gate("unattended", run_id="run-h", audit=AuditLog(tmp_path / "audit.jsonl"),
-                approvals={"channel": "inbox", "timeout": timeout}, inbox=inbox, on_request=on_request)
+                approvals=ApprovalSettings(timeout=parse_duration(timeout)), inbox=inbox, on_request=on_request)
     return gate, inbox
 
 

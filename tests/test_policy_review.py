@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from policy.approvals import ApprovalSettings
+from policy.duration import parse_duration
 from policy.approvals import APPROVED, Inbox, InboxError
 from policy.audit import AuditLog
 from policy.engine import Session, decide
@@ -35,7 +37,7 @@ def ws(tmp_path):
 def make(ws, *, timeout="30s", audit_redact=None, **kw):
     return Gate("unattended", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl", redact=audit_redact),
                 grants=GrantStore(ws / "grants.json"),
-                approvals={"channel": "inbox", "timeout": timeout}, inbox=Inbox(ws / "state" / "approvals"),
+                approvals=ApprovalSettings(timeout=parse_duration(timeout)), inbox=Inbox(ws / "state" / "approvals"),
                 **kw)
 
 
@@ -285,7 +287,7 @@ def test_watcher_failure_denies_and_closes_the_request(ws):
             raise RuntimeError("inotify watch limit reached")
 
     gate = Gate("unattended", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl"),
-                grants=GrantStore(ws / "grants.json"), approvals={"channel": "inbox", "timeout": "10s"},
+                grants=GrantStore(ws / "grants.json"), approvals=ApprovalSettings(timeout=10),
                 inbox=Broken(ws / "state" / "approvals"))
     d = gate.authorize("memory", "people/lina.md", content=b"hello")
     assert not d.allowed and "inotify watch limit" in d.reason
@@ -307,7 +309,7 @@ def test_interrupt_while_waiting_still_propagates_if_closing_fails(ws):
             raise InboxError("disk full")
 
     gate = Gate("unattended", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl"),
-                grants=GrantStore(ws / "grants.json"), approvals={"channel": "inbox", "timeout": "10s"},
+                grants=GrantStore(ws / "grants.json"), approvals=ApprovalSettings(timeout=10),
                 inbox=Interrupted(ws / "state" / "approvals"))
     with pytest.raises(KeyboardInterrupt):
         gate.authorize("memory", "people/lina.md", content=b"hello")
@@ -341,9 +343,10 @@ def test_redactor_that_fails_is_a_deny_not_an_exception(ws):
 
 # ------------------------------------------------------------------ config: notify must be an argv list
 def test_notify_as_a_string_is_a_config_error(ws):
-    with pytest.raises(ValueError, match="notify"):
-        Gate("unattended", run_id="r", audit=AuditLog(ws / "a.jsonl"),
-             approvals={"channel": "inbox", "notify": "notify-send"}, inbox=Inbox(ws / "state" / "approvals"))
+    # issue 9: [approvals] is validated once, by assistant.config, before a Gate is built
+    from assistant.config import ConfigError, parse
+    with pytest.raises(ConfigError, match="notify"):
+        parse({"approvals": {"channel": "inbox", "notify": "notify-send"}}).approvals
 
 
 # ------------------------------------------------------------------ what held up (pinned so it stays)
@@ -475,7 +478,7 @@ def test_interrupt_while_waiting_closes_the_request_and_propagates(ws, exc):
             raise exc()
 
     gate = Gate("unattended", run_id="run-r", audit=AuditLog(ws / "state" / "audit.jsonl"),
-                grants=GrantStore(ws / "grants.json"), approvals={"channel": "inbox", "timeout": "10s"},
+                grants=GrantStore(ws / "grants.json"), approvals=ApprovalSettings(timeout=10),
                 inbox=Interrupted(ws / "state" / "approvals"))
     with pytest.raises(exc):
         gate.authorize("memory", "people/lina.md", content=b"hello")
@@ -531,6 +534,7 @@ def test_racing_answers_one_wins_and_only_a_winning_approval_leaves_a_grant(ws):
 
 
 def test_approvals_typo_is_a_config_error_not_the_default(ws):
-    with pytest.raises(ValueError, match="chanel"):
-        Gate("unattended", run_id="r", audit=AuditLog(ws / "a.jsonl"),
-             approvals={"chanel": "none"}, inbox=Inbox(ws / "state" / "approvals"))
+    # issue 9: [approvals] is validated once, by assistant.config, before a Gate is built
+    from assistant.config import ConfigError, parse
+    with pytest.raises(ConfigError, match="chanel"):
+        parse({"approvals": {"chanel": "none"}}).approvals

@@ -296,7 +296,7 @@ def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
     init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     os.mkfifo(tmp_path / "key", 0o600)
-    ws.config.setdefault("vault", {})["key_file"] = str(tmp_path / "key")
+    ws.config = ws.config.updated({"vault": {"key_file": str(tmp_path / "key")}})
 
     def attempt():
         with pytest.raises(VaultError, match="not a regular file"):

@@ -220,7 +220,7 @@ def test_fetch_cut_inside_a_vault_secret_shows_no_part_of_it(session_factory):
     with Site({"/p": (200, {"Content-Type": "text/plain"}, page)}) as site:
         parts = session_factory(mode="unattended", vault_secret=True)
         GrantStore(parts.ws.grants_path).add("net", site.target)
-        parts.ws.config["web"] = {"max_bytes": 1000, "timeout": "2s"}
+        parts.ws.config = parts.ws.config.updated({"web": {"max_bytes": 1000, "timeout": "2s"}})
         out = call(parts, "web_fetch", url=site.url("/p"))
         assert "truncated at 1000 bytes" in out
         assert SECRET[:10] not in out
@@ -251,7 +251,7 @@ def test_fetch_caps_type_size_and_time(session_factory):
     }
     with Site(pages) as site:
         parts = _granted(session_factory, site, extra_config="")
-        parts.ws.config["web"] = {"max_bytes": 1000, "timeout": "0.5s"}
+        parts.ws.config = parts.ws.config.updated({"web": {"max_bytes": 1000, "timeout": "0.5s"}})
         with pytest.raises(ToolError, match="only text"):
             call(parts, "web_fetch", url=site.url("/img"))
         big = call(parts, "web_fetch", url=site.url("/big"))

@@ -13,7 +13,6 @@ from assistant.workspace import (
     init_workspace,
     load_config,
     open_workspace,
-    parse_duration,
     select_workspace,
 )
 
@@ -91,7 +90,7 @@ def test_open_missing_workspace_is_clear(tmp_path):
 
 def test_config_defaults_and_errors(tmp_path):
     cfg = load_config(tmp_path / "missing.toml")
-    assert cfg["memory"]["max_note_bytes"] == 262144
+    assert cfg.memory.max_note_bytes == 262144
     bad = tmp_path / "c.toml"
     bad.write_text("[memroy]\nmax_note_bytes = 1\n")
     with pytest.raises(WorkspaceError, match="unknown setting memroy"):
@@ -111,12 +110,14 @@ def test_example_config_loads_every_setting():
     from assistant.workspace import example_dir
 
     cfg = load_config(example_dir() / "config.toml")
-    assert cfg["approvals"]["channel"] == "inbox"
-    assert cfg["schedule"][0]["name"] == "morning-review"
+    assert cfg.approvals.channel == "inbox"
+    assert cfg.schedule[0].name == "morning-review"
 
 
 @pytest.mark.parametrize("text,seconds", [("30s", 30), ("15m", 900), ("2h", 7200), ("250ms", 0.25), (5, 5)])
 def test_parse_duration(text, seconds):
+    from policy.duration import parse_duration
+
     assert parse_duration(text) == seconds
 
 

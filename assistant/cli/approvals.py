@@ -8,20 +8,20 @@ or corrupt requests are refused with a clear message and a non-zero exit.
 from __future__ import annotations
 
 import json
-from typing import Any
-
 import click
 
-from policy.approvals import APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json, waiter_alive
+from policy.approvals import (APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json,
+                              waiter_alive)
 from policy.audit import AuditError, AuditLog
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
 from ..terminal import unified_diff
+from ..workspace import Workspace
 from .common import echo_json, fail, get_workspace, resolve_id, visible as _visible, workspace_option
 
 
-def _audit_answer(ws: Any, req: Any, verdict: str, *, remember: str | None, reason: str) -> None:
+def _audit_answer(ws: Workspace, req: Request, verdict: str, *, remember: str | None, reason: str) -> None:
     """One audit line per answer given here, even if the run that asked has died meanwhile
     (the run writes its own line when it acts on the answer). Never the content: its sha256."""
     try:
@@ -34,7 +34,7 @@ def _audit_answer(ws: Any, req: Any, verdict: str, *, remember: str | None, reas
         click.echo(f"warning: answer recorded, but the audit log could not be written: {exc}", err=True)
 
 
-def _inbox() -> tuple[Any, Inbox]:
+def _inbox() -> tuple[Workspace, Inbox]:
     ws = get_workspace()
     return ws, Inbox(ws.approvals_dir)
 
@@ -121,7 +121,7 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         return
 
 
-def _diff(req: Any) -> str:
+def _diff(req: Request) -> str:
     if req.content is None:
         return "(no content: this request is about reaching the target, not writing to it)\n"
     return unified_diff(req.current, req.content, req.target)

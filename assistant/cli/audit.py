@@ -106,13 +106,13 @@ def _describe(rec: dict) -> str:
 @click.option("--since", metavar="DURATION", default=None, help="Only the last DURATION (e.g. 1h, 7d).")
 def show_cmd(as_json: bool, since: str | None) -> None:
     """List rulings, answers and writes, oldest first, with their line numbers."""
-    from ..workspace import WorkspaceError, parse_duration
+    from policy.duration import parse_duration
 
     cutoff = None
     if since is not None:
         try:
             cutoff = time.time() - parse_duration(since, setting="--since")
-        except (WorkspaceError, ValueError) as exc:
+        except ValueError as exc:
             fail(str(exc))
     ws = get_workspace()
     records = _records(ws.audit_path, cutoff)

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from ..terminal import escape
+from ..config import ConfigError
 from ..workspace import ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace
 
 # Exit codes shared by all commands.
@@ -78,12 +79,16 @@ def workspace_path(ctx: click.Context | None = None):
     return select_workspace(ctx.meta.get(_META_KEY))
 
 
-def get_workspace(ctx: click.Context | None = None) -> Workspace:
-    """Open the selected workspace or exit with a clear message."""
+def get_workspace(*needs: str, ctx: click.Context | None = None) -> Workspace:
+    """Open the selected workspace or exit with a clear message. `needs`: the config sections
+    the command reads; a problem in any of them (every problem, listed) stops it here, while a
+    problem in another section does not (`approvals list` needs none)."""
     try:
-        return open_workspace(workspace_path(ctx))
-    except WorkspaceError as exc:
+        ws = open_workspace(workspace_path(ctx))
+        ws.config.require(*needs)
+    except (WorkspaceError, ConfigError) as exc:
         fail(str(exc))
+    return ws
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:

@@ -13,12 +13,12 @@ import importlib.util
 import os
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import click
 
+from ..config import SECTIONS, ConfigError
 from ..workspace import (CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace,
                          WorkspaceError, open_workspace)
 from .common import EXIT_ERROR, EXIT_OK, echo_json, model_spec_or_group, workspace_option, workspace_path
@@ -96,26 +96,14 @@ def _check_layout(ws: Workspace, r: Report) -> None:
 
 
 def _check_config(ws: Workspace, r: Report) -> None:
-    from ..agent import Limits
-    from ..schedule import ScheduleError, load_schedules
-
-    try:
-        Limits.from_config(ws.config)
-        r.ok("config", "limits are valid")
-    except ValueError as exc:
-        r.problem("config", str(exc), "fix [limits] / [model] in config.toml")
-    try:
-        n = len(load_schedules(ws.config))
-        r.ok("config", f"{n} schedule(s) valid")
-    except ScheduleError as exc:
-        r.problem("config", str(exc), "fix the [[schedule]] entry in config.toml")
-    try:
-        from policy.kinds import policy_table
-
-        policy_table(ws.config.get("policy"))
-        r.ok("config", "[policy] is valid")
-    except Exception as exc:   # PolicyConfigError and anything unexpected
-        r.problem("config", f"[policy]: {exc}", "fix [policy] in config.toml (cells may only be tightened)")
+    """Every problem in config.toml, one check each (key, bad value, a good example)."""
+    for problem in ws.config.problems:
+        r.problem("config", str(problem), f"edit {ws.config_path} where the message says (each setting is "
+                                           "explained in the config.toml a fresh `assistant init` writes)")
+    for name in SECTIONS:
+        if not ws.config.problems_in(name):
+            r.ok("config", f"[{name}] is valid" if name != "schedule" else
+                 f"{len(ws.config.schedule)} schedule(s) valid")
     if ws.grants_path.exists():
         try:
             from policy.grants import GrantStore
@@ -139,7 +127,10 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
         except ModelError as exc:
             r.problem("model", str(exc), "fix the script (a JSON array of {\"reply\"} / {\"tool\", \"args\"} items)")
         return
-    backend = str(ws.config.get("model", {}).get("backend") or "llama")
+    try:
+        backend = ws.config.model.backend
+    except ConfigError:
+        return   # [model] is broken: reported with the config problems, each with its fix
     if (spec and spec.startswith("openai:")) or (not spec and backend == "openai"):
         _check_server(ws, spec, r)
         return
@@ -149,7 +140,7 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
     try:
         from ..models.llama_cpp import check_model_file, resolve_model_path
 
-        path = ws.config.get("model", {}).get("path", "")
+        path = ws.config.model.path
         if spec:
             path = spec[len("llama:"):] if spec.startswith("llama:") else spec
             # as load_model does: a path on the command line is taken from the current directory
@@ -173,7 +164,7 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
     from ..models.base import ModelError
     from ..models.loader import load_model
 
-    cfg = ws.config.get("model", {})
+    cfg = asdict(ws.config.model)
     vault = None
     if cfg.get("api_key"):
         from ..vault import VaultError, unlock_if_present
@@ -226,8 +217,8 @@ def _check_vault(ws: Workspace, r: Report) -> None:
 def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
     from policy.notify import run_notify
 
-    cfg = ws.config.get("approvals", {})
-    channel = cfg.get("channel", "inbox")
+    cfg = ws.config.approvals
+    channel = cfg.channel
     if channel != "inbox":
         r.problem("approvals", f"approvals.channel is {channel!r}: nobody can be asked, so every unattended "
                                "memory write (and web fetch) is denied",
@@ -242,7 +233,7 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
     except OSError as exc:
         r.problem("approvals", f"the approval inbox {inbox} is not writable ({exc.strerror or exc})",
                   f"mkdir -p -m 700 {inbox} && chmod u+rwx {inbox}")
-    argv = list(cfg.get("notify") or [])
+    argv = list(cfg.notify)
     if not argv:
         r.ok("approvals", "no notify command: check for requests with `assistant approvals list --follow`")
         return
@@ -287,9 +278,13 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
     else:
         _check_layout(ws, r)
         _check_config(ws, r)
-        _check_model(ws, model_spec, r)
-        _check_vault(ws, r)
-        _check_approvals(ws, r, notify=not no_notify)
+        # each further check reads its own section: a broken one was reported above
+        if not ws.config.problems_in("model"):
+            _check_model(ws, model_spec, r)
+        if not ws.config.problems_in("vault"):
+            _check_vault(ws, r)
+        if not ws.config.problems_in("approvals"):
+            _check_approvals(ws, r, notify=not no_notify)
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
+from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, Unreadable, WriteResult
 from ..notes import revision
 from ..terminal import escape, one_line
 from .common import echo_json, fail, get_workspace, visible, workspace_option
@@ -58,8 +58,8 @@ def _stdout_is_tty() -> bool:
         return False
 
 
-def _report(result) -> None:
-    if getattr(result, "warning", None):
+def _report(result: WriteResult | RemoveResult) -> None:
+    if result.warning:
         click.echo(f"warning: {result.warning}", err=True)
 
 

@@ -264,11 +264,11 @@ def _size(n: int) -> str:
               help="Drop versions older than this (e.g. 90d, 12h); each note's newest version stays.")
 def prune_cmd(older_than: str) -> None:
     """Shrink history: drop versions older than DURATION (never a note's newest version)."""
-    from ..workspace import WorkspaceError, parse_duration
+    from policy.duration import parse_duration
 
     try:
         seconds = parse_duration(older_than, setting="--older-than")
-    except (WorkspaceError, ValueError) as exc:
+    except ValueError as exc:
         fail(str(exc))
     mem = _memory()
     _notice(mem)

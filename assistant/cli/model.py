@@ -189,7 +189,14 @@ def _mib(n: int | None) -> str:
 def list_command(as_json: bool) -> None:
     """Show the configured model and the GGUF files in the workspace's models/ folder."""
     ws = get_workspace()
-    cfg = ws.config.get("model", {})
+    from dataclasses import asdict
+
+    from ..config import ConfigError
+
+    try:
+        cfg = asdict(ws.config.model)
+    except ConfigError as exc:
+        fail(str(exc))
     backend = cfg.get("backend", "llama") or "llama"
     configured = str(cfg.get("path") or "")
     if configured:

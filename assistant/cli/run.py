@@ -13,8 +13,10 @@ import sys
 
 import click
 
+from policy.duration import parse_duration
+
 from ..terminal import one_line
-from ..workspace import WorkspaceError, parse_duration
+from ..workspace import WorkspaceError
 from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, model_spec_or_group, visible, workspace_option
 
 
@@ -92,7 +94,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     if approval_timeout is not None:
         try:
             timeout = parse_duration(approval_timeout, setting="--approval-timeout")
-        except WorkspaceError as exc:
+        except ValueError as exc:
             return _early_error(str(exc))
     asked: list = []      # requests this run filed (closed as denied if it is interrupted)
 
@@ -116,7 +118,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             click.echo("error: interrupted while loading the model; nothing was done")
             return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label,
-                                model=getattr(model, "name", type(model).__name__), task=task)
+                                model=model.name, task=task)
         failed: list[str] = []      # tools whose call failed: the reply may still claim success
 
         def on_event(name: str, data: dict) -> None:

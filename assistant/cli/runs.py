@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 import click
 
 from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
-from ..workspace import WorkspaceError, parse_duration
+from policy.duration import parse_duration
 from .common import echo_json, fail, get_workspace, resolve_id, visible, workspace_option
 
 
@@ -62,7 +62,7 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
     if since is not None:
         try:
             cutoff = datetime.now(timezone.utc) - timedelta(seconds=parse_duration(since, setting="--since"))
-        except WorkspaceError as exc:
+        except ValueError as exc:
             fail(f"{exc} (e.g. --since 12h or --since 7d)")
     runs = list_runs(ws.transcripts_dir)
     if failed:

@@ -19,24 +19,22 @@ import click
 from policy.fileio import write_atomic
 
 from ..schedule import (
+    Schedule,
     ScheduleError,
     crontab_lines,
     find_schedule,
-    load_schedules,
     merge_crontab,
     systemd_units,
     systemd_user_dir,
 )
+from ..workspace import Workspace
 from .common import echo_json, fail, get_workspace, model_spec_or_group, workspace_option
 
 ENV_CRONTAB = "ASSISTANT_CRONTAB"   # argv of the crontab program (default: "crontab")
 
 
-def _schedules(ws):
-    try:
-        return load_schedules(ws.config)
-    except ScheduleError as exc:
-        fail(str(exc))
+def _schedules(ws: Workspace) -> list[Schedule]:
+    return list(ws.config.schedule)    # checked by get_workspace("schedule")
 
 
 @click.group("schedule")
@@ -50,7 +48,7 @@ def schedule_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def schedule_list(as_json: bool) -> None:
     """List the configured schedules with their next run time (local time)."""
-    ws = get_workspace()
+    ws = get_workspace("schedule")
     schedules = _schedules(ws)
     now = datetime.now()
     rows = []
@@ -82,9 +80,9 @@ def schedule_list(as_json: bool) -> None:
 def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None) -> None:
     """Run schedule NAME now, exactly as the OS scheduler would (`assistant run TASK`)."""
     model_spec = model_spec_or_group(model_spec)
-    ws = get_workspace()
+    ws = get_workspace("schedule")
     try:
-        sched = find_schedule(ws.config, name)
+        sched = find_schedule(ws.config.schedule, name)
     except ScheduleError as exc:
         fail(str(exc))
     from .run import sigterm_interrupts, execute_run
@@ -156,7 +154,7 @@ def _unlock_problem(ws, flavour: str) -> str | None:
             return None
     except VaultError as exc:
         return f"[vault] key_file cannot be used: {exc}"
-    keyring = (ws.config.get("vault", {}).get("unlock") or "") == "keyring"
+    keyring = ws.config.vault.unlock == "keyring"
     if keyring and flavour == "systemd":
         return None
     if keyring:
@@ -189,7 +187,7 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
         raise click.UsageError("--print or --write, not both")
     flavour = "systemd" if systemd else "cron"
     action = "write" if write else "print"
-    ws = get_workspace()
+    ws = get_workspace("schedule")
     schedules = _schedules(ws)
     if not schedules:
         fail("no schedules to install: add [[schedule]] entries (name, cron, task) to config.toml")
@@ -206,7 +204,7 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
         _write_crontab(ws.root, block)
         click.echo(f"installed {len(schedules)} schedule(s) into your crontab (block for {ws.root})")
         return
-    keyring = (ws.config.get("vault", {}).get("unlock") or "") == "keyring"
+    keyring = ws.config.vault.unlock == "keyring"
     units = systemd_units(ws.root, schedules,
                           environment={"DBUS_SESSION_BUS_ADDRESS": SYSTEMD_SESSION_BUS} if keyring else None)
     if action == "print":

@@ -93,7 +93,7 @@ def vault_group() -> None:
 @workspace_option
 def init_cmd() -> None:
     """Create an empty vault.enc (the KDF cost comes from [vault] in config.toml)."""
-    ws = get_workspace()
+    ws = get_workspace("vault")
     if ws.vault_path.exists() or ws.vault_path.is_symlink():
         fail(f"{ws.vault_path} already exists; refusing to overwrite it")
     try:
@@ -121,7 +121,7 @@ def init_cmd() -> None:
 @workspace_option
 def set_cmd(name: str, hosts: tuple[str, ...]) -> None:
     """Store a secret under NAME. The value is read from stdin or a hidden prompt, never argv."""
-    ws = get_workspace()
+    ws = get_workspace("vault")
     try:
         validate_name(name)
         bound = normalize_hosts(hosts) if hosts else None
@@ -235,7 +235,7 @@ def forget_cmd() -> None:
         had = forget(ws.root)
     except KeyringUnavailable as exc:
         fail(str(exc))
-    if (ws.config.get("vault", {}).get("unlock") or "") == "keyring":
+    if ws.config.vault.unlock == "keyring":
         try:
             set_config_value(ws.config_path, "vault", "unlock", '""')
         except (OSError, ValueError) as exc:
@@ -250,7 +250,7 @@ def forget_cmd() -> None:
 def list_cmd(as_json: bool) -> None:
     """Names of the stored secrets, when each was set and the hosts web_fetch may send it to
     (never the values)."""
-    ws = get_workspace()
+    ws = get_workspace("vault")
     vault = _open(ws)
     rows = vault.listing()
     if as_json:
@@ -269,7 +269,7 @@ def list_cmd(as_json: bool) -> None:
 @workspace_option
 def remove_cmd(name: str) -> None:
     """Delete the secret NAME."""
-    ws = get_workspace()
+    ws = get_workspace("vault")
     vault = _open(ws)
     try:
         vault.remove(name)
@@ -285,7 +285,7 @@ def passwd_cmd() -> None:
 
     The new passphrase comes from $ASSISTANT_VAULT_NEW_PASSPHRASE or a hidden prompt.
     """
-    ws = get_workspace()
+    ws = get_workspace("vault")
     vault = _open(ws)
     try:
         ops, mem = kdf_settings(ws)

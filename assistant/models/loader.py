@@ -12,10 +12,16 @@ Guards that a model spec means exactly one thing and that a bad one is a clear M
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from assistant.config import ModelConfig
 from assistant.models.base import Model, ModelError
+
+if TYPE_CHECKING:
+    from assistant.vault import Vault
+    from assistant.workspace import Workspace
 
 SCRIPT_PREFIX = "script:"
 LLAMA_PREFIX = "llama:"
@@ -23,32 +29,29 @@ OPENAI_PREFIX = "openai:"
 BACKENDS = ("llama", "openai")
 
 
-def _model_config(ws: Any) -> dict:
-    cfg = getattr(ws, "config", None) or {}
-    return dict(cfg.get("model", {}))
+def _model_config(ws: Workspace | None) -> dict[str, object]:
+    """[model] as the backend reads it (the validated section; defaults without a workspace)."""
+    return asdict(ws.config.model if ws is not None else ModelConfig())
 
 
-def _tool_timeout(ws: Any) -> float:
-    from assistant.workspace import WorkspaceError, parse_duration
-
-    cfg = getattr(ws, "config", None) or {}
-    try:
-        return parse_duration(cfg.get("limits", {}).get("tool_timeout", "30s"), setting="limits.tool_timeout")
-    except WorkspaceError as exc:
-        raise ModelError(str(exc)) from None
-
-
-def _openai(cfg: dict, ws: Any, vault: Any) -> Model:
+def _openai(cfg: dict, ws: "Workspace | None", vault: "Vault | None") -> Model:
     from assistant.models.openai import OpenAIModel
 
-    return OpenAIModel(cfg, vault=vault, timeout=_tool_timeout(ws))
+    from assistant.config import ConfigError
+
+    try:
+        timeout = ws.config.limits.tool_timeout if ws is not None else 30.0
+    except ConfigError as exc:
+        raise ModelError(str(exc)) from None
+    return OpenAIModel(cfg, vault=vault, timeout=timeout)
 
 
-def load_model(spec: str | None, ws: Any, *, progress: TextIO | str | None = "stderr", vault: Any = None) -> Model:
+def load_model(spec: str | None, ws: "Workspace | None", *, progress: TextIO | str | None = "stderr",
+               vault: "Vault | None" = None) -> Model:
     """The Model for a session. `ws` is an assistant.workspace.Workspace (or None: defaults).
     `progress`: where loading progress goes ("stderr" = sys.stderr at call time; None = nowhere).
     `vault`: the session's unlocked vault (the server backend's model.api_key names a secret)."""
-    root = getattr(ws, "root", None)
+    root = ws.root if ws is not None else None
     if spec is None or spec == "":
         cfg = _model_config(ws)
         backend = cfg.get("backend", "llama") or "llama"

@@ -1,13 +1,24 @@
-"""What a tool is: a name, a description for the model, an argument schema, a policy kind.
+"""What a tool is: a name, a description for the model, an argument schema, a policy kind;
+and what one call of it can reach (ToolContext).
 
 Tools never decide their own permission: a gated tool calls `ctx.gate.authorize(...)` with
-its kind and target, and only acts on an allowed Decision.
+its kind and target, and only acts on an allowed Decision. A writer hands `ctx.call()` to the
+gated-write pipeline, so a call the agent has given up on (timed out) writes nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
+
+from ..gated_write import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
+
+if TYPE_CHECKING:
+    from ..confine import Root
+    from ..leaks import Scanner
+    from ..memory import Memory
+    from ..vault import Vault
+    from ..workspace import Workspace
 
 
 class ToolError(Exception):
@@ -16,26 +27,34 @@ class ToolError(Exception):
 
 @dataclass
 class ToolContext:
-    """What a tool run can reach. Built once per session by the agent."""
+    """What one tool call can reach. The session builds one; the agent gives each call its own
+    copy whose `gate` and `cancel` belong to that call (explicitly, no thread-local state)."""
 
-    workspace: Any            # assistant.workspace.Workspace
-    scanner: Any              # assistant.leaks.Scanner
-    gate: Any                 # policy.gate.Gate
-    memory: Any = None        # assistant.memory.Memory
-    files: Any = None         # assistant.confine.Root at files/
-    vault: Any = None         # assistant.vault.Vault or None (for web_fetch auth by name)
-    extra: dict[str, Any] = field(default_factory=dict)
-    model: str = ""           # the model's name, for history's provenance
+    workspace: "Workspace | None"
+    scanner: "Scanner | None"
+    gate: Authorizer                       # the policy Gate, or the agent's per-call view of it
+    memory: "Memory | None" = None
+    files: "Root | None" = None            # the confined Root at files/
+    vault: "Vault | None" = None           # for web_fetch auth by name
+    audit: AuditSink | None = None         # where file writes are audited (memory has its own)
+    run_id: str = ""
+    cancel: Cancellation = NEVER_CANCELLED  # has this call been given up on (timed out)?
+    extra: dict[str, object] = field(default_factory=dict)
+    model: str = ""                        # the model's name, for history's provenance
     sources: list[str] = field(default_factory=list)   # untrusted places this turn read ("web:host")
+
+    def call(self) -> Call:
+        """This call's authority, for the gated-write pipeline."""
+        return Call(self.gate, self.cancel)
 
 
 @dataclass
 class Tool:
     name: str
     description: str                       # includes the judgement of when to use it
-    parameters: dict                        # JSON schema of args (object), bounded strings
-    run: Callable[[dict, ToolContext], str]
-    kind: str | None = None                 # policy kind when gated ("memory", "file", "net")
+    parameters: dict[str, object]          # JSON schema of args (object), bounded strings
+    run: Callable[[dict[str, object], ToolContext], str]
+    kind: str | None = None                # policy kind when gated ("memory", "file", "net")
     # for a tool that reads untrusted text: the place a call read ("web:host", "file:path"),
     # recorded by the agent for the rest of the turn and kept with any note written after it
-    untrusted: Callable[[dict], str | None] | None = None
+    untrusted: Callable[[dict[str, object]], str | None] | None = None

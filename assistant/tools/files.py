@@ -35,8 +35,8 @@ def _hidden(ctx: ToolContext) -> HiddenFiles:
     """The person's [files] hidden patterns (validated when config.toml was loaded)."""
     cached = ctx.extra.get("hidden_files")
     if cached is None:
-        config = getattr(ctx.workspace, "config", None) or {}
-        cached = ctx.extra["hidden_files"] = HiddenFiles(config.get("files", {}).get("hidden", DEFAULT_HIDDEN))
+        patterns = ctx.workspace.config.files.hidden if ctx.workspace is not None else DEFAULT_HIDDEN
+        cached = ctx.extra["hidden_files"] = HiddenFiles(patterns)
     return cached
 
 
@@ -144,8 +144,7 @@ def file_write(args: dict, ctx: ToolContext) -> str:
     )
     if not decision.allowed:
         raise ToolError(f"denied: {decision.reason}")
-    wanted = getattr(ctx.gate, "still_wanted", None)   # a call that timed out writes nothing
-    if wanted is not None and not wanted():
+    if ctx.cancel.cancelled():   # a call that timed out writes nothing
         raise ToolError(f"the call ran out of time (limits.tool_timeout); {path} was not written")
     try:
         root.write_bytes(path, data)

@@ -8,20 +8,18 @@ bound every string. A refusal becomes a ToolError with the specific reason (neve
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
 from ..history import Origin
-from ..memory import NoteError
+from ..memory import Memory, NoteError
 from .base import Tool, ToolContext, ToolError
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
 DEFAULT_LIMIT = 50
 
 
-def _memory(ctx: ToolContext) -> Any:
+def _memory(ctx: ToolContext) -> Memory:
     if ctx.memory is None:
         raise ToolError("memory is not available in this session")
     return ctx.memory
@@ -49,35 +47,24 @@ def _int_arg(args: dict, key: str, default: int, low: int, high: int) -> int:
     return value
 
 
-def memory_write(args: dict, ctx: ToolContext = None, base: str | None = None, **kw: Any) -> Any:
-    """The tool: memory_write(args, ctx) -> text for the model. Called as
-    memory_write(path, content[, base], workspace=..., mode=...) it is the plain-function API
-    (assistant.memory.memory_write, returning a WriteResult and raising NoteError on refusal)."""
-    if isinstance(args, str):
-        from .. import memory as _plain
-
-        content = kw.pop("content") if "content" in kw and ctx is None else ctx
-        return _plain.memory_write(args, content, base, **kw)
+def memory_write(args: dict, ctx: ToolContext) -> str:
+    """The tool: memory_write(args, ctx) -> text for the model. (The plain-function API is
+    assistant.memory.memory_write(path, content, base).)"""
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     content = _str_arg(args, "content", limit=MAX_CONTENT_CHARS)
     base = _str_arg(args, "base", required=False, limit=64)
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
-        result = memory.write(path, content, base=base or None, origin=origin)
+        result = memory.write(path, content, base=base or None, origin=origin, call=ctx.call())
     except NoteError as exc:
         raise ToolError(str(exc)) from None
     verb = "created" if result.created else "replaced"
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}"
 
 
-def memory_read(args: dict, ctx: ToolContext = None, **kw: Any) -> Any:
-    """The tool: memory_read(args, ctx) -> text for the model. Called as memory_read(path,
-    workspace=...) it is the plain-function API (assistant.memory.memory_read -> Note)."""
-    if isinstance(args, str):
-        from .. import memory as _plain
-
-        return _plain.memory_read(args, **kw)
+def memory_read(args: dict, ctx: ToolContext) -> str:
+    """The tool: memory_read(args, ctx) -> text for the model."""
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     try:
@@ -89,14 +76,8 @@ def memory_read(args: dict, ctx: ToolContext = None, **kw: Any) -> Any:
             f"-----\n{note.content}")
 
 
-def memory_list(args: dict | int | None = None, ctx: ToolContext = None, **kw: Any) -> Any:
-    """The tool: memory_list(args, ctx) -> text for the model. Called without a ToolContext
-    (memory_list(), memory_list(offset, limit=..., workspace=...)) it is the plain-function
-    API (assistant.memory.memory_list -> list of catalog entries)."""
-    if ctx is None and not isinstance(args, dict):
-        from .. import memory as _plain
-
-        return _plain.memory_list(args or 0, **kw)
+def memory_list(args: dict, ctx: ToolContext) -> str:
+    """The tool: memory_list(args, ctx) -> text for the model."""
     memory = _memory(ctx)
     offset = _int_arg(args, "offset", 0, 0, 1_000_000)
     limit = _int_arg(args, "limit", DEFAULT_LIMIT, 1, LIST_LIMIT_MAX)

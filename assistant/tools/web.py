@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-from ..workspace import parse_duration
+from ..config import WebConfig
 from .base import Tool, ToolContext, ToolError
 
 MAX_URL_CHARS = 2048
@@ -326,9 +326,7 @@ def _auth_header(args: dict, ctx: ToolContext, host: str, port: int) -> str | No
     if ctx.vault is None:
         raise ToolError(f"auth {name!r} needs the vault, which is locked or missing in this session")
     try:
-        refresh = getattr(ctx.vault, "refresh", None)
-        if refresh is not None:   # a secret removed or re-bound since the session began
-            refresh()
+        ctx.vault.refresh()   # a secret removed or re-bound since the session began
         present = name in ctx.vault
     except Exception:
         raise ToolError(f"auth {name!r}: the vault could not be read") from None
@@ -374,9 +372,8 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     if auth and parts.scheme != "https" and not _is_loopback(parts.hostname or ""):
         raise ToolError(f"auth {args.get('auth')!r} is only sent over https (or over http to this "
                         "machine): a bearer token in clear text can be read on the way")
-    cfg = (ctx.workspace.config if ctx.workspace is not None else {}).get("web", {})
-    max_bytes = int(cfg.get("max_bytes", 256 * 1024))
-    timeout = parse_duration(cfg.get("timeout", "10s"), setting="web.timeout")
+    web = ctx.workspace.config.web if ctx.workspace is not None else WebConfig()
+    max_bytes, timeout = web.max_bytes, web.timeout
     # What the person is asked about includes the whole query: data can leave in it (a note's
     # contents as ?q=...), so the request carries the URL in full; `approvals show` shows it all
     # and only one-line displays (the notify command, `approvals list`) cut it, saying so.
