@@ -38,31 +38,6 @@ def _progress(name: str, data: dict) -> None:
         click.echo(f"[model] invalid step: {_one_line(str(data.get('error', '')), 200)}", err=True)
 
 
-def _close_orphans(ws, requests: list) -> None:
-    """The run was interrupted while (or after) asking: close its requests still pending as
-    denied, so nobody approves something no run will act on. Best effort: an answer a person
-    wrote first wins (Inbox.close keeps it)."""
-    from policy.approvals import Inbox, InboxError
-    from policy.audit import AuditError, AuditLog
-
-    inbox = Inbox(ws.approvals_dir)
-    reason = "the run that asked was interrupted"
-    for req in requests:
-        try:
-            ans = inbox.close(req.id, "denied", reason, sha256=req.sha256)
-        except (InboxError, OSError) as exc:
-            click.echo(f"warning: could not close request {req.id}: {exc}", err=True)
-            continue
-        if ans.by != "run" or ans.reason != reason:
-            continue       # a person (or the run's own expiry) had answered first; that answer stands and is already audited
-        try:
-            AuditLog(ws.audit_path).append({
-                "event": "approval", "by": "run", "request": req.id, "run": req.run_id, "kind": req.kind,
-                "target": req.target, "verdict": "denied", "reason": reason, "sha256": req.sha256})
-        except AuditError as exc:
-            click.echo(f"warning: the audit log could not be written: {exc}", err=True)
-
-
 def _waiting(req) -> None:
     """Say on stderr which request this run now waits on, and how to answer it."""
     click.echo(f"[approval] waiting for {req.id}: {req.kind} {visible(str(req.target))} (expires {req.expires_at}); "
@@ -92,14 +67,9 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             timeout = parse_duration(approval_timeout, setting="--approval-timeout")
         except WorkspaceError as exc:
             return _early_error(str(exc))
-    asked: list = []      # requests this run filed (closed as denied if it is interrupted)
-
-    def on_request(req) -> None:
-        asked.append(req)
-        _waiting(req)
 
     try:
-        session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=on_request)
+        session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=_waiting)
     except SessionError as exc:
         return _early_error(str(exc))
     try:
@@ -121,7 +91,9 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         try:
             result = agent.turn(task)
         except KeyboardInterrupt:
-            _close_orphans(ws, asked)
+            # The gate closes, as denied, every request it filed that is still open (a tool
+            # thread may be inside the notify command): nobody can approve what no run acts on.
+            session.gate.close_open("the run that asked was interrupted")
             session.transcript.append("session_end", outcome="interrupted")
             click.echo("error: interrupted; nothing further was done")
             return EXIT_ERROR
