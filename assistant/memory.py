@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -24,10 +25,11 @@ from typing import Any
 from . import catalog as _catalog
 from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
 from .locking import FileLock, LockTimeout
-from .notes import revision
+from . import notes as _notes
+from .notes import REVISION_CHARS
 
 __all__ = [
-    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
+    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "REVISION_CHARS",
     "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
     "open_memory", "memory_write", "memory_read", "memory_list",
@@ -83,7 +85,7 @@ class Busy(NoteError):
 class Note:
     path: str
     content: str      # redacted
-    revision: str     # of the bytes on disk (12 hex chars of sha256)
+    revision: str     # of the bytes on disk (Memory.revision: 12 hex chars, keyed)
 
     # "memory_read returns the note with its revision": besides .content / .revision, a Note
     # unpacks as `content, revision = note` and answers note["content"] / note["revision"].
@@ -118,16 +120,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _base_matches(base: str, current: bytes) -> bool:
-    """`base` names the current bytes: the 12-character revision memory_read gives, or (for a
-    caller that hashed the note itself) its full sha256 hex / any prefix of at least 8 hex."""
-    given = base.strip().lower()
-    if given == revision(current):
-        return True
-    return 8 <= len(given) <= 64 and re.fullmatch(r"[0-9a-f]+", given) is not None \
-        and _sha256(current).startswith(given)
-
-
 class Memory:
     """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
 
@@ -142,6 +134,30 @@ class Memory:
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
         self._audit = audit
+        self._revision_key: bytes | None = None
+
+    # -- revisions ----------------------------------------------------------------------
+
+    def revision(self, data: bytes) -> str:
+        """THE way a revision the model, an approver or a log sees is computed: 12 hex chars
+        of HMAC-SHA256 of the exact bytes under this workspace's key (state/revision.key,
+        created on first use). Keyed, so a revision beside a redacted note is no offline
+        oracle for the secret redacted out of it."""
+        if self._revision_key is None:
+            from .revision_key import RevisionKeyError, load_key
+
+            try:
+                self._revision_key = load_key(self.ws.state_dir)
+            except RevisionKeyError as exc:
+                raise NoteError(f"revisions cannot be computed: {exc}") from None
+        return _notes.revision(data, self._revision_key)
+
+    def _base_matches(self, base: str, current: bytes) -> bool:
+        """`base` is the keyed revision of the current bytes (what memory_read gave). Nothing
+        else is accepted: a plain sha256 (or a prefix of one) would make a right guess of a
+        redacted secret succeed and a wrong one conflict."""
+        return hmac.compare_digest(base.strip().lower().encode("ascii", "replace"),
+                                   self.revision(current).encode("ascii"))
 
     # -- rules --------------------------------------------------------------------------
 
@@ -244,8 +260,7 @@ class Memory:
                 raise PathRefused(f"path refused: a folder on the way to {path!r} is a file") from None
             raise Unreadable(f"{path} cannot be read: {exc.strerror or type(exc).__name__}") from None
 
-    @staticmethod
-    def _check_base(path: str, current: bytes | None, base: Any, force: bool) -> None:
+    def _check_base(self, path: str, current: bytes | None, base: Any, force: bool) -> None:
         if base is not None and not isinstance(base, str):
             raise Conflict(f"base must be the revision string memory_read gave for {path}")
         if current is None:
@@ -260,11 +275,11 @@ class Memory:
                 f"{path} already exists: read it with memory_read and pass its revision as base "
                 "to replace it"
             )
-        if not _base_matches(base, current):
+        if not self._base_matches(base, current):
             # Echo the base only if it looks like a revision: anything else (a cut secret
             # would not be recognised by the scanner) is not repeated back.
             given = base.strip()
-            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,64}", given) else "given"
+            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) else "given"
             raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
                            f"current revision)")
 
@@ -314,10 +329,11 @@ class Memory:
         path = self.check_path(path)
         data = self.check_content(content)
         self.check_secrets(path, data)
+        new_revision = self.revision(data)     # (the key is loaded before anything is written)
         with self._root() as root:
             current = self._current(root, path)
             self._check_base(path, current, base, force)
-            what = "new note" if current is None else f"replaces revision {revision(current)}"
+            what = "new note" if current is None else f"replaces revision {self.revision(current)}"
             self._authorize(path, data, current,
                             f"memory_write {path} ({len(data)} bytes, {what})")
             try:
@@ -341,13 +357,13 @@ class Memory:
                         raise NoteError(f"{path} could not be written: {exc.strerror or exc}") from None
                     warning = self._audit_line({
                         "event": "written", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(data), "revision": revision(data), "bytes": len(data),
-                        "base": revision(current) if current is not None else None,
+                        "sha256": _sha256(data), "revision": new_revision, "bytes": len(data),
+                        "base": self.revision(current) if current is not None else None,
                         "created": current is None,
                     })
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was written") from None
-        return WriteResult(path=path, revision=revision(data), created=current is None,
+        return WriteResult(path=path, revision=new_revision, created=current is None,
                            bytes=len(data), warning=warning)
 
     def remove(self, path: str, base: str | None = None) -> RemoveResult:
@@ -359,7 +375,7 @@ class Memory:
                 raise NotFound(f"no note at {path}")
             if base is not None:
                 self._check_base(path, current, base, False)
-            self._authorize(path, b"", current, f"memory remove {path} (revision {revision(current)})")
+            self._authorize(path, b"", current, f"memory remove {path} (revision {self.revision(current)})")
             try:
                 with self._lock():
                     if self._current(root, path) != current:
@@ -371,11 +387,11 @@ class Memory:
                         raise NoteError(f"{path} could not be removed: {exc.strerror or exc}") from None
                     warning = self._audit_line({
                         "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(current), "revision": revision(current),
+                        "sha256": _sha256(current), "revision": self.revision(current),
                     })
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None
-        return RemoveResult(path=path, revision=revision(current), warning=warning)
+        return RemoveResult(path=path, revision=self.revision(current), warning=warning)
 
     # -- the reader ---------------------------------------------------------------------
 
@@ -394,7 +410,7 @@ class Memory:
     def read(self, path: str) -> Note:
         """The note, redacted, with the revision of its bytes on disk."""
         data, text = self.read_raw(path)
-        return Note(path=path, content=self.scanner.redact(text), revision=revision(data))
+        return Note(path=path, content=self.scanner.redact(text), revision=self.revision(data))
 
     # -- the catalog --------------------------------------------------------------------
 

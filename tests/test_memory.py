@@ -17,8 +17,10 @@ import pytest
 from assistant.confine import Root
 from assistant.leaks import Scanner
 from assistant.memory import (
-    CONFLICT_MESSAGE, Conflict, Memory, PathRefused, SecretRefused, Unreadable, revision,
+    CONFLICT_MESSAGE, Conflict, Memory, PathRefused, SecretRefused, Unreadable,
 )
+from assistant.notes import revision as keyed_revision
+from assistant.revision_key import load_key
 from assistant.tools.base import ToolContext, ToolError
 from assistant.tools.memory import memory_list, memory_read, memory_tools, memory_write
 from assistant.workspace import init_workspace, open_workspace
@@ -107,13 +109,18 @@ def test_watched_write_is_allowed_and_audited_without_content(ws):
     out = memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
     data = (ws.memory_dir / "people/anna.md").read_bytes()
     assert data == NOTE.encode()
-    assert out == f"created people/anna.md ({len(data)} bytes); its revision is now {revision(data)}"
+    assert out == f"created people/anna.md ({len(data)} bytes); its revision is now {revision_in(ws, data)}"
     lines = audit(ws)
     assert [(ln["event"], ln.get("verdict")) for ln in lines] == [("ruling", "allow"), ("written", None)]
     assert lines[1]["sha256"] == hashlib.sha256(data).hexdigest() and lines[1]["created"] is True
     assert "bees" not in ws.audit_path.read_text()
     assert os.listdir(ws.approvals_dir) == []
     assert stat_mode(ws.memory_dir / "people/anna.md") == 0o600
+
+
+def revision_in(ws, data):
+    """The keyed revision (issue 10: revisions are HMAC-SHA256 under the workspace's key)."""
+    return keyed_revision(data, load_key(ws.state_dir))
 
 
 def stat_mode(p):
@@ -124,7 +131,7 @@ def test_read_returns_content_and_revision_and_tool_output(ws):
     ctx = make_ctx(ws)
     note = ctx.memory.read("people/lina.md")
     raw = (ws.memory_dir / "people/lina.md").read_bytes()
-    assert note.content == raw.decode() and note.revision == revision(raw)
+    assert note.content == raw.decode() and note.revision == revision_in(ws, raw)
     out = memory_read({"path": "people/lina.md"}, ctx)
     assert f"revision: {note.revision}" in out and out.endswith(raw.decode())
 
@@ -250,7 +257,7 @@ def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws)
     ctx2 = make_ctx(ws, "watched", scanner=scanner)
     note = ctx2.memory.read("router.md")
     assert SECRET not in note.content and "[redacted:router-admin]" in note.content
-    assert note.revision == revision(raw)            # revision is of the bytes on disk
+    assert note.revision == revision_in(ws, raw)            # revision is of the bytes on disk
     out = memory_read({"path": "router.md"}, ctx2)
     assert SECRET not in out
     assert SECRET not in ctx2.memory.catalog()

@@ -70,8 +70,9 @@ def test_remember_exact_then_next_run_needs_no_approval(tmp_path):
 
     # the grant now covers this exact note: a later run replaces it (read first) without asking
     from assistant.notes import revision
+    from assistant.revision_key import load_key
 
-    rev = revision(NOTE.encode())
+    rev = revision(NOTE.encode(), load_key(ws / "state"))     # keyed (issue 10)
     second = write_script(tmp_path, [
         {"tool": "memory_read", "args": {"path": "people/marek-prefs.md"}},
         {"tool": "memory_write", "args": {"path": "people/marek-prefs.md", "content": "PDF, A3.\n", "base": rev}},

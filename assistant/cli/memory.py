@@ -21,7 +21,6 @@ from pathlib import Path
 import click
 
 from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
-from ..notes import revision
 from .common import echo_json, fail, get_workspace, workspace_option
 
 def _memory() -> Memory:
@@ -154,7 +153,7 @@ def edit_cmd(path: str) -> None:
         mem.check_path(path)
         try:
             data, text = mem.read_raw(path)
-            base: str | None = revision(data)
+            base: str | None = mem.revision(data)
         except NotFound:
             data, text, base = None, "", None
     except NoteError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
-from ..memory import MAX_PATH_CHARS, NoteError
+from ..memory import MAX_PATH_CHARS, REVISION_CHARS, NoteError
 from .base import Tool, ToolContext, ToolError
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
@@ -58,7 +58,7 @@ def memory_write(args: dict, ctx: ToolContext = None, base: str | None = None, *
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     content = _str_arg(args, "content", limit=MAX_CONTENT_CHARS)
-    base = _str_arg(args, "base", required=False, limit=64)
+    base = _str_arg(args, "base", required=False, limit=REVISION_CHARS)
     try:
         result = memory.write(path, content, base=base or None)
     except NoteError as exc:
@@ -143,8 +143,8 @@ def memory_tools() -> list[Tool]:
                     "path": _PATH,
                     "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS,
                                 "description": "The complete new text of the note."},
-                    "base": {"type": "string", "maxLength": 64,
-                             "description": "Revision from memory_read; required to replace an existing note."},
+                    "base": {"type": "string", "maxLength": REVISION_CHARS,
+                             "description": "The revision memory_read gave; required to replace an existing note."},
                 },
                 "required": ["path", "content"],
                 "additionalProperties": False,
