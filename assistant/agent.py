@@ -25,7 +25,8 @@ from typing import Any, Callable
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
 from .models.base import ModelError
-from .tools.base import Tool, ToolContext, ToolError
+from .leaks import VAULT_RULE
+from .tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from .workspace import parse_duration
 
 EventSink = Callable[[str, dict], None]
@@ -72,10 +73,33 @@ class TurnResult:
     steps: int = 0                    # model steps taken
     tool_calls: int = 0
     rulings: list[Ruling] = field(default_factory=list)
+    secret_refused: bool = False      # a call carried a vault value: refused, and the turn ended
+    failed_calls: list["FailedCall"] = field(default_factory=list)   # calls whose result was an error
 
     @property
     def denials(self) -> list[Ruling]:
         return [r for r in self.rulings if not r.allowed]
+
+
+@dataclass(frozen=True)
+class FailedCall:
+    """A tool call that failed (refused, denied, conflicted, errored), as shown to the person."""
+
+    tool: str
+    target: str        # the path or URL the call named (redacted), "" if none
+    message: str       # the error the model was told (redacted)
+
+
+SECRET_REFUSED = ("refused: the call carries a secret stored in the person's vault; it did not run. "
+                  "Secrets never leave the vault through a tool. No further tool calls are taken in "
+                  "this turn.")
+
+
+def _call_target(args: dict) -> str:
+    for key in ("path", "url"):
+        if isinstance(args.get(key), str):
+            return args[key]
+    return ""
 
 
 class _CallState:
@@ -362,6 +386,7 @@ class Agent:
             self.gate = ObservedGate(ctx.gate, self._emit)
         self.ctx = replace(ctx, gate=self.gate)
         self.scanner = ctx.scanner
+        self._refused: tuple[str, ...] | None = None   # set by _run_tool on a vault-value refusal
 
     # -- plumbing
     def _emit(self, name: str, data: dict) -> None:
@@ -448,17 +473,63 @@ class Agent:
                 return self._stop(result, f"the model asked for more than {self.limits.max_steps} tool calls "
                                           f"in one turn (limits.max_steps); stopped before {action.name} ran")
             result.tool_calls += 1
-            output = self._run_tool(action)
+            output = self._run_tool(action, result)
             self.conversation.add_tool_result(action.name, output)
+            if self._refused is not None:
+                # One bit per turn at most: a refusal for a vault value ends the turn, so a model
+                # cannot binary-search a word list with write after write.
+                self._refused = None
+                result.secret_refused = True
+                return self._stop(result, f"{action.name} carried a value stored in the vault; it was refused "
+                                          "and this turn takes no more tool calls")
 
     def _stop(self, result: TurnResult, message: str) -> None:
         result.outcome = "stopped"
         result.message = message
         self._emit("stopped", {"message": message})
 
-    def _run_tool(self, call: ToolCall) -> str:
+    def _vault_names_in(self, value: Any) -> tuple[str, ...]:
+        """Vault names whose value (in any encoding the scanner knows) is in the call's arguments."""
+        if self.scanner is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(dict.fromkeys(f.name for f in self.scanner.find(value) if f.rule == VAULT_RULE))
+        found: list[str] = []
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if isinstance(value, dict):
+            found.extend(n for k in value for n in self._vault_names_in(k))
+        for v in items:
+            found.extend(self._vault_names_in(v))
+        return tuple(dict.fromkeys(found))
+
+    def _secret_refused(self, call: ToolCall, names: tuple[str, ...], result: TurnResult) -> str:
+        """Record a refusal for a vault value: the person sees which secret (display, transcript,
+        audit log); the model gets SECRET_REFUSED or the tool's own generic message."""
+        self._refused = names
+        self._emit("secret_refused", {"tool": call.name, "target": _call_target(call.args), "names": list(names)})
+        audit = getattr(self.gate, "audit", None)
+        if audit is not None:
+            try:
+                audit.append({"event": "secret_refused", "run": str(getattr(self.gate, "run_id", "") or ""),
+                              "tool": call.name, "target": self._redact(_call_target(call.args)),
+                              "secrets": list(names)})
+            except Exception:
+                pass   # the refusal stands either way; the transcript has it too
+        return ""
+
+    def _run_tool(self, call: ToolCall, result: TurnResult | None = None) -> str:
         tool = self.tools[call.name]
         self._emit("tool_call", {"tool": call.name, "args": call.args, "kind": tool.kind})
+        result = result if result is not None else TurnResult(outcome="reply")
+        names = self._vault_names_in(call.args)
+        if names:
+            # Refused before the tool runs: nothing that echoes an argument back (a path in a
+            # "not found", a URL in an error) can turn redaction markers into an oracle.
+            self._secret_refused(call, names, result)
+            output = f"error: {SECRET_REFUSED}"
+            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
+            self._emit("tool_result", {"tool": call.name, "ok": False, "output": output, "secret": True})
+            return output
         state = _CallState(call.name)
         box: dict[str, Any] = {}
         done = threading.Event()
@@ -467,6 +538,8 @@ class Agent:
             self.gate.local.state = state
             try:
                 box["output"] = tool.run(dict(call.args), self.ctx)
+            except SecretRefusal as exc:
+                box["error"], box["secret"] = str(exc), exc.names
             except ToolError as exc:
                 box["error"] = str(exc)
             except Exception as exc:   # a tool bug or an OS error: reported, never a crash
@@ -492,10 +565,14 @@ class Agent:
             raise
         if not done.is_set():
             msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"
+            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), msg))
             self._emit("tool_result", {"tool": call.name, "ok": False, "output": msg, "timeout": True})
             return msg
+        if "secret" in box:
+            self._secret_refused(call, tuple(box["secret"]), result)
         if "error" in box:
             output, ok = f"error: {self._redact(box['error'])}", False
+            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
         else:
             output, ok = box.get("output", ""), True
             if not isinstance(output, str):

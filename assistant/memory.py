@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import catalog as _catalog
-from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
-from .locking import FileLock, LockTimeout
 from . import notes as _notes
+from .confine import ConfinementError, FileTooLargeError, Root, validate_relpath
+from .leaks import VAULT_RULE
+from .locking import FileLock, LockTimeout
 from .notes import REVISION_CHARS
 
 __all__ = [
@@ -58,7 +59,17 @@ class ContentRefused(NoteError):
 
 
 class SecretRefused(NoteError):
-    """The content (or path) carries a stored secret or a credential shape. Never asked about."""
+    """The content (or path) carries a stored secret or a credential shape. Never asked about.
+
+    The message (what the model is told) never names a vault secret or says where it was:
+    a named refusal is an oracle (write half a word list, learn which half holds the value).
+    `names` (vault names and rule ids) is for the person's own CLI and the audit log;
+    `vault` says whether a vault value was among the hits (the agent ends the turn on it)."""
+
+    def __init__(self, message: str, *, names: tuple[str, ...] = (), vault: bool = False) -> None:
+        super().__init__(message)
+        self.names = names
+        self.vault = vault
 
 
 class Conflict(NoteError):
@@ -206,18 +217,28 @@ class Memory:
         return data
 
     def check_secrets(self, path: str, data: bytes) -> None:
-        """Refuse at once if the content or the path carries a secret. Never asks anyone."""
+        """Refuse at once if the content or the path carries a secret. Never asks anyone.
+
+        A vault value: the message names neither the secret nor where it was (see
+        SecretRefused). A credential shape alone: the message names the kind of credential."""
         names: list[str] = []
+        vault = False
         for text in (data.decode("utf-8"), path):
-            for name in self.scanner.names_found(text):
-                if name not in names:
-                    names.append(name)
-        if names:
+            for f in self.scanner.find(text):
+                vault = vault or f.rule == VAULT_RULE
+                if f.name not in names:
+                    names.append(f.name)
+        if not names:
+            return
+        why = ("Secrets never go into memory, and this is not put to the person for approval "
+               "(approving it would park the value in every future prompt).")
+        if vault:
             raise SecretRefused(
-                f"refused: the note would carry a secret ({', '.join(names)}). Secrets never go into "
-                "memory, and this is not put to the person for approval (approving it would park the "
-                "value in every future prompt). Leave the secret out; refer to it by name if needed."
-            )
+                f"refused: the note would carry a secret stored in the person's vault. {why}",
+                names=tuple(names), vault=True)
+        raise SecretRefused(
+            f"refused: the note would carry a secret ({', '.join(names)}, a credential). {why} Leave it out.",
+            names=tuple(names))
 
     # -- plumbing -----------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from ..memory import Conflict, Memory, NoteError, NotFound, Unreadable
+from ..memory import Conflict, Memory, NoteError, NotFound, SecretRefused, Unreadable
 from .common import echo_json, fail, get_workspace, workspace_option
 
 def _memory() -> Memory:
@@ -47,6 +47,14 @@ def _stderr_is_tty() -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _refusal(exc: NoteError) -> str:
+    """A refusal as the person sees it: a refused secret is named here (the model is never told
+    which one; the person, whose vault it is, may be)."""
+    if isinstance(exc, SecretRefused) and exc.names:
+        return f"{exc} (found: {', '.join(exc.names)})"
+    return str(exc)
 
 
 def _report(result) -> None:
@@ -133,7 +141,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
                                 f"`assistant memory cat --json {path}`, or --force to replace it)")
         fail(f"{exc}{hint}")
     except NoteError as exc:
-        fail(str(exc))
+        fail(_refusal(exc))
     _report(result)
     click.echo(f"{'created' if result.created else 'replaced'} {result.path} "
                f"({result.bytes} bytes, revision {result.revision})")
@@ -197,7 +205,7 @@ def edit_cmd(path: str) -> None:
             result = mem.write(path, new, base=base)
         except NoteError as exc:
             keep = True
-            fail(f"{exc}. Your edited text is kept at {tmp}")
+            fail(f"{_refusal(exc)}. Your edited text is kept at {tmp}")
         _report(result)
         click.echo(f"{'created' if result.created else 'saved'} {result.path} "
                    f"({result.bytes} bytes, revision {result.revision})")

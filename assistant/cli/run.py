@@ -2,8 +2,12 @@
 
 Guards the unattended contract: the gate runs in mode "unattended" (memory writes ask out of
 band and wait, bounded by approvals.timeout or --approval-timeout; nobody reachable means
-deny), nothing is ever read from the terminal, and the result is one line on stdout with a
-distinct exit code: 0 done, 3 an approval was denied or expired, 1 an error.
+deny), nothing is ever read from the terminal, and the result is exactly one line on stdout
+with a distinct exit code: `done:` 0, `error:` 1 (2 for a usage error), `denied:` 3 (an
+approval was denied or expired), `failed:` 4 (a tool call failed and was not made good by a
+later call; a call refused for carrying a vault value always counts, ends the turn, and the
+notify command is told). Details (progress, the reply of a failed run) go to stderr only,
+so nothing prints twice on a terminal.
 """
 
 from __future__ import annotations
@@ -14,7 +18,17 @@ import sys
 import click
 
 from ..workspace import WorkspaceError, parse_duration
-from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, model_spec_or_group, visible, workspace_option
+from .common import (
+    EXIT_DENIED,
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    get_workspace,
+    model_spec_or_group,
+    visible,
+    workspace_option,
+)
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -44,12 +58,40 @@ def _waiting(req) -> None:
                f"answer with `assistant approvals show {req.id}`, then approve or deny", err=True)
 
 
-def _early_error(message: str) -> int:
+def _early_error(message: str, code: int = EXIT_ERROR) -> int:
     """A run that failed before its turn: the outcome line on stdout (the contract: one line,
-    always), and the same text on stderr with the progress log (where cron logs look)."""
-    click.echo(f"error: {_one_line(message)}")
-    click.echo(f"error: {message}", err=True)
-    return EXIT_ERROR
+    always); the full text on stderr only when the line had to cut or flatten it."""
+    line = _one_line(message)
+    click.echo(f"error: {line}")
+    if line != message:
+        click.echo(f"error: {message}", err=True)
+    return code
+
+
+def _unrecovered(calls: list[tuple[str, str, bool, str]]) -> list[tuple[str, str, str]]:
+    """(tool, target, message) of each failed call not followed by a successful call of the
+    same tool on the same target (a conflict the model re-read and retried is made good)."""
+    out = []
+    for i, (tool, target, ok, message) in enumerate(calls):
+        if ok:
+            continue
+        if any(ok2 and t2 == tool and g2 == target for t2, g2, ok2, _ in calls[i + 1:]):
+            continue
+        out.append((tool, target, message))
+    return out
+
+
+def _tell_notify(session, message: str) -> None:
+    """The person's notify command (approvals.notify), run the way an approval request runs
+    it: no shell, no vault variables in its environment, bounded; a failure is reported."""
+    from policy.notify import run_notify
+
+    argv = getattr(session.gate, "notify", None) or []
+    if not argv:
+        return
+    problem = run_notify(argv, message, timeout=getattr(session.gate, "notify_timeout", 10.0))
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
 
 
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
@@ -60,13 +102,13 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     from ..session import SessionError, open_session
 
     if not task or not task.strip():
-        return _early_error("the task is empty")
+        return _early_error("the task is empty", EXIT_USAGE)
     timeout = None
     if approval_timeout is not None:
         try:
             timeout = parse_duration(approval_timeout, setting="--approval-timeout")
         except WorkspaceError as exc:
-            return _early_error(str(exc))
+            return _early_error(str(exc), EXIT_USAGE)
 
     try:
         session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=_waiting)
@@ -80,11 +122,17 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             return _early_error(str(exc))
         session.transcript.append("session_start", mode="unattended", label=label,
                                 model=getattr(model, "name", type(model).__name__), task=task)
-        failed: list[str] = []      # tools whose call failed: the reply may still claim success
+        calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order
+        pending: list[tuple[str, str]] = []
 
         def on_event(name: str, data: dict) -> None:
-            if name == "tool_result" and not data.get("ok") and data.get("output") != "interrupted":
-                failed.append(str(data.get("tool", "?")))
+            if name == "tool_call":
+                args = data.get("args") if isinstance(data.get("args"), dict) else {}
+                target = next((str(args[k]) for k in ("path", "url") if isinstance(args.get(k), str)), "")
+                pending.append((str(data.get("tool", "?")), target))
+            elif name == "tool_result" and data.get("output") != "interrupted" and pending:
+                tool, target = pending.pop()
+                calls.append((tool, target, bool(data.get("ok")), str(data.get("output", ""))))
             _progress(name, data)
 
         agent = session.new_agent(model, on_event=on_event)
@@ -94,31 +142,45 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             # The gate closes, as denied, every request it filed that is still open (a tool
             # thread may be inside the notify command): nobody can approve what no run acts on.
             session.gate.close_open("the run that asked was interrupted")
-            session.transcript.append("session_end", outcome="interrupted")
+            session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
             click.echo("error: interrupted; nothing further was done")
             return EXIT_ERROR
         rel = session.transcript.path.relative_to(ws.root)
-        session.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
-                                tool_calls=result.tool_calls, denials=len(result.denials))
         redact = session.scanner.redact
-        if failed:
-            click.echo(f"warning: {len(failed)} tool call{'s' if len(failed) > 1 else ''} failed in this run "
-                       f"({', '.join(sorted(set(failed)))}); the reply may say otherwise: see the transcript",
-                       err=True)
-        click.echo(f"transcript: {rel}", err=True)
+        failed = _unrecovered(calls)
+        retried = [c for c in calls if not c[2]][: max(0, len([c for c in calls if not c[2]]) - len(failed))]
         if result.outcome == "error":
-            click.echo(f"error: {_one_line(redact(result.message))}")
-            return EXIT_ERROR
-        if result.denials:
+            code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
+        elif result.denials:
             d = result.denials[0]
             more = f" (+{len(result.denials) - 1} more)" if len(result.denials) > 1 else ""
-            click.echo(f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}")
-            return EXIT_DENIED
-        if result.outcome == "stopped":
-            click.echo(f"error: {_one_line(redact(result.message))}")
-            return EXIT_ERROR
-        click.echo(f"done: {_one_line(redact(result.reply or ''), 2000)}")
-        return EXIT_OK
+            code = EXIT_DENIED
+            line = f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}"
+        elif result.secret_refused or failed:
+            tool, target, message = failed[-1] if result.secret_refused and failed else failed[0]
+            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+            message = message[len("error: "):] if message.startswith("error: ") else message
+            code = EXIT_FAILED
+            line = (f"failed: {tool}{' ' + visible(target) if target else ''}: "
+                    f"{_one_line(redact(message), 300)}{more}")
+        elif result.outcome == "stopped":
+            code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
+        else:
+            code, line = EXIT_OK, f"done: {_one_line(redact(result.reply or ''), 2000)}"
+        session.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
+                                  tool_calls=result.tool_calls, denials=len(result.denials),
+                                  failed_calls=len(failed), exit_code=code)
+        if code == EXIT_FAILED and result.reply:
+            click.echo(f"reply (after the failed call): {_one_line(redact(result.reply), 2000)}", err=True)
+        if retried and code == EXIT_OK:
+            click.echo(f"note: {len(retried)} tool call{'s' if len(retried) > 1 else ''} failed and "
+                       "a later call did the same successfully: see the transcript", err=True)
+        click.echo(f"transcript: {rel}", err=True)
+        if result.secret_refused:
+            _tell_notify(session, f"assistant: {label} {session.id} stopped: a tool call carried a value "
+                                  f"from your vault and was refused (see {rel})")
+        click.echo(line)
+        return code
     finally:
         session.close()
 
@@ -147,8 +209,15 @@ def sigterm_interrupts() -> None:
 def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout: str | None) -> None:
     """Run TASK once, unattended: memory writes wait for `assistant approvals approve`.
 
-    Prints one line: `done: ...` (exit 0), `denied: ...` (exit 3, an approval was denied,
-    expired or nobody could be asked), or `error: ...` (exit 1).
+    \b
+    Prints exactly one line on stdout, and exits with its code:
+      done: REPLY          0  the task finished
+      error: WHY           1  the run could not finish (2: a usage error)
+      denied: CALL: WHY    3  an approval was denied or expired, or nobody could be asked
+      failed: CALL: WHY    4  a tool call failed (a conflict, a refusal, a tool error) and
+                              no later call made it good; a call carrying a vault value is
+                              refused, ends the run here, and the notify command is told
+    Progress, the reply of a failed run and the transcript's path go to stderr.
     """
     model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()

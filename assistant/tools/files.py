@@ -14,7 +14,8 @@ import stat as _s
 
 from ..confine import ConfinementError, FileTooLargeError, validate_relpath
 from ..hidden import DEFAULT_HIDDEN, HiddenFiles
-from .base import Tool, ToolContext, ToolError
+from ..leaks import VAULT_RULE
+from .base import SecretRefusal, Tool, ToolContext, ToolError
 
 MAX_PATH_CHARS = 512
 MAX_READ_CHARS = 32 * 1024          # what file_read shows of one file
@@ -106,9 +107,14 @@ def file_write(args: dict, ctx: ToolContext) -> str:
         raise ToolError(f"content is {len(data)} bytes; the limit is {MAX_WRITE_BYTES}")
     if ctx.scanner is not None:
         hits = ctx.scanner.find(content)
+        if any(h.rule == VAULT_RULE for h in hits):
+            # never which secret, nor where: a named refusal is an oracle
+            raise SecretRefusal("refused: the content carries a secret stored in the person's vault; secrets "
+                                "are never written to files. No further tool calls are taken in this turn.",
+                                names=tuple(dict.fromkeys(h.name for h in hits)))
         if hits:
             names = ", ".join(sorted({h.name for h in hits}))
-            raise ToolError(f"refused: the content carries a secret ({names}); secrets are never written to files")
+            raise ToolError(f"refused: the content carries a secret ({names}, a credential); secrets are never written to files")
     root = _root(ctx)
     try:
         current = root.read_bytes(path, MAX_WRITE_BYTES * 4)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
-from ..memory import MAX_PATH_CHARS, REVISION_CHARS, NoteError
-from .base import Tool, ToolContext, ToolError
+from ..memory import MAX_PATH_CHARS, REVISION_CHARS, NoteError, SecretRefused
+from .base import SecretRefusal, Tool, ToolContext, ToolError
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
 DEFAULT_LIMIT = 50
@@ -61,6 +61,10 @@ def memory_write(args: dict, ctx: ToolContext = None, base: str | None = None, *
     base = _str_arg(args, "base", required=False, limit=REVISION_CHARS)
     try:
         result = memory.write(path, content, base=base or None)
+    except SecretRefused as exc:
+        if exc.vault:
+            raise SecretRefusal(str(exc), names=exc.names) from None
+        raise ToolError(str(exc)) from None
     except NoteError as exc:
         raise ToolError(str(exc)) from None
     verb = "created" if result.created else "replaced"
