@@ -53,7 +53,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     },
     "policy": {},
     "approvals": {"channel": "inbox", "timeout": "15m", "notify": []},
-    "vault": {"key_file": "", "opslimit": 3, "memlimit_mib": 256},
+    "vault": {"key_file": "", "opslimit": 3, "memlimit_mib": 256, "required": False},
     "web": {"max_bytes": 256 * 1024, "timeout": "10s"},
     "files": {"hidden": list(DEFAULT_HIDDEN)},
     "schedule": [],
@@ -119,10 +119,79 @@ def load_config(path: Path) -> dict[str, Any]:
         HiddenFiles(cfg["files"]["hidden"] if isinstance(cfg["files"]["hidden"], list) else [None])
     except HiddenPatternError as exc:
         raise WorkspaceError(f"config.toml: {exc} (a list of gitignore-style patterns)") from None
+    if not isinstance(cfg["vault"]["required"], bool):
+        raise WorkspaceError("config.toml: [vault] required must be true or false")
     notify = cfg["approvals"]["notify"]
     if not (isinstance(notify, list) and all(isinstance(a, str) for a in notify)):
         raise WorkspaceError("config.toml: approvals.notify must be a list of strings (an argv), or []")
     return cfg
+
+
+def record_setting(config_path: Path, section: str, key: str, value: bool) -> None:
+    """Set `key = true|false` in table [section] of config.toml, keeping every other line as
+    written (comments included). The result is parsed again before it replaces the file: if it
+    does not read back as exactly the old settings plus this one (a table written as dotted
+    keys or inline, say), nothing is changed and WorkspaceError says what to add by hand.
+    Atomic (temp file + rename in the same folder), keeping the file's mode."""
+    import re
+
+    path = Path(config_path)
+    if path.is_symlink():
+        path = path.resolve()
+    literal = "true" if value else "false"
+    by_hand = f"add `{key} = {literal}` under [{section}] in {config_path} by hand"
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkspaceError(f"{config_path} cannot be read to record [{section}] {key}: {exc}; {by_hand}") from None
+    try:
+        before = tomllib.loads(old)
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{config_path}: not valid TOML: {exc}") from None
+    lines = old.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[\s*" + re.escape(section) + r"\s*\]\s*(#.*)?$")
+    any_header = re.compile(r"^\s*\[")
+    setting = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+    new_line = f"{key} = {literal}\n"
+    start = next((i for i, line in enumerate(lines) if header.match(line.rstrip("\r\n"))), None)
+    if start is None:
+        sep = "" if not old or old.endswith("\n") else "\n"
+        new = f"{old}{sep}\n[{section}]\n{new_line}"
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if any_header.match(lines[i])), len(lines))
+        at = next((i for i in range(start + 1, end) if setting.match(lines[i])), None)
+        if at is not None:
+            lines[at] = new_line
+        else:
+            lines.insert(start + 1, new_line)
+        new = "".join(lines)
+    expected = copy.deepcopy(before)
+    expected.setdefault(section, {})
+    try:
+        expected[section][key] = value
+        ok = tomllib.loads(new) == expected
+    except (tomllib.TOMLDecodeError, TypeError):
+        ok = False
+    if not ok:
+        raise WorkspaceError(f"{config_path}: [{section}] {key} could not be recorded automatically; {by_hand}")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise WorkspaceError(f"{config_path} cannot be written to record [{section}] {key}: "
+                             f"{exc.strerror or exc}; {by_hand}") from None
 
 
 @dataclass

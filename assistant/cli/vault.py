@@ -22,6 +22,7 @@ from ..vault import (
     kdf_settings,
     normalize_hosts,
     read_key_file,
+    record_required,
     unlock,
     validate_name,
     validate_value,
@@ -116,6 +117,11 @@ def init_cmd() -> None:
     except VaultError as exc:
         fail(str(exc))
     click.echo(f"created {ws.vault_path}")
+    # From now on a session refuses to start without vault.enc (recorded in config.toml, which
+    # deleting state/ does not erase).
+    problem = record_required(ws)
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
 
 
 @vault_group.command("set")
