@@ -31,7 +31,7 @@ from .notes import REVISION_CHARS
 
 __all__ = [
     "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "REVISION_CHARS",
-    "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
+    "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "SecretWouldBeLost", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
     "open_memory", "memory_write", "memory_read", "memory_list",
 ]
@@ -70,6 +70,13 @@ class SecretRefused(NoteError):
         super().__init__(message)
         self.names = names
         self.vault = vault
+
+
+class SecretWouldBeLost(NoteError):
+    """The write would replace a note holding a secret (a vault value or a credential) with
+    text that no longer holds it: the writer saw the note redacted, so the secret would be
+    destroyed unseen (replaced by its "[redacted:...]" marker). Names neither the secret nor
+    where it is."""
 
 
 class Conflict(NoteError):
@@ -216,15 +223,19 @@ class Memory:
             )
         return data
 
-    def check_secrets(self, path: str, data: bytes) -> None:
+    def check_secrets(self, path: str, data: bytes, *, kept: frozenset[str] = frozenset()) -> None:
         """Refuse at once if the content or the path carries a secret. Never asks anyone.
 
         A vault value: the message names neither the secret nor where it was (see
-        SecretRefused). A credential shape alone: the message names the kind of credential."""
+        SecretRefused). A credential shape alone: the message names the kind of credential.
+        `kept`: exact secret texts already in the note (the person's editor puts them back);
+        those may stay in the content, any other is refused."""
         names: list[str] = []
         vault = False
-        for text in (data.decode("utf-8"), path):
+        for text, allowed in ((data.decode("utf-8"), kept), (path, frozenset())):
             for f in self.scanner.find(text):
+                if text[f.start:f.end] in allowed:
+                    continue
                 vault = vault or f.rule == VAULT_RULE
                 if f.name not in names:
                     names.append(f.name)
@@ -239,6 +250,31 @@ class Memory:
         raise SecretRefused(
             f"refused: the note would carry a secret ({', '.join(names)}, a credential). {why} Leave it out.",
             names=tuple(names))
+
+    def secrets_in(self, data: bytes) -> frozenset[str]:
+        """The exact texts in `data` that reading it would redact (vault values, credentials)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return frozenset()
+        return frozenset(text[s:e] for s, e, _ in self.scanner.redaction_spans(text))
+
+    def check_keeps_secrets(self, path: str, data: bytes, current: bytes | None) -> None:
+        """Refuse a write that would drop a secret present in the current bytes: whoever wrote
+        `data` saw the note redacted, so the secret would be lost unseen (replaced by its
+        marker). The person's editor (`person_edit`) puts values back instead."""
+        if current is None:
+            return
+        held = self.secrets_in(current)
+        if not held:
+            return
+        text = data.decode("utf-8")
+        if any(secret not in text for secret in held):
+            raise SecretWouldBeLost(
+                f"refused: {path} holds a secret (shown to you as a [redacted:...] marker); this text "
+                "does not keep it, so writing it would destroy the secret unseen (the marker would "
+                "replace it). A note holding a secret cannot be rewritten here: put the new text in "
+                f"another note, or ask the person to change this one (`assistant memory edit {path}`).")
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -340,19 +376,29 @@ class Memory:
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
-              force: bool = False) -> WriteResult:
+              force: bool = False, person_edit: bool = False) -> WriteResult:
         """Create or replace one note (whole file). See the module docstring for the order.
 
         `base`: the revision memory_read returned; required to replace an existing note.
         `force`: the person (CLI) replacing a note without a base; still scanned and gated,
         and still refused if the note changes while the gate is deciding.
+        `person_edit`: the person's editor (`assistant memory edit`), which put the original
+        values back behind the markers left in place: secrets already in the note may stay,
+        and one whose marker the person deleted may go. Any new secret is still refused.
+        Without it, a write that would drop a secret held by the current note is refused
+        (SecretWouldBeLost).
         """
         path = self.check_path(path)
         data = self.check_content(content)
-        self.check_secrets(path, data)
+        if not person_edit:
+            self.check_secrets(path, data)
         new_revision = self.revision(data)     # (the key is loaded before anything is written)
         with self._root() as root:
             current = self._current(root, path)
+            if person_edit:
+                self.check_secrets(path, data, kept=self.secrets_in(current) if current is not None else frozenset())
+            else:
+                self.check_keeps_secrets(path, data, current)
             self._check_base(path, current, base, force)
             what = "new note" if current is None else f"replaces revision {self.revision(current)}"
             self._authorize(path, data, current,

@@ -130,8 +130,23 @@ def _diff(req: Any) -> str:
     ))
     if not lines:
         return "(no change: the proposed content equals the current content)\n"
+    lines = [_mark_redacted(line) for line in lines]
     return "".join(_visible(line, keep_newlines=True) if line.endswith("\n")
                    else _visible(line) + "\n\\ No newline at end of file\n" for line in lines)
+
+
+REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
+
+
+def _mark_redacted(line: str) -> str:
+    """A diff line holding a [redacted:...] marker is marked as such: two real lines that differ
+    only in a secret would otherwise show as one unchanged line (issue 10)."""
+    from ..leaks import MARKER_RE
+
+    if line.startswith(("---", "+++", "@@")) or not MARKER_RE.search(line):
+        return line
+    body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+    return f"{body}{REDACTED_MARK}{nl}"
 
 
 @approvals.command("show")

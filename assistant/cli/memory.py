@@ -154,7 +154,9 @@ def edit_cmd(path: str) -> None:
     """Open a note in $EDITOR and save it back through the same checks.
 
     Refused if the note changed on disk while you were editing (your text is kept and its
-    location printed). Secrets in the note are shown redacted; saving keeps the markers.
+    location printed). Secrets in the note are shown as [redacted:NAME] markers; saving puts
+    the exact original value back for every marker you leave as it is (delete a marker to
+    drop that secret). A marker that cannot be put back is an error and nothing is saved.
     """
     mem = _memory()
     try:
@@ -168,8 +170,9 @@ def edit_cmd(path: str) -> None:
         fail(str(exc))
     shown = mem.scanner.redact(text)
     if shown != text:
-        click.echo("note: secrets in this note are shown redacted; saving keeps the [redacted:...] "
-                   "markers in their place", err=True)
+        click.echo("note: secrets in this note are shown as [redacted:NAME] markers; saving puts the real "
+                   "values back for the markers you leave as they are (delete one to drop that secret)",
+                   err=True)
     # $EDITOR is the contract (issue 5: "opens $EDITOR"); $VISUAL only when $EDITOR is unset
     editor = os.environ.get("EDITOR") or os.environ.get("VISUAL")
     if not editor:
@@ -201,8 +204,19 @@ def edit_cmd(path: str) -> None:
         if new == shown.encode("utf-8"):
             click.echo(f"no changes to {path}")
             return
+        from ..unredact import RestoreError, restore
+
         try:
-            result = mem.write(path, new, base=base)
+            restored = restore(text, new.decode("utf-8"), mem.scanner).encode("utf-8")
+        except UnicodeDecodeError as exc:
+            keep = True
+            fail(f"the edited text is not UTF-8 (byte {exc.start}); nothing was saved. Your edited text "
+                 f"is kept at {tmp}")
+        except RestoreError as exc:
+            keep = True
+            fail(f"{exc}. Nothing was saved; your edited text is kept at {tmp}")
+        try:
+            result = mem.write(path, restored, base=base, person_edit=True)
         except NoteError as exc:
             keep = True
             fail(f"{_refusal(exc)}. Your edited text is kept at {tmp}")

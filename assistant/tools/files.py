@@ -134,6 +134,14 @@ def file_write(args: dict, ctx: ToolContext) -> str:
                 "links (the person can remove it by hand if it should become a file)"
             ) from None
         raise _os_error(path, exc) from None
+    if current is not None and ctx.scanner is not None:
+        # the model saw the file redacted: replacing it must not destroy a secret unseen
+        old = current.decode("utf-8", "replace")
+        held = {old[s:e] for s, e, _ in ctx.scanner.redaction_spans(old)}
+        if any(secret not in content for secret in held):
+            raise ToolError(f"refused: {path} holds a secret (shown to you as a [redacted:...] marker); this "
+                            "content does not keep it, so writing it would destroy the secret unseen. Write "
+                            "to another file, or ask the person to change this one.")
     decision = ctx.gate.authorize(
         "file", path, content=data, current=current,
         summary=f"file_write {path} ({len(data)} bytes)",
