@@ -154,7 +154,7 @@ def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
         assert result.reply and any(n == "reply" and d["text"] == result.reply for n, d in events)
     else:
         assert "limits.max_steps" in result.message
-    transcript = ws.transcripts_dir / f"{parts.session_id}.jsonl"
+    transcript = ws.transcripts_dir / f"{parts.id}.jsonl"
     assert transcript.exists()
 
 
