@@ -9,7 +9,11 @@ Guards the model/tool boundary at run time:
 - every tool output is redacted by the leak scanner and goes back to the model as untrusted
   data (assistant.prompt), and every event is appended, redacted, to the transcript;
 - a runaway model is stopped at `limits.max_steps` tool calls per turn, *before* the extra
-  call runs, so nothing is left half-done.
+  call runs, so nothing is left half-done;
+- a tool call whose arguments carry a vault value is refused before it runs, with one message
+  naming neither the secret nor where it was, and the turn ends there (so refusals are no
+  oracle a model can binary-search); the person is told which secret (event `secret_refused`,
+  transcript, audit log).
 Every ruling the gate makes is reported the moment it happens (`on_event("ruling", ...)`) and
 remembered, so an unattended run can report "denied" with its own exit code.
 """
@@ -502,7 +506,7 @@ class Agent:
             found.extend(self._vault_names_in(v))
         return tuple(dict.fromkeys(found))
 
-    def _secret_refused(self, call: ToolCall, names: tuple[str, ...], result: TurnResult) -> str:
+    def _secret_refused(self, call: ToolCall, names: tuple[str, ...]) -> None:
         """Record a refusal for a vault value: the person sees which secret (display, transcript,
         audit log); the model gets SECRET_REFUSED or the tool's own generic message."""
         self._refused = names
@@ -515,7 +519,6 @@ class Agent:
                               "secrets": list(names)})
             except Exception:
                 pass   # the refusal stands either way; the transcript has it too
-        return ""
 
     def _run_tool(self, call: ToolCall, result: TurnResult | None = None) -> str:
         tool = self.tools[call.name]
@@ -525,7 +528,7 @@ class Agent:
         if names:
             # Refused before the tool runs: nothing that echoes an argument back (a path in a
             # "not found", a URL in an error) can turn redaction markers into an oracle.
-            self._secret_refused(call, names, result)
+            self._secret_refused(call, names)
             output = f"error: {SECRET_REFUSED}"
             result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
             self._emit("tool_result", {"tool": call.name, "ok": False, "output": output, "secret": True})
@@ -569,7 +572,7 @@ class Agent:
             self._emit("tool_result", {"tool": call.name, "ok": False, "output": msg, "timeout": True})
             return msg
         if "secret" in box:
-            self._secret_refused(call, tuple(box["secret"]), result)
+            self._secret_refused(call, tuple(box["secret"]))
         if "error" in box:
             output, ok = f"error: {self._redact(box['error'])}", False
             result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))

@@ -148,7 +148,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         rel = session.transcript.path.relative_to(ws.root)
         redact = session.scanner.redact
         failed = _unrecovered(calls)
-        retried = [c for c in calls if not c[2]][: max(0, len([c for c in calls if not c[2]]) - len(failed))]
+        made_good = sum(1 for c in calls if not c[2]) - len(failed)   # failed, then done by a later call
         if result.outcome == "error":
             code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
         elif result.denials:
@@ -157,7 +157,9 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             code = EXIT_DENIED
             line = f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}"
         elif result.secret_refused or failed:
-            tool, target, message = failed[-1] if result.secret_refused and failed else failed[0]
+            # name the refused call (the turn ended on it: the last one), else the first failure
+            tool, target, message = ((failed[-1] if result.secret_refused else failed[0]) if failed
+                                     else ("?", "", result.message))
             more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
             message = message[len("error: "):] if message.startswith("error: ") else message
             code = EXIT_FAILED
@@ -172,8 +174,8 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
                                   failed_calls=len(failed), exit_code=code)
         if code == EXIT_FAILED and result.reply:
             click.echo(f"reply (after the failed call): {_one_line(redact(result.reply), 2000)}", err=True)
-        if retried and code == EXIT_OK:
-            click.echo(f"note: {len(retried)} tool call{'s' if len(retried) > 1 else ''} failed and "
+        if made_good and code == EXIT_OK:
+            click.echo(f"note: {made_good} tool call{'s' if made_good > 1 else ''} failed and "
                        "a later call did the same successfully: see the transcript", err=True)
         click.echo(f"transcript: {rel}", err=True)
         if result.secret_refused:
