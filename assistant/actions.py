@@ -32,6 +32,10 @@ DEFAULT_MAX_REPLY = 4000
 MAX_ACTION_BYTES = 512 * 1024
 # Object nesting we accept in tool schemas and in actions.
 MAX_DEPTH = 8
+# Longest number literal an action may spell (characters). Python refuses to convert integers
+# of more than 4300 digits, and no tool argument needs more than a few: a longer number is an
+# invalid step, not an exception far from here.
+MAX_NUMBER_CHARS = 40
 
 SUPPORTED_KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "items",
@@ -261,6 +265,42 @@ def _no_constants(name: str) -> Any:
     raise ActionError(f"{name} is not valid JSON")
 
 
+def _parse_int(literal: str) -> int:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise ActionError(f"a number in the action has {len(literal.lstrip('-'))} digits; "
+                          f"numbers here have at most {MAX_NUMBER_CHARS}")
+    return int(literal)
+
+
+def _parse_float(literal: str) -> float:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise ActionError(f"a number in the action is {len(literal)} characters long; "
+                          f"numbers here have at most {MAX_NUMBER_CHARS}")
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ActionError(f"the number {literal} in the action is out of range")
+    return value
+
+
+def _check_numbers(value: Any) -> None:
+    """The same bounds for an already-decoded value (a script item): a huge integer or a
+    non-finite float is an invalid step."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if abs(value) >= 10 ** MAX_NUMBER_CHARS:
+            raise ActionError(f"a number in the action has more than {MAX_NUMBER_CHARS} digits")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ActionError("a number in the action is out of range (not finite)")
+    elif isinstance(value, dict):
+        for v in value.values():
+            _check_numbers(v)
+    elif isinstance(value, list):
+        for v in value:
+            _check_numbers(v)
+
+
 def _depth(value: Any, d: int = 0) -> int:
     if d > MAX_DEPTH + 2:
         return d
@@ -281,11 +321,16 @@ def parse_json(text: str) -> dict:
     if not stripped:
         raise ActionError("the model produced no action (empty output)")
     try:
-        value = json.loads(stripped, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        value = json.loads(stripped, object_pairs_hook=_no_duplicates, parse_constant=_no_constants,
+                           parse_int=_parse_int, parse_float=_parse_float)
     except json.JSONDecodeError as exc:
         raise ActionError(f"the action is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise ActionError("the action is nested too deeply") from None
+    except ActionError:
+        raise
+    except ValueError as exc:   # anything else json/int/float refuse: an invalid step, never a crash
+        raise ActionError(f"the action is not valid JSON ({type(exc).__name__})") from None
     if not isinstance(value, dict):
         raise ActionError(f"an action must be a JSON object, got {_type_name(value)}")
     if _depth(value) > MAX_DEPTH + 2:
@@ -320,6 +365,7 @@ def action_from_value(value: Any, tools: Iterable[Any], *, max_reply: int = DEFA
     if not isinstance(value, dict):
         raise ActionError(f"an action must be a JSON object, got {_type_name(value)}")
     _check_text(value)
+    _check_numbers(value)
     keys = set(value)
     if keys == {"reply"}:
         text = value["reply"]

@@ -9,7 +9,11 @@ Guards the model/tool boundary at run time:
 - every tool output is redacted by the leak scanner and goes back to the model as untrusted
   data (assistant.prompt), and every event is appended, redacted, to the transcript;
 - a runaway model is stopped at `limits.max_steps` tool calls per turn, *before* the extra
-  call runs, so nothing is left half-done.
+  call runs, so nothing is left half-done;
+- a tool call whose arguments carry a vault value is refused before it runs, with one message
+  naming neither the secret nor where it was, and the turn ends there (so refusals are no
+  oracle a model can binary-search); the person is told which secret (event `secret_refused`,
+  transcript, audit log).
 Every ruling the gate makes is reported the moment it happens (`on_event("ruling", ...)`) and
 remembered, so an unattended run can report "denied" with its own exit code.
 """
@@ -27,11 +31,11 @@ from policy.gate import Decision
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
 from .config import Config
-from .gated_write import Authorizer
-from .leaks import Scanner
+from .call_context import Authorizer
+from .leaks import VAULT_RULE, Scanner
 from .models.base import ContextOverflow, Model, ModelError, StepResult
 from .prompt import Conversation
-from .tools.base import Tool, ToolContext, ToolError
+from .tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from .transcript import Transcript
 
 EventSink = Callable[[str, dict], None]
@@ -74,10 +78,33 @@ class TurnResult:
     steps: int = 0                    # model steps taken
     tool_calls: int = 0
     rulings: list[GateRecord] = field(default_factory=list)
+    secret_refused: bool = False      # a call carried a vault value: refused, and the turn ended
+    failed_calls: list["FailedCall"] = field(default_factory=list)   # calls whose result was an error
 
     @property
     def denials(self) -> list[GateRecord]:
         return [r for r in self.rulings if not r.allowed]
+
+
+@dataclass(frozen=True)
+class FailedCall:
+    """A tool call that failed (refused, denied, conflicted, errored), as shown to the person."""
+
+    tool: str
+    target: str        # the path or URL the call named (redacted), "" if none
+    message: str       # the error the model was told (redacted)
+
+
+SECRET_REFUSED = ("refused: the call carries a secret stored in the person's vault; it did not run. "
+                  "Secrets never leave the vault through a tool. No further tool calls are taken in "
+                  "this turn.")
+
+
+def _call_target(args: dict) -> str:
+    for key in ("path", "url"):
+        if isinstance(args.get(key), str):
+            return args[key]
+    return ""
 
 
 def _deny(reason: str) -> Decision:
@@ -368,6 +395,7 @@ class Agent:
             self.gate = ObservedGate(ctx.gate, self._emit)
         self.ctx = replace(ctx, gate=self.gate)
         self.scanner = ctx.scanner
+        self._refused: tuple[str, ...] | None = None   # set by _run_tool on a vault-value refusal
 
     # -- plumbing
     def _emit(self, name: str, data: dict) -> None:
@@ -456,8 +484,15 @@ class Agent:
                 return self._stop(result, f"the model asked for more than {self.limits.max_steps} tool calls "
                                           f"in one turn (limits.max_steps); stopped before {action.name} ran")
             result.tool_calls += 1
-            output = self._run_tool(action)
+            output = self._run_tool(action, result)
             self.conversation.add_tool_result(action.name, output)
+            if self._refused is not None:
+                # One bit per turn at most: a refusal for a vault value ends the turn, so a model
+                # cannot binary-search a word list with write after write.
+                self._refused = None
+                result.secret_refused = True
+                return self._stop(result, f"{action.name} carried a value stored in the vault; it was refused "
+                                          "and this turn takes no more tool calls")
 
     def _step_that_fits(self, on_token: Callable[[str], None]) -> StepResult:
         """One model step. When the conversation no longer fits the context, the oldest
@@ -488,17 +523,57 @@ class Agent:
         result.message = message
         self._emit("stopped", {"message": message})
 
-    def _run_tool(self, call: ToolCall) -> str:
+    def _vault_names_in(self, value: object) -> tuple[str, ...]:
+        """Vault names whose value (in any encoding the scanner knows) is in the call's arguments."""
+        if self.scanner is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(dict.fromkeys(f.name for f in self.scanner.find(value) if f.rule == VAULT_RULE))
+        found: list[str] = []
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if isinstance(value, dict):
+            found.extend(n for k in value for n in self._vault_names_in(k))
+        for v in items:
+            found.extend(self._vault_names_in(v))
+        return tuple(dict.fromkeys(found))
+
+    def _secret_refused(self, call: ToolCall, names: tuple[str, ...]) -> None:
+        """Record a refusal for a vault value: the person sees which secret (display, transcript,
+        audit log); the model gets SECRET_REFUSED or the tool's own generic message."""
+        self._refused = names
+        self._emit("secret_refused", {"tool": call.name, "target": _call_target(call.args), "names": list(names)})
+        audit = getattr(self.gate.gate, "audit", None)
+        if audit is not None:
+            try:
+                audit.append({"event": "secret_refused", "run": str(getattr(self.gate.gate, "run_id", "") or ""),
+                              "tool": call.name, "target": self._redact(_call_target(call.args)),
+                              "secrets": list(names)})
+            except Exception:
+                pass   # the refusal stands either way; the transcript has it too
+
+    def _run_tool(self, call: ToolCall, result: TurnResult | None = None) -> str:
         tool = self.tools[call.name]
         self._emit("tool_call", {"tool": call.name, "args": call.args, "kind": tool.kind})
+        result = result if result is not None else TurnResult(outcome="reply")
+        names = self._vault_names_in(call.args)
+        if names:
+            # Refused before the tool runs: nothing that echoes an argument back (a path in a
+            # "not found", a URL in an error) can turn redaction markers into an oracle.
+            self._secret_refused(call, names)
+            output = f"error: {SECRET_REFUSED}"
+            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
+            self._emit("tool_result", {"tool": call.name, "ok": False, "output": output, "secret": True})
+            return output
         state = ToolCallState(call.name, self.gate)
         ctx = replace(self.ctx, gate=state, cancel=state)    # this call's own gate view
-        box: dict[str, str] = {}
+        box: dict[str, object] = {}
         done = threading.Event()
 
         def work() -> None:
             try:
                 box["output"] = tool.run(dict(call.args), ctx)
+            except SecretRefusal as exc:
+                box["error"], box["secret"] = str(exc), exc.names
             except ToolError as exc:
                 box["error"] = str(exc)
             except Exception as exc:   # a tool bug or an OS error: reported, never a crash
@@ -525,10 +600,14 @@ class Agent:
             raise
         if not done.is_set():
             msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"
+            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), msg))
             self._emit("tool_result", {"tool": call.name, "ok": False, "output": msg, "timeout": True})
             return msg
+        if "secret" in box:
+            self._secret_refused(call, tuple(box["secret"]))  # type: ignore[arg-type]
         if "error" in box:
-            output, ok = f"error: {self._redact(box['error'])}", False
+            output, ok = f"error: {self._redact(str(box['error']))}", False
+            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
         else:
             output, ok = box.get("output", ""), True
             if not isinstance(output, str):

@@ -70,6 +70,7 @@ class MemoryConfig:
 class VaultConfig:
     key_file: str = ""             # "" = none; relative = under the workspace
     unlock: str = ""               # "keyring": the passphrase remembered in the OS keyring; "" = env, key_file, prompt
+    required: bool = False         # this workspace has had a vault: no session starts without vault.enc
     opslimit: int = 3
     memlimit_mib: int = 256
 
@@ -234,6 +235,7 @@ def _read_approvals(r: _Reader) -> ApprovalSettings:
 def _read_vault(r: _Reader) -> VaultConfig:
     d = VaultConfig()
     return VaultConfig(key_file=r.text("key_file", d.key_file), unlock=r.choice("unlock", d.unlock, ("", "keyring")),
+                       required=r.boolean("required", d.required),
                        opslimit=r.integer("opslimit", d.opslimit, 1),
                        memlimit_mib=r.integer("memlimit_mib", d.memlimit_mib, 1))
 

@@ -466,29 +466,51 @@ class Scanner:
         """`text[:cut]` with the hits replaced by labels; a hit running past `cut` ends it."""
         parts: list[str] = []
         pos = 0
-        i = 0
-        while i < len(hits):
-            start, end = hits[i].start, hits[i].end
-            if start >= cut:
-                break
-            label = hits[i].name if hits[i].rule == VAULT_RULE else None
-            first_rule = hits[i].name
-            j = i + 1
-            while j < len(hits) and hits[j].start < end:
-                end = max(end, hits[j].end)
-                if label is None and hits[j].rule == VAULT_RULE:
-                    label = hits[j].name
-                j += 1
+        for start, end, label in _spans(hits, cut):
             parts.append(text[pos:start])
-            parts.append(f"[redacted:{label or first_rule}]")
+            parts.append(marker(label))
             pos = end
-            i = j
         parts.append(text[pos:cut])
         return "".join(parts)
+
+    def redaction_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, label) of each span `redact(text)` replaces, in order: what stands behind
+        each "[redacted:LABEL]" (the person's editor puts the values back from these)."""
+        return _spans(self.find(text), len(text))
 
     def names_found(self, text: str) -> list[str]:
         """Distinct secret names / rule ids present in `text`, in order of first appearance."""
         return list(dict.fromkeys(f.name for f in self.find(text)))
+
+
+MARKER_RE = re.compile(r"\[redacted:[^\]\n]{1,200}\]")
+
+
+def marker(label: str) -> str:
+    """The text a redacted span is shown as."""
+    return f"[redacted:{label}]"
+
+
+def _spans(hits: list[Finding], cut: int) -> list[tuple[int, int, str]]:
+    """Overlapping hits merged into one span each, labelled with the vault name if a vault
+    value is in it (the most specific), else the first rule; spans start before `cut`."""
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(hits):
+        start, end = hits[i].start, hits[i].end
+        if start >= cut:
+            break
+        label = hits[i].name if hits[i].rule == VAULT_RULE else None
+        first_rule = hits[i].name
+        j = i + 1
+        while j < len(hits) and hits[j].start < end:
+            end = max(end, hits[j].end)
+            if label is None and hits[j].rule == VAULT_RULE:
+                label = hits[j].name
+            j += 1
+        out.append((start, end, label or first_rule))
+        i = j
+    return out
 
 
 def _map_positions(text: str, positions: list[int]) -> list[int]:
@@ -502,4 +524,4 @@ def _map_positions(text: str, positions: list[int]) -> list[int]:
     return [where[p] for p in positions]
 
 
-__all__ = ["Finding", "Scanner", "VAULT_RULE", "variants"]
+__all__ = ["Finding", "MARKER_RE", "Scanner", "VAULT_RULE", "marker", "variants"]

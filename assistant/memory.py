@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,22 +27,23 @@ from policy.paths import PathGrammarError
 from policy.paths import check as check_path
 
 from . import catalog as _catalog
+from . import notes as _notes
 
 from .confine import ConfinementError, FileTooLargeError, Root
-from .gated_write import AuditSink, Authorizer, Call
+from .call_context import AuditSink, Authorizer, Call
 from .history import Grant, History, HistoryError, Origin, Version
-from .leaks import Scanner
+from .leaks import VAULT_RULE, Scanner
 from .locking import FileLock, LockTimeout
 from .names import clash_message, nfc, spelling_clash
-from .notes import revision
+from .notes import REVISION_CHARS
 from .terminal import char_name, control_character
 
 if TYPE_CHECKING:
     from .workspace import Workspace
 
 __all__ = [
-    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "revision",
-    "MemoryError", "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "Conflict",
+    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "REVISION_CHARS",
+    "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "SecretWouldBeLost", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
     "open_memory", "memory_write", "memory_read", "memory_list",
 ]
@@ -56,9 +58,6 @@ class NoteError(Exception):
     """A memory operation refused, with a specific message safe to show the model (no secret)."""
 
 
-MemoryError = NoteError  # the name in docs/interfaces.md (shadows the builtin only in this module)
-
-
 class PathRefused(NoteError):
     """The path breaks a path rule (not `.md`, absolute, `..`, dot-leading, control chars...)."""
 
@@ -68,7 +67,24 @@ class ContentRefused(NoteError):
 
 
 class SecretRefused(NoteError):
-    """The content (or path) carries a stored secret or a credential shape. Never asked about."""
+    """The content (or path) carries a stored secret or a credential shape. Never asked about.
+
+    The message (what the model is told) never names a vault secret or says where it was:
+    a named refusal is an oracle (write half a word list, learn which half holds the value).
+    `names` (vault names and rule ids) is for the person's own CLI and the audit log;
+    `vault` says whether a vault value was among the hits (the agent ends the turn on it)."""
+
+    def __init__(self, message: str, *, names: tuple[str, ...] = (), vault: bool = False) -> None:
+        super().__init__(message)
+        self.names = names
+        self.vault = vault
+
+
+class SecretWouldBeLost(NoteError):
+    """The write would replace a note holding a secret (a vault value or a credential) with
+    text that no longer holds it: the writer saw the note redacted, so the secret would be
+    destroyed unseen (replaced by its "[redacted:...]" marker). Names neither the secret nor
+    where it is."""
 
 
 class Conflict(NoteError):
@@ -130,16 +146,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _base_matches(base: str, current: bytes) -> bool:
-    """`base` names the current bytes: the 12-character revision memory_read gives, or (for a
-    caller that hashed the note itself) its full sha256 hex / any prefix of at least 8 hex."""
-    given = base.strip().lower()
-    if given == revision(current):
-        return True
-    return 8 <= len(given) <= 64 and re.fullmatch(r"[0-9a-f]+", given) is not None \
-        and _sha256(current).startswith(given)
-
-
 class Memory:
     """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
 
@@ -156,10 +162,30 @@ class Memory:
         self.lock_timeout = lock_timeout
         self._audit = audit
         self.history = history   # None: no versions kept (a bare Memory built by a test)
+        self._revision_key: bytes | None = None
+
+    # -- revisions ----------------------------------------------------------------------
 
     def revision(self, data: bytes) -> str:
-        """The revision shown for these bytes: the one way to compute one."""
-        return revision(data)
+        """THE way a revision the model, an approver or a log sees is computed: 12 hex chars
+        of HMAC-SHA256 of the exact bytes under this workspace's key (state/revision.key,
+        created on first use). Keyed, so a revision beside a redacted note is no offline
+        oracle for the secret redacted out of it."""
+        if self._revision_key is None:
+            from .revision_key import RevisionKeyError, load_key
+
+            try:
+                self._revision_key = load_key(self.ws.state_dir)
+            except RevisionKeyError as exc:
+                raise NoteError(f"revisions cannot be computed: {exc}") from None
+        return _notes.revision(data, self._revision_key)
+
+    def _base_matches(self, base: str, current: bytes) -> bool:
+        """`base` is the keyed revision of the current bytes (what memory_read gave). Nothing
+        else is accepted: a plain sha256 (or a prefix of one) would make a right guess of a
+        redacted secret succeed and a wrong one conflict."""
+        return hmac.compare_digest(base.strip().lower().encode("ascii", "replace"),
+                                   self.revision(current).encode("ascii"))
 
     # -- rules --------------------------------------------------------------------------
 
@@ -212,19 +238,58 @@ class Memory:
             )
         return data
 
-    def check_secrets(self, path: str, data: bytes) -> None:
-        """Refuse at once if the content or the path carries a secret. Never asks anyone."""
+    def check_secrets(self, path: str, data: bytes, *, kept: frozenset[str] = frozenset()) -> None:
+        """Refuse at once if the content or the path carries a secret. Never asks anyone.
+
+        A vault value: the message names neither the secret nor where it was (see
+        SecretRefused). A credential shape alone: the message names the kind of credential.
+        `kept`: exact secret texts already in the note (the person's editor puts them back);
+        those may stay in the content, any other is refused."""
         names: list[str] = []
-        for text in (data.decode("utf-8"), path):
-            for name in self.scanner.names_found(text):
-                if name not in names:
-                    names.append(name)
-        if names:
+        vault = False
+        for text, allowed in ((data.decode("utf-8"), kept), (path, frozenset())):
+            for f in self.scanner.find(text):
+                if text[f.start:f.end] in allowed:
+                    continue
+                vault = vault or f.rule == VAULT_RULE
+                if f.name not in names:
+                    names.append(f.name)
+        if not names:
+            return
+        why = ("Secrets never go into memory, and this is not put to the person for approval "
+               "(approving it would park the value in every future prompt).")
+        if vault:
             raise SecretRefused(
-                f"refused: the note would carry a secret ({', '.join(names)}). Secrets never go into "
-                "memory, and this is not put to the person for approval (approving it would park the "
-                "value in every future prompt). Leave the secret out; refer to it by name if needed."
-            )
+                f"refused: the note would carry a secret stored in the person's vault. {why}",
+                names=tuple(names), vault=True)
+        raise SecretRefused(
+            f"refused: the note would carry a secret ({', '.join(names)}, a credential). {why} Leave it out.",
+            names=tuple(names))
+
+    def secrets_in(self, data: bytes) -> frozenset[str]:
+        """The exact texts in `data` that reading it would redact (vault values, credentials)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return frozenset()
+        return frozenset(text[s:e] for s, e, _ in self.scanner.redaction_spans(text))
+
+    def check_keeps_secrets(self, path: str, data: bytes, current: bytes | None) -> None:
+        """Refuse a write that would drop a secret present in the current bytes: whoever wrote
+        `data` saw the note redacted, so the secret would be lost unseen (replaced by its
+        marker). The person's editor (`person_edit`) puts values back instead."""
+        if current is None:
+            return
+        held = self.secrets_in(current)
+        if not held:
+            return
+        text = data.decode("utf-8")
+        if any(secret not in text for secret in held):
+            raise SecretWouldBeLost(
+                f"refused: {path} holds a secret (shown to you as a [redacted:...] marker); this text "
+                "does not keep it, so writing it would destroy the secret unseen (the marker would "
+                "replace it). A note holding a secret cannot be rewritten here: put the new text in "
+                f"another note, or ask the person to change this one (`assistant memory edit {path}`).")
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -277,8 +342,7 @@ class Memory:
                 raise PathRefused(f"path refused: a folder on the way to {path!r} is a file") from None
             raise Unreadable(f"{path} cannot be read: {exc.strerror or type(exc).__name__}") from None
 
-    @staticmethod
-    def _check_base(path: str, current: bytes | None, base: Any, force: bool) -> None:
+    def _check_base(self, path: str, current: bytes | None, base: Any, force: bool) -> None:
         if base is not None and not isinstance(base, str):
             raise Conflict(f"base must be the revision string memory_read gave for {path}")
         if current is None:
@@ -293,11 +357,11 @@ class Memory:
                 f"{path} already exists: read it with memory_read and pass its revision as base "
                 "to replace it"
             )
-        if not _base_matches(base, current):
+        if not self._base_matches(base, current):
             # Echo the base only if it looks like a revision: anything else (a cut secret
             # would not be recognised by the scanner) is not repeated back.
             given = base.strip()
-            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,64}", given) else "given"
+            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) else "given"
             raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
                            f"current revision)")
 
@@ -333,7 +397,8 @@ class Memory:
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
-              force: bool = False, origin: Origin | None = None, call: Call | None = None) -> WriteResult:
+              force: bool = False, origin: Origin | None = None, call: Call | None = None,
+              person_edit: bool = False) -> WriteResult:
         """Create or replace one note (whole file). See the module docstring for the order.
 
         `base`: the revision memory_read returned; required to replace an existing note.
@@ -342,17 +407,28 @@ class Memory:
         `origin`: who writes (history's source, model, untrusted sources read); default the person.
         `call`: the tool call this write belongs to (its gate view and cancellation); None for
         the person's own writes, ruled on by this Memory's gate.
+        `person_edit`: the person's editor (`assistant memory edit`), which put the original
+        values back behind the markers left in place: secrets already in the note may stay,
+        and one whose marker the person deleted may go. Any new secret is still refused.
+        Without it, a write that would drop a secret held by the current note is refused
+        (SecretWouldBeLost).
         """
         origin = origin or Origin("person")
         call = call or Call(self.gate)
         path = self.check_path(path)
         data = self.check_content(content)
-        self.check_secrets(path, data)
+        if not person_edit:
+            self.check_secrets(path, data)
+        new_revision = self.revision(data)     # (the key is loaded before anything is written)
         with self._root() as root:
             self._check_spelling(root, path)
             current = self._current(root, path)
+            if person_edit:
+                self.check_secrets(path, data, kept=self.secrets_in(current) if current is not None else frozenset())
+            else:
+                self.check_keeps_secrets(path, data, current)
             self._check_base(path, current, base, force)
-            what = "new note" if current is None else f"replaces revision {revision(current)}"
+            what = "new note" if current is None else f"replaces revision {self.revision(current)}"
             grant = self._authorize(call.gate, path, data, current,
                                     f"memory_write {path} ({len(data)} bytes, {what})")
             try:
@@ -380,13 +456,13 @@ class Memory:
                     history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "written", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(data), "revision": revision(data), "bytes": len(data),
-                        "base": revision(current) if current is not None else None,
+                        "sha256": _sha256(data), "revision": new_revision, "bytes": len(data),
+                        "base": self.revision(current) if current is not None else None,
                         "created": current is None, "source": origin.source,
                     }) or history_warning
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was written") from None
-        return WriteResult(path=path, revision=revision(data), created=current is None,
+        return WriteResult(path=path, revision=new_revision, created=current is None,
                            bytes=len(data), warning=warning)
 
     def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None) -> RemoveResult:
@@ -401,7 +477,7 @@ class Memory:
                 raise NotFound(f"no note at {path}")
             if base is not None:
                 self._check_base(path, current, base, False)
-            grant = self._authorize(self.gate, path, b"", current, f"memory remove {path} (revision {revision(current)})")
+            grant = self._authorize(self.gate, path, b"", current, f"memory remove {path} (revision {self.revision(current)})")
             try:
                 with self._lock():
                     now = self._current(root, path)
@@ -418,11 +494,11 @@ class Memory:
                     history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(current), "revision": revision(current),
+                        "sha256": _sha256(current), "revision": self.revision(current),
                     }) or history_warning
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None
-        return RemoveResult(path=path, revision=revision(current), warning=warning)
+        return RemoveResult(path=path, revision=self.revision(current), warning=warning)
 
     # -- history ------------------------------------------------------------------------
 
@@ -499,7 +575,7 @@ class Memory:
         """The note, redacted, with the revision of its bytes on disk."""
         path = self.check_path(path)
         data, text = self.read_raw(path)
-        return Note(path=path, content=self.scanner.redact(text), revision=revision(data))
+        return Note(path=path, content=self.scanner.redact(text), revision=self.revision(data))
 
     # -- the catalog --------------------------------------------------------------------
 

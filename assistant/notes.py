@@ -1,7 +1,9 @@
 """The note format: markdown with optional `---`-fenced frontmatter of simple `key: value` pairs.
 
 Guards two small facts everything else relies on: what a note's *revision* is (12 hex chars
-of the sha256 of its exact bytes, so "read before overwrite" compares bytes, not mtimes), and
+of HMAC-SHA256 of its exact bytes under the workspace's revision key, so "read before
+overwrite" compares bytes, not mtimes, and a revision shown beside a redacted note is no
+offline oracle for the secret redacted out of it), and
 how a summary is taken from a note's head (frontmatter `description:`, else the first
 non-empty body line, cleaned of control characters and cut to a bounded width). A bare
 `description:` line outside the fences is body text. Unknown frontmatter lines are kept as
@@ -11,6 +13,7 @@ they are.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -19,9 +22,14 @@ REVISION_CHARS = 12
 ELLIPSIS = "\u2026"
 
 
-def revision(data: bytes) -> str:
-    """The revision of a note: the first 12 hex characters of sha256 of its exact bytes."""
-    return hashlib.sha256(data).hexdigest()[:REVISION_CHARS]
+def revision(data: bytes, key: bytes) -> str:
+    """The revision of a note: the first 12 hex characters of HMAC-SHA256(key, its exact bytes).
+
+    `key` is the workspace's revision key (assistant.revision_key); callers go through
+    `Memory.revision(data)`, the one way a shown revision is computed."""
+    if not isinstance(key, bytes) or len(key) < 16:
+        raise ValueError("a revision needs the workspace's revision key (16 bytes or more)")
+    return hmac.new(key, data, hashlib.sha256).hexdigest()[:REVISION_CHARS]
 
 
 def sha256_hex(data: bytes) -> str:

@@ -86,6 +86,31 @@ class CannotDecrypt(VaultError):
     """The passphrase is wrong, or the file was modified or damaged (AEAD cannot tell which)."""
 
 
+class VaultMissing(VaultLocked):
+    """This workspace has had a vault ([vault] required = true in config.toml) but vault.enc is
+    gone. A session must not start: scanning with shapes only would let its values through."""
+
+
+def missing_vault_message(ws: Any) -> str:
+    return (f"vault.enc is missing ({ws.vault_path}), but this workspace has a vault ([vault] "
+            "required = true in config.toml), so its secrets cannot be kept out: restore vault.enc "
+            "from a backup; if you removed it on purpose, run `assistant vault init` or set "
+            "required = false under [vault]")
+
+
+def record_required(ws: Any) -> str | None:
+    """Record `[vault] required = true` in config.toml (where deleting state/ does not erase
+    it). Returns a warning instead of raising: the vault itself is fine either way."""
+    from .workspace import WorkspaceError, record_setting
+
+    try:
+        record_setting(ws.config_path, "vault", "required", True)
+    except WorkspaceError as exc:
+        return str(exc)
+    ws.config = ws.config.updated({"vault": {"required": True}})
+    return None
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -605,10 +630,19 @@ def unlock_if_present(ws: "Workspace", *, interactive: bool) -> Vault | None:
     A vault that exists but cannot be unlocked in this run (no means, wrong passphrase,
     damaged file, loose key file) raises VaultLocked, whose message says why and how to
     unlock: callers fail closed, since scanning without the values would let them through.
+    A workspace that has had a vault ([vault] required = true, recorded by `vault init` and on
+    the first open of an existing vault.enc) and has no vault.enc raises VaultMissing.
     """
     path = Path(ws.vault_path)
+    required = ws.config.vault.required
     if not (path.exists() or path.is_symlink()):
+        if required:
+            raise VaultMissing(missing_vault_message(ws))
         return None
+    if not required:
+        # a workspace that had its vault before this was recorded: record it on first open
+        # (best effort: a config.toml we cannot rewrite does not stop the session)
+        record_required(ws)
     try:
         return unlock(ws, interactive=interactive)
     except VaultLocked:
@@ -625,7 +659,8 @@ def load_scanner(ws: "Workspace", *, interactive: bool) -> Scanner:
 
 __all__ = [
     "CannotDecrypt", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
-    "VaultError", "VaultLocked", "check_kdf_params", "kdf_settings", "load_scanner",
+    "VaultError", "VaultLocked", "VaultMissing", "check_kdf_params", "kdf_settings", "load_scanner",
+    "missing_vault_message", "record_required",
     "ask_on_terminal", "fixed_passphrase", "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",
     "unlock_if_present",
     "validate_name", "validate_value",

@@ -48,33 +48,64 @@ def load_config(path: Path) -> Config:
     return config
 
 
-def set_config_value(path: Path, table: str, key: str, value: str) -> None:
-    """Set `key = value` (value as TOML text) in `[table]` of config.toml, keeping every other
-    line and comment as it is; the key's line is replaced, or added under the table's header
-    (the table is appended when missing). Written atomically; the result must still load."""
+def record_setting(config_path: Path, section: str, key: str, value: bool | int | str) -> None:
+    """Set `key = value` in table [section] of config.toml, keeping every other line as written
+    (comments included): the key's line is replaced, or added under the table's header (the
+    table is appended when missing). The result is parsed again before it replaces the file: if
+    it does not read back as exactly the old settings plus this one (a table written as dotted
+    keys or inline, say), nothing is changed and WorkspaceError says what to add by hand.
+    Written atomically (policy.fileio), keeping the file's mode."""
+    import json
     import re
 
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    lines = text.splitlines(keepends=True)
-    header = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
-    setting = re.compile(rf"^\s*{re.escape(key)}\s*=")
-    start = next((i for i, line in enumerate(lines) if (m := header.match(line)) and m.group(1).strip() == table), None)
-    new_line = f"{key} = {value}\n"
+    path = Path(config_path)
+    if path.is_symlink():
+        path = path.resolve()
+    literal = ("true" if value else "false") if isinstance(value, bool) else (
+        str(value) if isinstance(value, int) else json.dumps(value, ensure_ascii=False))
+    by_hand = f"add `{key} = {literal}` under [{section}] in {config_path} by hand"
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkspaceError(f"{config_path} cannot be read to record [{section}] {key}: {exc}; {by_hand}") from None
+    try:
+        before = tomllib.loads(old)
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{config_path}: not valid TOML: {exc}; {by_hand}") from None
+    lines = old.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[\s*" + re.escape(section) + r"\s*\]\s*(#.*)?$")
+    any_header = re.compile(r"^\s*\[")
+    setting = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+    new_line = f"{key} = {literal}\n"
+    start = next((i for i, line in enumerate(lines) if header.match(line.rstrip("\r\n"))), None)
     if start is None:
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += "\n"
-        lines += ["\n", f"[{table}]\n", new_line]
+        sep = "" if not old or old.endswith("\n") else "\n"
+        new = f"{old}{sep}\n[{section}]\n{new_line}"
     else:
-        end = next((i for i in range(start + 1, len(lines)) if header.match(lines[i]) or
-                    lines[i].lstrip().startswith("[[")), len(lines))
+        end = next((i for i in range(start + 1, len(lines)) if any_header.match(lines[i])), len(lines))
         at = next((i for i in range(start + 1, end) if setting.match(lines[i])), None)
         if at is not None:
             lines[at] = new_line
         else:
             lines.insert(start + 1, new_line)
-    out = "".join(lines)
-    tomllib.loads(out)   # never leave a config that does not parse
-    write_atomic(path, out.encode("utf-8"))
+        new = "".join(lines)
+    expected = {k: (dict(v) if isinstance(v, dict) else v) for k, v in before.items()}
+    expected.setdefault(section, {})
+    try:
+        expected[section][key] = value
+        ok = tomllib.loads(new) == expected
+    except (tomllib.TOMLDecodeError, TypeError):
+        ok = False
+    if not ok:
+        raise WorkspaceError(f"{config_path}: [{section}] {key} could not be recorded automatically; {by_hand}")
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+        write_atomic(path, new.encode("utf-8"), mode=mode)
+    except OSError as exc:
+        raise WorkspaceError(f"{config_path} cannot be written to record [{section}] {key}: "
+                             f"{exc.strerror or exc}; {by_hand}") from None
 
 
 @dataclass

@@ -21,6 +21,7 @@ redacting is denied outright.
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
@@ -113,6 +114,10 @@ class Gate:
         # Told the moment a request is filed and waited on (so a run can say which id to answer).
         # Display only: whatever it does or raises cannot change the ruling.
         self.on_request = on_request
+        # Requests this gate filed and has not yet seen answered or closed: close_open() denies
+        # them when the run is interrupted in another thread (the gate runs in a tool thread).
+        self._open: dict[str, tuple[str, str, str]] = {}   # request id -> (sha256, kind, target)
+        self._open_lock = threading.Lock()
         self.session = Session(run_id, grants=grants, policy=policy,
                                channel=self.channel if inbox is not None else "none",
                                inline=inline_ask is not None)
@@ -228,6 +233,64 @@ class Gate:
                 content_exact=exact, offers=ruling.offers, timeout=self.timeout)
         except (InboxError, FileExistsError) as exc:
             return self._answered(ruling, sha, DENY, f"could not file the approval request: {exc}", None)
+        with self._open_lock:
+            self._open[req.id] = (req.sha256, req.kind, req.target)
+        # From here on this call owns a request file: whatever happens (the notify command
+        # interrupted by Ctrl-C, an exception anywhere), it is closed as denied before we leave,
+        # so nobody can approve (and remember) a request no run will act on.
+        try:
+            return self._notify_and_wait(ruling, summary, sha, req, written, line)
+        except BaseException as exc:
+            with self._open_lock:
+                self._open.pop(req.id, None)
+            why = (f"the run that asked was interrupted ({type(exc).__name__})"
+                   if not isinstance(exc, Exception) else f"the gate failed ({type(exc).__name__})")
+            for record in (lambda: self.inbox.close(req.id, DENIED, why, sha256=req.sha256),
+                           lambda: self._answered(ruling, sha, DENY, why, req.id)):
+                try:
+                    record()
+                except Exception:
+                    pass     # the interrupt itself must reach the caller
+            if isinstance(exc, Exception):
+                return Decision(False, DENY, self._text(f"denied: {why}"), sha, None, req.id)
+            raise
+        finally:
+            with self._open_lock:
+                self._open.pop(req.id, None)
+
+    def close_open(self, reason: str) -> list[str]:
+        """Close, as denied, every request this gate filed that is still open (the run was
+        interrupted while a tool thread was asking). An answer a person wrote first stands.
+        Also any pending request of this run on file (one filed an instant before it was
+        recorded here). Returns the ids closed by this call. Never raises."""
+        with self._open_lock:
+            todo = dict(self._open)
+            self._open.clear()
+        try:
+            for entry in self.inbox.list() if self.inbox is not None else []:
+                if entry.request is not None and entry.request.run_id == self.run_id and entry.state == "pending":
+                    r = entry.request
+                    todo.setdefault(entry.id, (r.sha256, r.kind, r.target))
+        except Exception:
+            pass
+        closed: list[str] = []
+        for req_id, (bound, kind, target) in todo.items():
+            try:
+                ans = self.inbox.close(req_id, DENIED, self._text(reason), sha256=bound)
+            except Exception:
+                continue
+            if ans.by == "run" and ans.reason == self._text(reason):
+                closed.append(req_id)
+                try:
+                    self.audit.append({"event": "approval", "by": "run", "request": req_id, "run": self.run_id,
+                                       "kind": kind, "target": self._text(target), "verdict": DENIED,
+                                       "reason": self._text(reason), "sha256": bound})
+                except Exception:
+                    pass
+        return closed
+
+    def _notify_and_wait(self, ruling: Ruling, summary: str, sha: str | None, req: Any,
+                         written: bytes, line: int | None = None) -> Decision:
         brief = summary if len(summary) <= NOTIFY_SUMMARY_CHARS else (
             f"{summary[:NOTIFY_SUMMARY_CHARS]}… ({len(summary):,} characters in all)")
         place = f"; audit line {line}" if line else ""
@@ -251,7 +314,12 @@ class Gate:
             if answer is None:
                 answer = self.inbox.close(req.id, EXPIRED, f"no answer within {self.timeout:g}s", sha256=req.sha256)
         except InboxError as exc:
-            return self._answered(ruling, sha, DENY, f"unreadable answer: {exc}", req.id)
+            reason = f"unreadable answer: {exc}"
+            try:   # the run gives up: the record must say so, or a person could still approve it
+                self.inbox.close(req.id, DENIED, self._text(reason), sha256=req.sha256)
+            except Exception:
+                pass
+            return self._answered(ruling, sha, DENY, reason, req.id)
         except Exception as exc:
             # The watcher failed (inotify limits, the folder vanished...): the run gives up, so the
             # record must say so too, or a person could still "approve" a request nobody waits for.
@@ -261,16 +329,6 @@ class Gate:
             except Exception as close_exc:
                 reason += f" (and the request could not be closed: {close_exc})"
             return self._answered(ruling, sha, DENY, reason, req.id)
-        except BaseException as exc:   # Ctrl-C, SystemExit from a signal handler...
-            why = f"the waiting run was interrupted ({type(exc).__name__})"
-            for record in (lambda: self.inbox.close(req.id, DENIED, why, sha256=req.sha256),
-                           lambda: self._answered(ruling, sha, DENY, "interrupted while waiting for an answer",
-                                                  req.id)):
-                try:
-                    record()
-                except Exception:
-                    pass     # the interrupt itself must reach the caller
-            raise
         return self._check_answer(ruling, sha, req.id, req.sha256, written, answer)
 
     def _check_answer(self, ruling: Ruling, sha: str | None, req_id: str, bound: str,

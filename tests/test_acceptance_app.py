@@ -889,21 +889,29 @@ def test_plain_memory_list(ws):
     assert [e.path for e in plain_list(1, limit=2, workspace=ws)] == paths[1:3]
 
 
-def test_base_may_be_the_full_sha256(ws, tmp_path):
-    """'revision (a short content hash)': a caller that hashed the note itself is accepted too."""
+def test_base_is_the_keyed_revision_only(ws, tmp_path):
+    """Issue 10 item 6 deliberately changes issue 2's "a caller that hashed the note itself is
+    accepted too": a plain sha256 (full or a prefix) would be an oracle for a redacted secret
+    (a right guess succeeds, a wrong one conflicts), so only the keyed revision memory_read
+    gives is a base."""
     import hashlib
 
-    from assistant.memory import memory_write
+    from assistant.memory import memory_read, memory_write
 
     data = (ws / "memory/people/lina.md").read_bytes()
-    full = hashlib.sha256(data).hexdigest()
-    with pytest.raises(Exception, match="changed since you read it"):
-        memory_write("people/lina.md", "x\n", base=hashlib.sha256(b"other").hexdigest(), workspace=ws)
-    memory_write("people/lina.md", "Lina, updated.\n", base=full, workspace=ws)
+    for plain in (hashlib.sha256(data).hexdigest(), hashlib.sha256(data).hexdigest()[:12],
+                  hashlib.sha256(data).hexdigest()[:8]):
+        with pytest.raises(Exception, match="changed since you read it"):
+            memory_write("people/lina.md", "x\n", base=plain, workspace=ws)
+    assert (ws / "memory/people/lina.md").read_bytes() == data
+    memory_write("people/lina.md", "Lina, updated.\n", base=memory_read("people/lina.md", workspace=ws).revision,
+                 workspace=ws)
     assert (ws / "memory/people/lina.md").read_text() == "Lina, updated.\n"
-    # and through a scripted watched chat, with the revision computed by the test
-    rev = hashlib.sha256(b"Lina, updated.\n").hexdigest()[:12]
+    # and through a scripted watched chat: a plain-sha256 base is refused, the keyed one works
+    rev = memory_read("people/lina.md", workspace=ws).revision
     sub(ws, "chat", "--model", script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina v2.\n",
+                                          "base": hashlib.sha256(b"Lina, updated.\n").hexdigest()[:12]}},
         {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina v3.\n", "base": rev}},
         {"reply": "ok"}]), input="update lina\n/quit\n")
     assert (ws / "memory/people/lina.md").read_text() == "Lina v3.\n"

@@ -17,8 +17,10 @@ import pytest
 from assistant.confine import Root
 from assistant.leaks import Scanner
 from assistant.memory import (
-    CONFLICT_MESSAGE, Conflict, Memory, PathRefused, SecretRefused, Unreadable, revision,
+    CONFLICT_MESSAGE, Conflict, Memory, PathRefused, SecretRefused, Unreadable,
 )
+from assistant.notes import revision as keyed_revision
+from assistant.revision_key import load_key
 from assistant.tools.base import ToolContext, ToolError
 from assistant.tools.memory import memory_list, memory_read, memory_tools, memory_write
 from assistant.workspace import init_workspace, open_workspace
@@ -107,13 +109,18 @@ def test_watched_write_is_allowed_and_audited_without_content(ws):
     out = memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
     data = (ws.memory_dir / "people/anna.md").read_bytes()
     assert data == NOTE.encode()
-    assert out == f"created people/anna.md ({len(data)} bytes); its revision is now {revision(data)}"
+    assert out == f"created people/anna.md ({len(data)} bytes); its revision is now {revision_in(ws, data)}"
     lines = audit(ws)
     assert [(ln["event"], ln.get("verdict")) for ln in lines] == [("ruling", "allow"), ("written", None)]
     assert lines[1]["sha256"] == hashlib.sha256(data).hexdigest() and lines[1]["created"] is True
     assert "bees" not in ws.audit_path.read_text()
     assert os.listdir(ws.approvals_dir) == []
     assert stat_mode(ws.memory_dir / "people/anna.md") == 0o600
+
+
+def revision_in(ws, data):
+    """The keyed revision (issue 10: revisions are HMAC-SHA256 under the workspace's key)."""
+    return keyed_revision(data, load_key(ws.state_dir))
 
 
 def stat_mode(p):
@@ -124,7 +131,7 @@ def test_read_returns_content_and_revision_and_tool_output(ws):
     ctx = make_ctx(ws)
     note = ctx.memory.read("people/lina.md")
     raw = (ws.memory_dir / "people/lina.md").read_bytes()
-    assert note.content == raw.decode() and note.revision == revision(raw)
+    assert note.content == raw.decode() and note.revision == revision_in(ws, raw)
     out = memory_read({"path": "people/lina.md"}, ctx)
     assert f"revision: {note.revision}" in out and out.endswith(raw.decode())
 
@@ -220,7 +227,10 @@ def test_secret_is_refused_before_any_approval_request_exists(ws, payload):
         memory_write({"path": "wifi.md", "content": payload}, ctx)
     msg = str(info.value)
     assert "secret" in msg and SECRET not in msg and "AKIA" + "Q3ZT7LBN2WXK5RPM" not in msg
-    assert "wifi" in msg or "aws" in msg
+    # issue 10 item 5 reverses "tell the model the name": a vault secret is never named to the
+    # model (a named refusal is an oracle); a credential shape still says which kind it is
+    assert "wifi" not in msg
+    assert ("aws" in msg) == ("AKIA" in payload)
     assert snapshot(ws.root) == before                 # no note, no request, no audit line
     assert os.listdir(ws.approvals_dir) == []
 
@@ -250,13 +260,16 @@ def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws)
     ctx2 = make_ctx(ws, "watched", scanner=scanner)
     note = ctx2.memory.read("router.md")
     assert SECRET not in note.content and "[redacted:router-admin]" in note.content
-    assert note.revision == revision(raw)            # revision is of the bytes on disk
+    assert note.revision == revision_in(ws, raw)            # revision is of the bytes on disk
     out = memory_read({"path": "router.md"}, ctx2)
     assert SECRET not in out
     assert SECRET not in ctx2.memory.catalog()
     # and rewriting the note with the secret is now refused
-    with pytest.raises(SecretRefused, match="router-admin"):
+    with pytest.raises(SecretRefused) as info:
         ctx2.memory.write("router.md", raw.decode(), base=note.revision)
+    # the name is for the person (CLI, audit), never in the message the model gets (issue 10)
+    assert info.value.names == ("router-admin",) and info.value.vault
+    assert "router-admin" not in str(info.value)
 
 
 # --- read before overwrite --------------------------------------------------------------------

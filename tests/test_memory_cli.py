@@ -13,7 +13,14 @@ from click.testing import CliRunner
 from assistant.catalog import render_catalog
 from assistant.cli import main
 from assistant.leaks import Scanner
-from assistant.notes import revision
+from assistant.notes import revision as keyed_revision
+from assistant.revision_key import load_key
+
+
+def revision(data, ws):
+    """The keyed revision of `data` in workspace `ws` (issue 10: HMAC under state/revision.key)."""
+    root = ws if isinstance(ws, Path) else ws.root
+    return keyed_revision(data, load_key(root / "state"))
 from assistant.workspace import init_workspace, open_workspace
 
 SECRET = "tangerine-Dream-4412-xyzzy"
@@ -44,7 +51,7 @@ def test_write_from_stdin_is_allowed_and_audited(ws):
     assert r.exit_code == 0, r.output
     data = (ws / "memory/people/anna.md").read_bytes()
     assert data == b"Anna keeps bees.\n"
-    assert f"created people/anna.md (17 bytes, revision {revision(data)})" in r.stdout
+    assert f"created people/anna.md (17 bytes, revision {revision(data, ws)})" in r.stdout
     events = [json.loads(ln)["event"] for ln in (ws / "state/audit.jsonl").read_text().splitlines()]
     assert events == ["ruling", "written"]
     assert approvals_files(ws) == []
@@ -67,7 +74,7 @@ def test_write_over_existing_needs_base_or_force(ws):
     assert lina.read_bytes() == old
     r = run(ws, "cat", "--json", "people/lina.md")
     rev = json.loads(r.stdout)["revision"]
-    assert rev == revision(old)
+    assert rev == revision(old, ws)
     r = run(ws, "write", "people/lina.md", "--base", rev, input="with base\n")
     assert r.exit_code == 0, r.output
     assert lina.read_text() == "with base\n"
@@ -108,7 +115,7 @@ def test_cat_redacts_a_secret_added_to_the_vault_later(ws):
     raw = (ws / "memory/router.md").read_bytes()
     # the revision goes to stderr only on a terminal (captured output is exactly the note)
     assert r.output == r.stdout
-    assert json.loads(run(ws, "cat", "router.md", "--json", env=env).stdout)["revision"] == revision(raw)
+    assert json.loads(run(ws, "cat", "router.md", "--json", env=env).stdout)["revision"] == revision(raw, ws)
 
 
 def test_locked_vault_fails_closed_with_how_to_unlock(ws):
@@ -133,8 +140,10 @@ def test_cli_path_refusals(ws, path, why):
     for args, inp in ((["write", path], "x\n"), (["cat", path], None), (["rm", path], None)):
         r = run(ws, *args, input=inp)
         assert r.exit_code != 0 and why in r.stderr and r.stderr.startswith("error: "), (args, r.stderr)
-    assert sorted(p for p in ws.rglob("*") if p.name != "audit.jsonl") == [
-        p for p in before if p.name != "audit.jsonl"]
+    # state/ housekeeping (the audit log, the lock the session's temp sweep takes) may appear
+    housekeeping = ("audit.jsonl", "memory.lock")
+    assert sorted(p for p in ws.rglob("*") if p.name not in housekeeping) == [
+        p for p in before if p.name not in housekeeping]
 
 
 def test_ls_json_and_catalog_is_exactly_the_models_block(ws):
@@ -313,7 +322,7 @@ def test_unattended_write_denied_with_the_approvals_cli(ws):
 
     ctx = unattended_memory(ws)
     before = (ws / "memory/people/lina.md").read_bytes()
-    rev = revision(before)
+    rev = revision(before, ws)
     person = CliApprover(ws, "deny", "--reason", "not from a scheduled run")
     person.start()
     with pytest.raises(ToolError, match="denied.*not from a scheduled run"):

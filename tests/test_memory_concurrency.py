@@ -6,13 +6,21 @@ the writer saw (Conflict), and the successful writes of each note form one unbro
 """
 
 import hashlib
+from pathlib import Path
 import json
 import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
 
-from assistant.notes import revision
+from assistant.notes import revision as keyed_revision
+from assistant.revision_key import load_key
+
+
+def revision(data, ws):
+    """The keyed revision of `data` in workspace `ws` (issue 10: HMAC under state/revision.key)."""
+    root = ws if isinstance(ws, Path) else ws.root
+    return keyed_revision(data, load_key(root / "state"))
 from assistant.workspace import init_workspace, open_workspace
 
 PROCS = 4
@@ -106,7 +114,7 @@ def test_four_processes_two_hundred_writes_each(tmp_path):
         for prev, cur in zip(chain, chain[1:]):
             assert cur["base"] == prev["revision"], path
         final = (ws.memory_dir / path).read_bytes()
-        assert chain[-1]["revision"] == revision(final)
+        assert chain[-1]["revision"] == revision(final, ws)
     assert Counter(ln["run"] for ln in written) == Counter(
         {f"w{w}": r["ok"] for w, r in enumerate(results) if r["ok"]})
     # no temp file left behind

@@ -15,11 +15,19 @@ from assistant.notes import (
 )
 
 
-def test_revision_is_12_hex_of_sha256_of_bytes():
+def test_revision_is_12_hex_of_hmac_sha256_of_bytes():
+    # issue 10 item 6: keyed (was 12 hex of the plain sha256, an offline oracle)
+    import hmac
+
+    key = b"k" * 32
     data = "café\n".encode()
-    assert revision(data) == hashlib.sha256(data).hexdigest()[:12]
-    assert len(revision(b"")) == 12
-    assert revision(b"a") != revision(b"a\n")
+    assert revision(data, key) == hmac.new(key, data, hashlib.sha256).hexdigest()[:12]
+    assert revision(data, key) != hashlib.sha256(data).hexdigest()[:12]
+    assert revision(data, key) != revision(data, b"j" * 32)
+    assert len(revision(b"", key)) == 12
+    assert revision(b"a", key) != revision(b"a\n", key)
+    with pytest.raises(ValueError):
+        revision(data, b"")
 
 
 def test_parse_frontmatter_and_keep_unknown_lines():

@@ -148,9 +148,10 @@ def test_file_write_gated_by_policy(session_factory):
 
 def test_file_write_refuses_secret_content(session_factory):
     parts = session_factory(vault_secret=True)
-    with pytest.raises(ToolError, match="LIVE_KEY") as exc:
+    with pytest.raises(ToolError, match="secret") as exc:
         call(parts, "file_write", path="keys.txt", content=f"key = {SECRET}")
-    assert SECRET not in str(exc.value)
+    # issue 10 item 5 reverses "name the secret": the model is never told which one
+    assert SECRET not in str(exc.value) and "LIVE_KEY" not in str(exc.value)
     assert not (parts.ws.files_dir / "keys.txt").exists()
 
 

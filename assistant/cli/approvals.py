@@ -124,7 +124,23 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
 def _diff(req: Request) -> str:
     if req.content is None:
         return "(no content: this request is about reaching the target, not writing to it)\n"
-    return unified_diff(req.current, req.content, req.target)
+    # every line of the diff that holds a [redacted:NAME] marker is marked (issue 10 item 8)
+    return "".join(_mark_redacted(line) for line in
+                   unified_diff(req.current, req.content, req.target).splitlines(keepends=True))
+
+
+REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
+
+
+def _mark_redacted(line: str) -> str:
+    """A diff line holding a [redacted:...] marker is marked as such: two real lines that differ
+    only in a secret would otherwise show as one unchanged line (issue 10)."""
+    from ..leaks import MARKER_RE
+
+    if line.startswith(("---", "+++", "@@")) or not MARKER_RE.search(line):
+        return line
+    body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+    return f"{body}{REDACTED_MARK}{nl}"
 
 
 @approvals.command("show")

@@ -58,6 +58,7 @@ class ChatUI:
         self.lock = threading.Lock()
         self.name = "assistant"
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
+        self.failed_this_turn: list[str] = []     # "tool target" of each failed call this turn
         self.status_shown = False
         self.asking = False
         self.still_wanted: Callable[[], bool] = lambda: True   # the session gate's, once open
@@ -181,9 +182,12 @@ class ChatUI:
             self.streaming = False
 
     def on_event(self, name: str, data: dict) -> None:
+        if name == "user":
+            self.failed_this_turn = []
+            return
         # Everything shown here came from the model, a note, a page or a file name: escaped.
         if name in ("token", "reply", "tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice",
-                    "write_shown"):
+                    "write_shown", "secret_refused"):
             self.clear_status()
         if name == "token":
             if not self.streaming:
@@ -200,8 +204,14 @@ class ChatUI:
                 self.echo(f"{self.name} (in full): {escape(data['text'])}")
             else:
                 self.end_stream()
+            if self.failed_this_turn:
+                # the harness, not the model, says what happened: a reply after a failed call
+                # may claim what did not happen
+                self.echo(f"  ! this reply follows a failed call ({_short(', '.join(self.failed_this_turn), 120)}): "
+                          "check before relying on it")
             return
-        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice", "write_shown"):
+        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice", "write_shown",
+                        "secret_refused"):
             return
         self.end_stream()
         if name == "tool_call":
@@ -217,7 +227,14 @@ class ChatUI:
                       f"{_short(data.get('reason', ''), 400)}")
         elif name == "write_shown":
             self.show_write(str(data.get("target", "")), str(data.get("content", "")), data.get("current"))
+        elif name == "secret_refused":
+            # the person may be told which secret; the model is not
+            names = ", ".join(str(n) for n in data.get("names", []))
+            self.echo(f"  ! {one_line(str(data.get('tool')))} carried your vault secret {_short(names, 80)}: refused "
+                      "(the assistant was not told which); this turn takes no more tool calls")
         elif name == "tool_result":
+            if not data.get("ok"):
+                self.failed_this_turn.append(str(data.get("tool", "?")))
             first = str(data.get("output", "")).strip().splitlines()
             self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
                       + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
@@ -316,6 +333,7 @@ def chat_command(model_spec: str | None) -> None:
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
         try:
             interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
+            secret_refusals = 0   # turns ended for a call carrying a vault value; the second ends the chat
             while True:
                 try:
                     line = ui.read_line()
@@ -367,7 +385,7 @@ def chat_command(model_spec: str | None) -> None:
                     ui.echo(f"  (noticed: {escape(', '.join(noticed), newlines=False)}; the assistant is told this turn)")
                 try:
                     ui.thinking()
-                    agent.turn(text, _changed_lines(changed))
+                    result = agent.turn(text, _changed_lines(changed))
                 except KeyboardInterrupt:
                     ui.clear_status()
                     ui.end_stream()
@@ -379,6 +397,17 @@ def chat_command(model_spec: str | None) -> None:
                 ui.clear_status()
                 ui.end_stream()
                 # an error ending the turn was already shown in place, by on_event("error")
+                if result.secret_refused:
+                    secret_refusals += 1
+                    if secret_refusals >= 2:
+                        # a second probe of the vault in one chat: the chat ends (each refusal
+                        # is one bit an injected instruction could collect)
+                        ui.echo("  the chat ends: a second tool call in this chat carried a secret from your "
+                                "vault. If you did not ask for that, something the assistant read may be "
+                                "steering it; see the transcript.")
+                        session.transcript.append("ended", reason="a second tool call carried a vault secret")
+                        break
+                    ui.echo("  (a second call carrying a vault secret ends this chat)")
         except KeyboardInterrupt:
             ui.clear_status()
             # a Ctrl-C that lands between the prompt and a turn (or during a slash command)

@@ -21,6 +21,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1          # a refusal or failure, with a message
 EXIT_USAGE = 2          # click's own usage errors
 EXIT_DENIED = 3         # an approval was denied or expired (assistant run)
+EXIT_FAILED = 4         # a tool call failed, a refused secret included (assistant run)
 
 _META_KEY = "assistant.workspace"
 

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import click
 
-from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, Unreadable, WriteResult
-from ..notes import revision
+from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, Unreadable, WriteResult
 from ..terminal import escape, one_line
 from .common import echo_json, fail, get_workspace, visible, workspace_option
 
@@ -56,6 +55,14 @@ def _stdout_is_tty() -> bool:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _refusal(exc: NoteError) -> str:
+    """A refusal as the person sees it: a refused secret is named here (the model is never told
+    which one; the person, whose vault it is, may be)."""
+    if isinstance(exc, SecretRefused) and exc.names:
+        return f"{exc} (found: {', '.join(exc.names)})"
+    return str(exc)
 
 
 def _report(result: WriteResult | RemoveResult) -> None:
@@ -165,7 +172,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
                                 f"`assistant memory cat --json {path}`, or --force to replace it)")
         fail(f"{exc}{hint}")
     except NoteError as exc:
-        fail(str(exc))
+        fail(_refusal(exc))
     _report(result)
     click.echo(f"{'created' if result.created else 'replaced'} {one_line(result.path)} "
                f"({result.bytes} bytes, revision {result.revision})")
@@ -178,22 +185,25 @@ def edit_cmd(path: str) -> None:
     """Open a note in $EDITOR and save it back through the same checks.
 
     Refused if the note changed on disk while you were editing (your text is kept and its
-    location printed). Secrets in the note are shown redacted; saving keeps the markers.
+    location printed). Secrets in the note are shown as [redacted:NAME] markers; saving puts
+    the exact original value back for every marker you leave as it is (delete a marker to
+    drop that secret). A marker that cannot be put back is an error and nothing is saved.
     """
     mem = _memory()
     try:
         mem.check_path(path)
         try:
             data, text = mem.read_raw(path)
-            base: str | None = revision(data)
+            base: str | None = mem.revision(data)
         except NotFound:
             data, text, base = None, "", None
     except NoteError as exc:
         fail(str(exc))
     shown = mem.scanner.redact(text)
     if shown != text:
-        click.echo("note: secrets in this note are shown redacted; saving keeps the [redacted:...] "
-                   "markers in their place", err=True)
+        click.echo("note: secrets in this note are shown as [redacted:NAME] markers; saving puts the real "
+                   "values back for the markers you leave as they are (delete one to drop that secret)",
+                   err=True)
     # $EDITOR is the contract (issue 5: "opens $EDITOR"); $VISUAL only when $EDITOR is unset
     editor = os.environ.get("EDITOR") or os.environ.get("VISUAL")
     if not editor:
@@ -225,11 +235,22 @@ def edit_cmd(path: str) -> None:
         if new == shown.encode("utf-8"):
             click.echo(f"no changes to {path}")
             return
+        from ..unredact import RestoreError, restore
+
         try:
-            result = mem.write(path, new, base=base)
+            restored = restore(text, new.decode("utf-8"), mem.scanner).encode("utf-8")
+        except UnicodeDecodeError as exc:
+            keep = True
+            fail(f"the edited text is not UTF-8 (byte {exc.start}); nothing was saved. Your edited text "
+                 f"is kept at {tmp}")
+        except RestoreError as exc:
+            keep = True
+            fail(f"{exc}. Nothing was saved; your edited text is kept at {tmp}")
+        try:
+            result = mem.write(path, restored, base=base, person_edit=True)
         except NoteError as exc:
             keep = True
-            fail(f"{exc}. Your edited text is kept at {tmp}")
+            fail(f"{_refusal(exc)}. Your edited text is kept at {tmp}")
         _report(result)
         click.echo(f"{'created' if result.created else 'saved'} {result.path} "
                    f"({result.bytes} bytes, revision {result.revision})")

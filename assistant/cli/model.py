@@ -15,12 +15,11 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
-from ..workspace import CONFIG, WorkspaceError, load_config
+from ..workspace import CONFIG, WorkspaceError
 from .common import EXIT_OK, echo_json, fail, get_workspace, workspace_option
 
 MODELS_DIR = "models"
@@ -37,61 +36,10 @@ def _sha256(path: Path) -> str:
 
 
 def set_model_path(config_path: Path, value: str) -> None:
-    """Rewrite `path = ...` in [model] of config.toml (or add it), atomically; the rest untouched."""
-    try:
-        text = config_path.read_text(encoding="utf-8")
-        mode = os.stat(config_path).st_mode & 0o777
-    except FileNotFoundError:
-        text, mode = "", 0o600
-    line = f"path = {_toml_string(value)}"
-    lines = text.splitlines(keepends=True)
-    section = None
-    done = False
-    for i, raw in enumerate(lines):
-        stripped = raw.strip()
-        if stripped.startswith("[") and not stripped.startswith("[["):
-            if section == "model" and not done:
-                lines.insert(i, line + "\n")
-                done = True
-                break
-            section = stripped.strip("[] \t")
-        elif stripped.startswith("[["):
-            if section == "model" and not done:
-                lines.insert(i, line + "\n")
-                done = True
-                break
-            section = None
-        elif section == "model" and re.match(r"^path\s*=", stripped):
-            lines[i] = line + ("\n" if raw.endswith("\n") else "")
-            done = True
-            break
-    if not done:
-        if section == "model":
-            if lines and not lines[-1].endswith("\n"):
-                lines[-1] += "\n"
-            lines.append(line + "\n")
-        else:
-            lines.append(("\n" if lines else "") + "[model]\n" + line + "\n")
-    new = "".join(lines)
-    fd, tmp = tempfile.mkstemp(prefix=".config.", dir=config_path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        load_config(Path(tmp))          # never leave a config that does not load
-        os.replace(tmp, config_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Set `path = ...` in [model] of config.toml (or add it), atomically; the rest untouched."""
+    from ..workspace import record_setting
 
-
-def _toml_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    record_setting(config_path, "model", "path", value)
 
 
 @click.group("model")

@@ -2,8 +2,12 @@
 
 Guards the unattended contract: the gate runs in mode "unattended" (memory writes ask out of
 band and wait, bounded by approvals.timeout or --approval-timeout; nobody reachable means
-deny), nothing is ever read from the terminal, and the result is one line on stdout with a
-distinct exit code: 0 done, 3 an approval was denied or expired, 1 an error.
+deny), nothing is ever read from the terminal, and the result is exactly one line on stdout
+with a distinct exit code: `done:` 0, `error:` 1 (2 for a usage error), `denied:` 3 (an
+approval was denied or expired), `failed:` 4 (a tool call failed and was not made good by a
+later call; a call refused for carrying a vault value always counts, ends the turn, and the
+notify command is told). Details (progress, the reply of a failed run) go to stderr only,
+so nothing prints twice on a terminal.
 """
 
 from __future__ import annotations
@@ -16,8 +20,17 @@ import click
 from policy.duration import parse_duration
 
 from ..terminal import one_line
-from ..workspace import WorkspaceError
-from .common import EXIT_DENIED, EXIT_ERROR, EXIT_OK, get_workspace, model_spec_or_group, visible, workspace_option
+from .common import (
+    EXIT_DENIED,
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    get_workspace,
+    model_spec_or_group,
+    visible,
+    workspace_option,
+)
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -41,43 +54,47 @@ def _progress(name: str, data: dict) -> None:
         click.echo(f"[model] invalid step: {_one_line(str(data.get('error', '')), 200)}", err=True)
 
 
-def _close_orphans(ws, requests: list) -> None:
-    """The run was interrupted while (or after) asking: close its requests still pending as
-    denied, so nobody approves something no run will act on. Best effort: an answer a person
-    wrote first wins (Inbox.close keeps it)."""
-    from policy.approvals import Inbox, InboxError
-    from policy.audit import AuditError, AuditLog
-
-    inbox = Inbox(ws.approvals_dir)
-    reason = "the run that asked was interrupted"
-    for req in requests:
-        try:
-            ans = inbox.close(req.id, "denied", reason, sha256=req.sha256)
-        except (InboxError, OSError) as exc:
-            click.echo(f"warning: could not close request {req.id}: {exc}", err=True)
-            continue
-        if ans.by != "run" or ans.reason != reason:
-            continue       # a person (or the run's own expiry) had answered first; that answer stands and is already audited
-        try:
-            AuditLog(ws.audit_path).append({
-                "event": "approval", "by": "run", "request": req.id, "run": req.run_id, "kind": req.kind,
-                "target": req.target, "verdict": "denied", "reason": reason, "sha256": req.sha256})
-        except AuditError as exc:
-            click.echo(f"warning: the audit log could not be written: {exc}", err=True)
-
-
 def _waiting(req) -> None:
     """Say on stderr which request this run now waits on, and how to answer it."""
     click.echo(f"[approval] waiting for {req.id}: {req.kind} {visible(str(req.target))} (expires {req.expires_at}); "
                f"answer with `assistant approvals show {req.id}`, then approve or deny", err=True)
 
 
-def _early_error(message: str) -> int:
+def _early_error(message: str, code: int = EXIT_ERROR) -> int:
     """A run that failed before its turn: the outcome line on stdout (the contract: one line,
-    always), and the same text on stderr with the progress log (where cron logs look)."""
-    click.echo(f"error: {_one_line(message)}")
-    click.echo(f"error: {message}", err=True)
-    return EXIT_ERROR
+    always); the full text on stderr only when the line had to cut or flatten it."""
+    line = _one_line(message)
+    click.echo(f"error: {line}")
+    if line != message:
+        click.echo(f"error: {message}", err=True)
+    return code
+
+
+def _unrecovered(calls: list[tuple[str, str, bool, str]]) -> list[tuple[str, str, str]]:
+    """(tool, target, message) of each failed call not followed by a successful call of the
+    same tool on the same target (a conflict the model re-read and retried is made good)."""
+    out = []
+    for i, (tool, target, ok, message) in enumerate(calls):
+        if ok:
+            continue
+        if any(ok2 and t2 == tool and g2 == target for t2, g2, ok2, _ in calls[i + 1:]):
+            continue
+        out.append((tool, target, message))
+    return out
+
+
+def _tell_notify(session, message: str) -> None:
+    """The person's notify command (approvals.notify), run the way an approval request runs
+    it: no shell, no vault variables in its environment, bounded; a failure is reported."""
+    from policy.notify import run_notify
+
+    gate = session.gate.gate      # the policy Gate behind the session's observer
+    argv = list(gate.notify or [])
+    if not argv:
+        return
+    problem = run_notify(argv, message, timeout=gate.notify_timeout)
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
 
 
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
@@ -89,21 +106,16 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     from ..session import SessionError, open_session
 
     if not task or not task.strip():
-        return _early_error("the task is empty")
+        return _early_error("the task is empty", EXIT_USAGE)
     timeout = None
     if approval_timeout is not None:
         try:
             timeout = parse_duration(approval_timeout, setting="--approval-timeout")
         except ValueError as exc:
-            return _early_error(str(exc))
-    asked: list = []      # requests this run filed (closed as denied if it is interrupted)
-
-    def on_request(req) -> None:
-        asked.append(req)
-        _waiting(req)
+            return _early_error(str(exc), EXIT_USAGE)
 
     try:
-        session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=on_request)
+        session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=_waiting)
     except SessionError as exc:
         return _early_error(str(exc))
     try:
@@ -117,45 +129,68 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
             click.echo("error: interrupted while loading the model; nothing was done")
             return EXIT_ERROR
-        session.transcript.append("session_start", mode="unattended", label=label,
-                                model=model.name, task=task)
-        failed: list[str] = []      # tools whose call failed: the reply may still claim success
+        session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
+        calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order
+        pending: list[tuple[str, str]] = []
 
         def on_event(name: str, data: dict) -> None:
-            if name == "tool_result" and not data.get("ok") and data.get("output") != "interrupted":
-                failed.append(str(data.get("tool", "?")))
+            if name == "tool_call":
+                args = data.get("args") if isinstance(data.get("args"), dict) else {}
+                target = next((str(args[k]) for k in ("path", "url") if isinstance(args.get(k), str)), "")
+                pending.append((str(data.get("tool", "?")), target))
+            elif name == "tool_result" and data.get("output") != "interrupted" and pending:
+                tool, target = pending.pop()
+                calls.append((tool, target, bool(data.get("ok")), str(data.get("output", ""))))
             _progress(name, data)
 
         agent = session.new_agent(model, on_event=on_event)
         try:
             result = agent.turn(task)
         except KeyboardInterrupt:
-            _close_orphans(ws, asked)
-            session.transcript.append("session_end", outcome="interrupted")
+            # The gate closes, as denied, every request it filed that is still open (a tool
+            # thread may be inside the notify command): nobody can approve what no run acts on.
+            session.gate.gate.close_open("the run that asked was interrupted")
+            session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
             click.echo("error: interrupted; nothing further was done")
             return EXIT_ERROR
         rel = session.transcript.path.relative_to(ws.root)
-        session.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
-                                tool_calls=result.tool_calls, denials=len(result.denials))
         redact = session.scanner.redact
-        if failed:
-            click.echo(f"warning: {len(failed)} tool call{'s' if len(failed) > 1 else ''} failed in this run "
-                       f"({', '.join(sorted(set(failed)))}); the reply may say otherwise: see the transcript",
-                       err=True)
-        click.echo(f"transcript: {rel}", err=True)
+        failed = _unrecovered(calls)
+        made_good = sum(1 for c in calls if not c[2]) - len(failed)   # failed, then done by a later call
         if result.outcome == "error":
-            click.echo(f"error: {_one_line(redact(result.message))}")
-            return EXIT_ERROR
-        if result.denials:
+            code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
+        elif result.denials:
             d = result.denials[0]
             more = f" (+{len(result.denials) - 1} more)" if len(result.denials) > 1 else ""
-            click.echo(f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}")
-            return EXIT_DENIED
-        if result.outcome == "stopped":
-            click.echo(f"error: {_one_line(redact(result.message))}")
-            return EXIT_ERROR
-        click.echo(f"done: {_one_line(redact(result.reply or ''), 2000)}")
-        return EXIT_OK
+            code = EXIT_DENIED
+            line = f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}"
+        elif result.secret_refused or failed:
+            # name the refused call (the turn ended on it: the last one), else the first failure
+            tool, target, message = ((failed[-1] if result.secret_refused else failed[0]) if failed
+                                     else ("?", "", result.message))
+            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+            message = message[len("error: "):] if message.startswith("error: ") else message
+            code = EXIT_FAILED
+            line = (f"failed: {tool}{' ' + visible(target) if target else ''}: "
+                    f"{_one_line(redact(message), 300)}{more}")
+        elif result.outcome == "stopped":
+            code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
+        else:
+            code, line = EXIT_OK, f"done: {_one_line(redact(result.reply or ''), 2000)}"
+        session.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
+                                  tool_calls=result.tool_calls, denials=len(result.denials),
+                                  failed_calls=len(failed), exit_code=code)
+        if code == EXIT_FAILED and result.reply:
+            click.echo(f"reply (after the failed call): {_one_line(redact(result.reply), 2000)}", err=True)
+        if made_good and code == EXIT_OK:
+            click.echo(f"note: {made_good} tool call{'s' if made_good > 1 else ''} failed and "
+                       "a later call did the same successfully: see the transcript", err=True)
+        click.echo(f"transcript: {rel}", err=True)
+        if result.secret_refused:
+            _tell_notify(session, f"assistant: {label} {session.id} stopped: a tool call carried a value "
+                                  f"from your vault and was refused (see {rel})")
+        click.echo(line)
+        return code
     finally:
         session.close()
 
@@ -184,8 +219,15 @@ def sigterm_interrupts() -> None:
 def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout: str | None) -> None:
     """Run TASK once, unattended: memory writes wait for `assistant approvals approve`.
 
-    Prints one line: `done: ...` (exit 0), `denied: ...` (exit 3, an approval was denied,
-    expired or nobody could be asked), or `error: ...` (exit 1).
+    \b
+    Prints exactly one line on stdout, and exits with its code:
+      done: REPLY          0  the task finished
+      error: WHY           1  the run could not finish (2: a usage error)
+      denied: CALL: WHY    3  an approval was denied or expired, or nobody could be asked
+      failed: CALL: WHY    4  a tool call failed (a conflict, a refusal, a tool error) and
+                              no later call made it good; a call carrying a vault value is
+                              refused, ends the run here, and the notify command is told
+    Progress, the reply of a failed run and the transcript's path go to stderr.
     """
     model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()

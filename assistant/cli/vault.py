@@ -24,6 +24,7 @@ from ..vault import (
     kdf_settings,
     normalize_hosts,
     read_key_file,
+    record_required,
     unlock,
     validate_name,
     validate_value,
@@ -110,6 +111,11 @@ def init_cmd() -> None:
     except VaultError as exc:
         fail(str(exc))
     click.echo(f"created {ws.vault_path}")
+    # From now on a session refuses to start without vault.enc (recorded in config.toml, which
+    # deleting state/ does not erase).
+    problem = record_required(ws)
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
 
 
 @vault_group.command("set")
@@ -200,7 +206,7 @@ def remember_cmd() -> None:
     desktop session: for scheduled runs use [vault] key_file instead.
     """
     from ..remembered import KeyringUnavailable, remember
-    from ..workspace import set_config_value
+    from ..workspace import WorkspaceError, record_setting
 
     ws = get_workspace()
     if not ws.vault_path.exists():
@@ -215,8 +221,8 @@ def remember_cmd() -> None:
     except KeyringUnavailable as exc:
         fail(f"not remembered: {exc}")
     try:
-        set_config_value(ws.config_path, "vault", "unlock", '"keyring"')
-    except (OSError, ValueError) as exc:
+        record_setting(ws.config_path, "vault", "unlock", "keyring")
+    except WorkspaceError as exc:
         fail(f"remembered in {where}, but config.toml could not be updated ({exc}): "
              "set [vault] unlock = \"keyring\" yourself")
     click.echo(f"remembered the passphrase of {ws.vault_path} in the OS keyring ({where}); "
@@ -228,7 +234,7 @@ def remember_cmd() -> None:
 def forget_cmd() -> None:
     """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
     from ..remembered import KeyringUnavailable, forget
-    from ..workspace import set_config_value
+    from ..workspace import WorkspaceError, record_setting
 
     ws = get_workspace()
     try:
@@ -237,8 +243,8 @@ def forget_cmd() -> None:
         fail(str(exc))
     if ws.config.vault.unlock == "keyring":
         try:
-            set_config_value(ws.config_path, "vault", "unlock", '""')
-        except (OSError, ValueError) as exc:
+            record_setting(ws.config_path, "vault", "unlock", "")
+        except WorkspaceError as exc:
             fail(f"config.toml could not be updated ({exc}): set [vault] unlock = \"\" yourself")
     click.echo("forgot the remembered passphrase; commands will ask for it again" if had
                else "no passphrase was remembered for this workspace")

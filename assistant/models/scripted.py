@@ -41,8 +41,55 @@ def _check_item(index: int, item: object) -> dict:
     )
 
 
+class _Verbatim(float):
+    """A number the script spells that Python will not hold (an integer of thousands of digits,
+    1e999): the item is then played as written, and the agent refuses it as an invalid step."""
+
+
+def _int(literal: str) -> int | float:
+    try:
+        return int(literal)
+    except ValueError:      # more digits than int() converts
+        return _Verbatim("inf")
+
+
+def _float(literal: str) -> float:
+    value = float(literal)
+    return value if value not in (float("inf"), float("-inf")) else _Verbatim("inf")
+
+
+def _has_verbatim(value: object) -> bool:
+    if isinstance(value, _Verbatim):
+        return True
+    if isinstance(value, dict):
+        return any(_has_verbatim(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_verbatim(v) for v in value)
+    return False
+
+
+def _item_texts(text: str, count: int) -> list[str]:
+    """The exact source text of each element of the (already parsed) top-level array."""
+    decoder = json.JSONDecoder(parse_int=_int, parse_float=_float)
+    ws = " \t\n\r"
+    i = len(text) - len(text.lstrip(ws)) + 1      # after "["
+    out: list[str] = []
+    for _ in range(count):
+        while text[i] in ws + ",":
+            i += 1
+        _, end = decoder.raw_decode(text, i)
+        out.append(text[i:end])
+        i = end
+    return out
+
+
 def load_script(path: str | os.PathLike[str]) -> list[dict]:
     """Read and validate a whole script up front, so a bad item fails before any step runs."""
+    return [item for item, _ in _load(path)]
+
+
+def _load(path: str | os.PathLike[str]) -> list[tuple[dict, str | None]]:
+    """(item, its text as written when it must be played verbatim, else None) per item."""
     p = Path(path)
     try:
         with open(p, "rb") as f:
@@ -52,12 +99,20 @@ def load_script(path: str | os.PathLike[str]) -> list[dict]:
     if len(raw) > MAX_SCRIPT_BYTES:
         raise ModelError(f"model script {p} is larger than {MAX_SCRIPT_BYTES} bytes")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_int=_int, parse_float=_float)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelError(f"model script {p} is not valid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ModelError(f"model script {p} cannot be read as JSON ({type(exc).__name__})") from None
     if not isinstance(data, list):
         raise ModelError(f"model script {p} must be a JSON array of actions, got {type(data).__name__}")
-    return [_check_item(i, item) for i, item in enumerate(data)]
+    items = [_check_item(i, item) for i, item in enumerate(data)]
+    texts: list[str | None] = [None] * len(items)
+    if any(_has_verbatim(item) for item in items):
+        texts = [t if _has_verbatim(item) else None
+                 for item, t in zip(items, _item_texts(text, len(items)))]
+    return list(zip(items, texts))
 
 
 class ScriptedModel:
@@ -65,7 +120,9 @@ class ScriptedModel:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        self.items = load_script(self.path)
+        loaded = _load(self.path)
+        self.items = [item for item, _ in loaded]
+        self._verbatim = [t for _, t in loaded]
         self.position = 0
         self.name = f"script:{self.path}"
         self.calls: list[list[dict]] = []   # the messages each step saw (for tests and replay)
@@ -83,10 +140,10 @@ class ScriptedModel:
                 f"model script {self.path} is exhausted after {len(self.items)} step(s): "
                 "add a {\"reply\": ...} item to end the turn"
             )
-        item = self.items[self.position]
+        item, verbatim = self.items[self.position], self._verbatim[self.position]
         self.position += 1
         self.calls.append([dict(m) for m in messages])
-        text = json.dumps(item, ensure_ascii=False)
+        text = verbatim if verbatim is not None else json.dumps(item, ensure_ascii=False)
         if on_token is not None:
             # Stream in small pieces, as a real backend would, so display code is exercised.
             for i in range(0, len(text), 16):

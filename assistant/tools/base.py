@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from ..gated_write import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
+from ..call_context import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
 
 if TYPE_CHECKING:
     from ..confine import Root
@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 
 class ToolError(Exception):
     """A refusal or failure the model should see, as a short specific message (never a secret)."""
+
+
+class SecretRefusal(ToolError):
+    """The call carried a value stored in the vault and was refused. The message (what the
+    model sees) names neither the secret nor where it was; `names` is for the person's display
+    and the audit log only. The agent takes no more tool calls in the turn (a refusal per call
+    would be an oracle a model can binary-search)."""
+
+    def __init__(self, message: str, *, names: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.names = tuple(names)
 
 
 @dataclass

@@ -17,8 +17,9 @@ from policy.paths import check as check_path
 
 from ..confine import ConfinementError, FileTooLargeError
 from ..hidden import DEFAULT_HIDDEN, HiddenFiles
+from ..leaks import VAULT_RULE
 from ..names import clash_message, nfc, spelling_clash
-from .base import Tool, ToolContext, ToolError
+from .base import SecretRefusal, Tool, ToolContext, ToolError
 
 MAX_READ_CHARS = 32 * 1024          # what file_read shows of one file
 MAX_WRITE_BYTES = 256 * 1024
@@ -115,9 +116,14 @@ def file_write(args: dict, ctx: ToolContext) -> str:
         raise ToolError(f"content is {len(data)} bytes; the limit is {MAX_WRITE_BYTES}")
     if ctx.scanner is not None:
         hits = ctx.scanner.find(content)
+        if any(h.rule == VAULT_RULE for h in hits):
+            # never which secret, nor where: a named refusal is an oracle
+            raise SecretRefusal("refused: the content carries a secret stored in the person's vault; secrets "
+                                "are never written to files. No further tool calls are taken in this turn.",
+                                names=tuple(dict.fromkeys(h.name for h in hits)))
         if hits:
             names = ", ".join(sorted({h.name for h in hits}))
-            raise ToolError(f"refused: the content carries a secret ({names}); secrets are never written to files")
+            raise ToolError(f"refused: the content carries a secret ({names}, a credential); secrets are never written to files")
     root = _root(ctx)
     _one_spelling(root, path)
     try:
@@ -138,6 +144,14 @@ def file_write(args: dict, ctx: ToolContext) -> str:
                 "links (the person can remove it by hand if it should become a file)"
             ) from None
         raise _os_error(path, exc) from None
+    if current is not None and ctx.scanner is not None:
+        # the model saw the file redacted: replacing it must not destroy a secret unseen
+        old = current.decode("utf-8", "replace")
+        held = {old[s:e] for s, e, _ in ctx.scanner.redaction_spans(old)}
+        if any(secret not in content for secret in held):
+            raise ToolError(f"refused: {path} holds a secret (shown to you as a [redacted:...] marker); this "
+                            "content does not keep it, so writing it would destroy the secret unseen. Write "
+                            "to another file, or ask the person to change this one.")
     decision = ctx.gate.authorize(
         "file", path, content=data, current=current,
         summary=f"file_write {path} ({len(data)} bytes)",

@@ -12,8 +12,8 @@ from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
 from ..history import Origin
-from ..memory import Memory, NoteError
-from .base import Tool, ToolContext, ToolError
+from ..memory import REVISION_CHARS, Memory, NoteError, SecretRefused
+from .base import SecretRefusal, Tool, ToolContext, ToolError
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
 DEFAULT_LIMIT = 50
@@ -53,10 +53,14 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
     content = _str_arg(args, "content", limit=MAX_CONTENT_CHARS)
-    base = _str_arg(args, "base", required=False, limit=64)
+    base = _str_arg(args, "base", required=False, limit=REVISION_CHARS)
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
         result = memory.write(path, content, base=base or None, origin=origin, call=ctx.call())
+    except SecretRefused as exc:
+        if exc.vault:
+            raise SecretRefusal(str(exc), names=exc.names) from None
+        raise ToolError(str(exc)) from None
     except NoteError as exc:
         raise ToolError(str(exc)) from None
     verb = "created" if result.created else "replaced"
@@ -128,8 +132,8 @@ def memory_tools() -> list[Tool]:
                     "path": _PATH,
                     "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS,
                                 "description": "The complete new text of the note."},
-                    "base": {"type": "string", "maxLength": 64,
-                             "description": "Revision from memory_read; required to replace an existing note."},
+                    "base": {"type": "string", "maxLength": REVISION_CHARS,
+                             "description": "The revision memory_read gave; required to replace an existing note."},
                 },
                 "required": ["path", "content"],
                 "additionalProperties": False,

@@ -2,7 +2,7 @@
 
 Each tool call gets its own `gate` view and `cancel` flag in its ToolContext (no thread-local
 state): a call the agent gave up on cannot pass the gate and writes nothing. memory_write and
-file_write run the same steps in the same order (assistant.gated_write), on a real workspace,
+file_write take the same steps (path, content, leak scan, base, gate, locked recheck, write, audit), on a real workspace,
 the real policy Gate and the real confined Root."""
 
 import json
@@ -92,7 +92,7 @@ def test_a_cancelled_call_object_stops_memory_write_directly(session):
         def cancelled(self):
             return True
 
-    from assistant.gated_write import Call
+    from assistant.call_context import Call
     with pytest.raises(Denied, match="ran out of time"):
         session.memory.write("x.md", "x\n", call=Call(Allow(), Cancelled()))
     assert not (session.ws.memory_dir / "x.md").exists()

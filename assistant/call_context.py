@@ -1,0 +1,54 @@
+"""The seams of one gated call: who rules on it, and whether it is still wanted.
+
+Guards that a write's authority travels with the call, explicitly: every writer (memory_write,
+file_write, the person's CLI) asks the `Authorizer` it was handed (the policy Gate, or the
+agent's per-call view of it, which excludes gate time from the call's timeout and denies once
+the agent has given up on the call) and checks `Cancellation` under its lock just before it
+commits, so a call the model was told had been stopped never lands later. No thread-local
+state, no duck typing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from policy.gate import Decision
+
+
+class Authorizer(Protocol):
+    """Who rules on one gated call: the policy Gate, or the agent's per-call view of it."""
+
+    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
+                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision: ...
+
+
+class Cancellation(Protocol):
+    """Has the call this work belongs to been given up on (timed out, interrupted)?"""
+
+    def cancelled(self) -> bool: ...
+
+
+class NeverCancelled:
+    """The cancellation of a call nobody gives up on (the person's CLI, the Python API)."""
+
+    def cancelled(self) -> bool:
+        return False
+
+
+NEVER_CANCELLED = NeverCancelled()
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call's authority: the gate it asks, and whether it is still wanted."""
+
+    gate: Authorizer
+    cancel: Cancellation = NEVER_CANCELLED
+
+
+class AuditSink(Protocol):
+    def append(self, record: dict[str, object]) -> object: ...
+
+
+__all__ = ["NEVER_CANCELLED", "AuditSink", "Authorizer", "Call", "Cancellation", "NeverCancelled"]

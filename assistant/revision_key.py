@@ -1,0 +1,98 @@
+"""The per-workspace revision key (state/revision.key): what makes a shown revision keyed.
+
+Guards revisions against being an oracle. A note's revision is shown to the model, to
+approvers and in logs while the note itself may be shown redacted; a plain hash of the real
+bytes would let anyone holding the redacted text test guesses of the secret offline. Revisions
+are therefore HMAC-SHA256 under this key (assistant.notes.revision). The key is 32 random
+bytes, mode 0600, created on first use without following links and without ever replacing a
+key another process created first. It guards nothing else: losing or damaging it only changes
+every revision, which costs a re-read ("changed since you read it"); a damaged key file is
+replaced by a new key.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+KEY_FILE = "revision.key"
+KEY_BYTES = 32
+
+
+class RevisionKeyError(OSError):
+    """state/ cannot hold the revision key (not writable, not a folder...)."""
+
+
+def _read(dfd: int) -> bytes | None:
+    """The key on file, None if there is none or it is not a usable key file."""
+    try:
+        fd = os.open(KEY_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None          # a link, a FIFO...: replaced below, never followed
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            return None
+        data = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) == KEY_BYTES else None
+
+
+def _write_new(dfd: int, *, replace: bool) -> None:
+    tmp = f".{KEY_FILE}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+        if replace:
+            os.rename(tmp, KEY_FILE, src_dir_fd=dfd, dst_dir_fd=dfd)
+        else:
+            try:   # link(2) never replaces: a key another process made first wins
+                os.link(tmp, KEY_FILE, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+            except FileExistsError:
+                pass
+        os.fsync(dfd)
+    finally:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+
+
+def load_key(state_dir: str | os.PathLike[str]) -> bytes:
+    """The workspace's revision key, created (0600) on first use. RevisionKeyError if state/
+    cannot hold one."""
+    path = Path(state_dir)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise RevisionKeyError(f"{path}: cannot open state/ for the revision key: {exc.strerror or exc}") from None
+    try:
+        for attempt in range(3):
+            key = _read(dfd)
+            if key is not None:
+                return key
+            exists = True
+            try:
+                os.stat(KEY_FILE, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                exists = False
+            _write_new(dfd, replace=exists)
+        raise RevisionKeyError(f"{path / KEY_FILE}: the revision key cannot be created or read")
+    except OSError as exc:
+        if isinstance(exc, RevisionKeyError):
+            raise
+        raise RevisionKeyError(f"{path / KEY_FILE}: {exc.strerror or exc}") from None
+    finally:
+        os.close(dfd)
+
+
+__all__ = ["KEY_BYTES", "KEY_FILE", "RevisionKeyError", "load_key"]
