@@ -115,7 +115,8 @@ def test_turn_loop_streams_no_part_of_a_long_vault_value(tmp_path):
 def test_the_person_asked_about_a_fetch_sees_its_query_string(session):
     """The inline ask (and an out-of-band request) summarised a fetch as scheme://host/path,
     dropping the query: `https://host/?q=<the contents of a private note>` looked like a harmless
-    page to the person approving. The query is shown (bounded, with its full length)."""
+    page to the person approving. The query is shown, in full since issue 10 item 3 (a cut query
+    hid the part that carried notes); only one-line displays cut it, saying how long it is."""
     asked = []
     with Site({"/p?note=lina+likes+tea": (200, {"Content-Type": "text/plain"}, b"ok")}) as site:
         parts = session(inline_ask=lambda q: asked.append(q) or None)
@@ -127,7 +128,7 @@ def test_the_person_asked_about_a_fetch_sees_its_query_string(session):
         with pytest.raises(ToolError, match="denied"):
             call(parts, "web_fetch", url=site.url("/p?" + long_query))
         s = asked[1].summary
-        assert "?x=AAAA" in s and len(s) < 600 and "1502 characters" in s
+        assert "?" + long_query in s
 
 
 def test_untrusted_marker_tag_is_too_long_to_forge_by_search():

@@ -21,7 +21,7 @@ import click
 from ..history import HistoryError, Origin, Version
 from ..memory import Memory, NoteError, NotFound
 from .common import echo_json, fail, visible, workspace_option
-from .memory import _memory, _report, memory_group
+from .memory import _memory, _refusal, _report, memory_group
 
 
 def _history(mem: Memory):
@@ -245,7 +245,7 @@ def revert_cmd(path: str, to: str) -> None:
         result = mem.write(path, data, force=True, origin=Origin("revert"))
     except NoteError as exc:
         recover = f"assistant memory show {shlex.quote(path)} --rev {v.rev} --raw > FILE"
-        fail(f"{exc}. Version {v.rev} stays in history; to get its exact bytes: {_shown(mem, recover)}")
+        fail(f"{_refusal(exc)}. Version {v.rev} stays in history; to get its exact bytes: {_shown(mem, recover)}")
     _report(result)
     click.echo(f"reverted {_shown(mem, result.path)} to {v.rev} ({result.bytes} bytes, "
                f"{'recreated' if result.created else 'now revision ' + result.revision})")

@@ -307,8 +307,11 @@ def test_show_diff_and_revert_through_the_cli(ws):
 def test_show_escapes_and_redacts_but_raw_is_exact(ws):
     from assistant.vault import Vault
 
-    with session(ws) as s:
-        s.memory.write("x.md", "bell\x1b[2J here\n")
+    # notes written through the project refuse control characters (issue 10 item 1): this one
+    # is typed by hand and noticed at session start
+    (ws / "memory" / "x.md").write_text("bell\x1b[2J here\n")
+    with session(ws):
+        pass
     Vault.create(ws / "vault.enc", PASS, opslimit=1, memlimit=8 * 1024 * 1024).set("wifi", SECRET)
     (ws / "memory" / "x.md").write_text(f"the wifi password is {SECRET}\n")    # typed by hand
     env = {"ASSISTANT_VAULT_PASSPHRASE": PASS}
@@ -323,10 +326,12 @@ def test_show_escapes_and_redacts_but_raw_is_exact(ws):
     r = CliRunner().invoke(main, ["-w", str(ws), "memory", "show", "x.md", "--rev", hand["rev"], "--raw"], env=env)
     assert r.stdout_bytes == f"the wifi password is {SECRET}\n".encode()
     # reverting to the version holding the vault value is refused, with how to recover it
-    memory_cli(ws, "write", "x.md", "--force", input="clean now\n", env=env)
+    # (a write through the project may not drop the secret the note holds, issue 10 item 8:
+    # the person cleans it by hand)
+    (ws / "memory" / "x.md").write_text("clean now\n")
     r = memory_cli(ws, "revert", "x.md", "--to", hand["rev"], env=env)
     assert r.exit_code != 0
-    assert "secret (wifi)" in r.stderr and f"memory show x.md --rev {hand['rev']} --raw > FILE" in r.stderr
+    assert "(found: wifi)" in r.stderr and f"memory show x.md --rev {hand['rev']} --raw > FILE" in r.stderr
     assert SECRET not in r.output
     assert (ws / "memory" / "x.md").read_text() == "clean now\n"
 

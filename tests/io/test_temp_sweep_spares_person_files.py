@@ -18,7 +18,7 @@ def _old(path):
 
 def test_session_start_keeps_the_persons_tmp_file_and_sweeps_ours(tmp_path):
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     draft = root / "files" / "thesis" / "build" / ".tmp-chapter3-draft.tex"
     draft.parent.mkdir(parents=True)
     draft.write_text("\\chapter{Three}\n")
