@@ -27,11 +27,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from policy.gate import Decision
+from policy.gate import Decision, Gate
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
-from .config import Config
 from .call_context import Authorizer
+from .config import Config
 from .leaks import VAULT_RULE, Scanner
 from .models.base import ContextOverflow, Model, ModelError, StepResult
 from .prompt import Conversation
@@ -121,6 +121,14 @@ class ObservedGate:
         self.emit = emit
         self.rulings: list[GateRecord] = []
         self._lock = threading.Lock()
+        self._asking: list["ToolCallState"] = []   # tool calls now inside the gate (a person may be asked)
+
+    def still_wanted(self) -> bool:
+        """False once a tool call now waiting in the gate has been given up on (Ctrl-C at a
+        question in the chat): the question is cancelled and nothing typed later answers it."""
+        with self._lock:
+            asking = list(self._asking)
+        return not any(state.cancelled() for state in asking)
 
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
@@ -185,12 +193,16 @@ class ToolCallState:
         if late:
             self.observed.record(self.tool, kind, target, decision)
             return decision
+        with self.observed._lock:
+            self.observed._asking.append(self)
         try:
             decision = self.observed.gate.authorize(kind, target, content=content, current=current,
                                                     summary=summary, url=url)
         except Exception as exc:   # the gate fails closed; so do we if it ever raises
             decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
         finally:
+            with self.observed._lock:
+                self.observed._asking.remove(self)
             with self.lock:
                 if self.in_gate_since is not None:
                     self.gate_seconds += time.monotonic() - self.in_gate_since
@@ -542,10 +554,10 @@ class Agent:
         audit log); the model gets SECRET_REFUSED or the tool's own generic message."""
         self._refused = names
         self._emit("secret_refused", {"tool": call.name, "target": _call_target(call.args), "names": list(names)})
-        audit = getattr(self.gate.gate, "audit", None)
-        if audit is not None:
+        gate = self.gate.gate
+        if isinstance(gate, Gate):
             try:
-                audit.append({"event": "secret_refused", "run": str(getattr(self.gate.gate, "run_id", "") or ""),
+                gate.audit.append({"event": "secret_refused", "run": gate.run_id,
                               "tool": call.name, "target": self._redact(_call_target(call.args)),
                               "secrets": list(names)})
             except Exception:

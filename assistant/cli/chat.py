@@ -312,7 +312,7 @@ def chat_command(model_spec: str | None) -> None:
     except SessionError as exc:
         fail(str(exc))
     ui.still_wanted = session.gate.still_wanted   # False in a tool call cancelled by Ctrl-C
-    ui.answer_timeout = session.gate.timeout      # approvals.timeout bounds an inline question too
+    ui.answer_timeout = session.gate.gate.timeout  # approvals.timeout bounds an inline question too
     watcher = None
     try:
         try:

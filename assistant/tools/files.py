@@ -9,6 +9,8 @@ a stored secret (the agent redacts every output, and writes carrying one are ref
 
 from __future__ import annotations
 
+import hashlib
+
 import errno
 import stat as _s
 
@@ -158,12 +160,32 @@ def file_write(args: dict, ctx: ToolContext) -> str:
     )
     if not decision.allowed:
         raise ToolError(f"denied: {decision.reason}")
+    if decision.sha256 and decision.sha256 != hashlib.sha256(data).hexdigest():
+        raise ToolError("denied: the approval was for different content; nothing was written")
+    # the bytes the gate ruled on must still be there (a person may have edited the file while
+    # the gate was deciding): the same recheck memory_write makes
+    try:
+        now = root.read_bytes(path, MAX_WRITE_BYTES * 4)
+    except FileNotFoundError:
+        now = None
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    if now != current:
+        raise ToolError(f"{path} was created by another writer meanwhile; read it again" if current is None
+                        else f"{path} changed while the write was being decided; read it again")
     if ctx.cancel.cancelled():   # a call that timed out writes nothing
         raise ToolError(f"the call ran out of time (limits.tool_timeout); {path} was not written")
     try:
         root.write_bytes(path, data)
     except OSError as exc:
         raise _os_error(path, exc) from None
+    if ctx.audit is not None:
+        try:
+            ctx.audit.append({"event": "written", "run": ctx.run_id, "kind": "file", "target": path,
+                              "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                              "created": current is None})
+        except Exception:   # noqa: BLE001 - the write happened; the transcript has the call
+            pass
     return f"{'replaced' if current is not None else 'created'} {path} ({len(data)} bytes)"
 
 

@@ -48,7 +48,7 @@ def test_a_cancelled_call_is_denied_without_reaching_the_gate(session):
     calls = []
 
     class Counting:
-        def authorize(self, kind, target, *, content=None, current=None, summary=""):
+        def authorize(self, kind, target, *, content=None, current=None, summary="", url=None):
             calls.append(target)
             return Decision(True, "allow", "ok", None)
 
