@@ -41,12 +41,22 @@ class RunSummary:
 
 
 def transcript_ids(transcripts_dir: Path) -> list[str]:
-    """Ids of every transcript, oldest first (ids start with their UTC start time)."""
+    """Ids of every transcript, oldest first: ids start with their UTC start time (to the
+    second); sessions started in the same second are ordered by when their transcript was
+    last written."""
     try:
-        names = os.listdir(transcripts_dir)
+        names = [n for n in os.listdir(transcripts_dir) if n.endswith(".jsonl") and not n.startswith(".")]
     except FileNotFoundError:
         return []
-    return sorted(n[:-6] for n in names if n.endswith(".jsonl") and not n.startswith("."))
+
+    def when(name: str) -> tuple[str, int]:
+        try:
+            mtime = os.stat(transcripts_dir / name, follow_symlinks=False).st_mtime_ns
+        except OSError:
+            mtime = 0
+        return name.split("-", 1)[0], mtime
+
+    return [n[:-6] for n in sorted(names, key=when)]
 
 
 def read_events(path: Path) -> list[dict] | None:

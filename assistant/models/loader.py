@@ -31,7 +31,12 @@ BACKENDS = ("llama", "openai")
 
 def _model_config(ws: Workspace | None) -> dict[str, object]:
     """[model] as the backend reads it (the validated section; defaults without a workspace)."""
-    return asdict(ws.config.model if ws is not None else ModelConfig())
+    from assistant.config import ConfigError
+
+    try:
+        return asdict(ws.config.model if ws is not None else ModelConfig())
+    except ConfigError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def _openai(cfg: dict, ws: "Workspace | None", vault: "Vault | None") -> Model:

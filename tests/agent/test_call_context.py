@@ -23,7 +23,7 @@ from policy.gate import Decision
 @pytest.fixture
 def session(tmp_path):
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     s = open_session(open_workspace(root), "watched", kind="test")
     yield s
     s.close()

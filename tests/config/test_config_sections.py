@@ -16,7 +16,7 @@ from policy.kinds import KINDS
 @pytest.fixture
 def ws(tmp_path):
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     return root
 
 

@@ -20,7 +20,7 @@ DEEP33 = "/".join(f"d{i}" for i in range(32)) + "/note.md"   # 33 components
 @pytest.fixture
 def session(tmp_path):
     root = tmp_path / "ws"
-    init_workspace(root)
+    init_workspace(root, example=True)
     s = open_session(open_workspace(root), "watched", kind="test", interactive=False)
     yield s
     s.close()

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from policy.approvals import ApprovalSettings
 from click.testing import CliRunner
 
 from assistant.cli import main
@@ -171,7 +173,7 @@ def test_a_held_lock_is_a_bounded_wait_then_an_error(tmp_path):
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     return tmp_path / "ws"
 
 
@@ -207,11 +209,11 @@ def test_the_notify_command_and_approvals_show_name_the_request_place_in_the_cha
     from policy.gate import Gate
 
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     said = tmp_path / "notified.txt"
     notify = [sys.executable, "-c", f"import sys; open({str(said)!r}, 'w').write(sys.argv[1])", "{summary}"]
     gate = Gate("unattended", run_id="run-1", audit=Log(ws / "state" / "audit.jsonl"),
-                approvals={"channel": "inbox", "timeout": 0.5, "notify": notify},
+                approvals=ApprovalSettings(channel="inbox", timeout=0.5, notify=tuple(notify)),
                 inbox=Inbox(ws / "state" / "approvals"))
     d = gate.authorize("memory", "x.md", content=b"hi\n", current=None, summary="memory_write x.md")
     assert not d.allowed and d.request_id

@@ -20,7 +20,14 @@ from click.testing import CliRunner
 import history_driver
 from assistant.cli import main
 from assistant.history import History
-from assistant.notes import revision
+from assistant.notes import revision as keyed_revision
+from assistant.revision_key import load_key
+
+
+def revision_for(ws):
+    """The workspace's keyed revision function (issue 10 item 6), as Memory.revision computes it."""
+    key = load_key(Path(ws) / "state")
+    return lambda data: keyed_revision(data, key)
 from assistant.session import open_session
 from assistant.workspace import init_workspace
 
@@ -33,7 +40,7 @@ def sha(data: bytes) -> str:
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     return tmp_path / "ws"
 
 
@@ -47,7 +54,7 @@ def settle(ws: Path) -> History:
     """A new session (what a person's next command does): recovery + hand edits noticed."""
     with open_session(ws, "watched", kind="api", transcript=False) as s:
         s.memory.notice()
-    h = History(ws / "history", revision=revision)
+    h = History(ws / "history", revision=revision_for(ws))
     return h
 
 
@@ -62,7 +69,7 @@ def check_integrity(ws: Path, h: History) -> list:
     assert [v.time for v in versions] == sorted(v.time for v in versions)   # in order
     for v in versions:
         data = h.object_bytes(v.sha256)                                   # byte-exact, never missing
-        assert sha(data) == v.sha256 and len(data) == v.bytes and revision(data) == v.rev
+        assert sha(data) == v.sha256 and len(data) == v.bytes and revision_for(ws)(data) == v.rev
     # the newest version of every note is what is on disk now
     for p in h.paths():
         head = h.head(p)

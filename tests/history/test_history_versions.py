@@ -13,7 +13,14 @@ from click.testing import CliRunner
 from assistant.cli import main
 from assistant.history import History, HistoryError, Origin, object_relpath
 from assistant.models.scripted import ScriptedModel
-from assistant.notes import revision
+from assistant.notes import revision as keyed_revision
+from assistant.revision_key import load_key
+
+
+def revision_for(ws):
+    """The workspace's keyed revision function (issue 10 item 6), as Memory.revision computes it."""
+    key = load_key(Path(ws) / "state")
+    return lambda data: keyed_revision(data, key)
 from assistant.session import open_session
 from assistant.workspace import init_workspace
 
@@ -64,7 +71,7 @@ PASS = "a passphrase for the test vault"
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     return tmp_path / "ws"
 
 
@@ -77,7 +84,7 @@ def memory_cli(ws, *args, input=None, env=None):
 
 
 def hist(ws) -> History:
-    return History(ws / "history", revision=revision)
+    return History(ws / "history", revision=revision_for(ws))
 
 
 def tree(root: Path) -> dict:
@@ -127,7 +134,7 @@ def test_every_write_and_removal_is_a_version_with_provenance(ws):
     assert vs[1].model == "m1" and vs[1].sources == ("web:a.example",)
     assert all(v.run == run for v in vs)
     assert vs[0].grant and "watched" in vs[0].grant and vs[0].approval is None
-    assert vs[2].rev == revision(b"two\n")       # a removal names what was removed
+    assert vs[2].rev == revision_for(ws)(b"two\n")       # a removal names what was removed
 
 
 def test_origin_source_is_checked():
@@ -207,7 +214,7 @@ def test_a_turn_that_read_untrusted_text_is_named_on_the_write(ws, tmp_path):
             {"tool": "memory_write", "args": {"path": "plain.md", "content": "Nothing read.\n"}},
             {"reply": "ok"},
         ])
-        with open_session(ws, "watched", kind="chat", transcript=False, inline_ask=lambda q: "once") as s:
+        with open_session(ws, "watched", kind="chat", inline_ask=lambda q: "once") as s:
             agent = s.new_agent(ScriptedModel(script))
             agent.turn("read the report and the page")
             agent.turn("write a plain note")
@@ -292,7 +299,7 @@ def test_show_diff_and_revert_through_the_cli(ws):
         s.memory.remove("x.md")
     r = memory_cli(ws, "show", "x.md", "--rev", a.revision[:6])
     assert r.exit_code == 0 and r.stdout == "alpha\nbeta\n"
-    r = memory_cli(ws, "diff", "x.md", "--rev", a.revision, "--to", revision(b"alpha\ngamma\n"))
+    r = memory_cli(ws, "diff", "x.md", "--rev", a.revision, "--to", revision_for(ws)(b"alpha\ngamma\n"))
     assert r.exit_code == 0 and "-beta" in r.stdout and "+gamma" in r.stdout
     r = memory_cli(ws, "revert", "x.md", "--to", a.revision)          # undeletes
     assert r.exit_code == 0, r.output

@@ -26,7 +26,7 @@ def note(**meta) -> str:
 
 @pytest.fixture
 def ws(tmp_path):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     mem = tmp_path / "ws" / "memory"
     (mem / "old-plan.md").write_text(note(description="the Q3 plan", review_after=PAST))
     (mem / "offer.md").write_text(note(description="a discount code", expires=PAST, review_after=PAST))

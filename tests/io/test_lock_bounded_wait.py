@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from policy.approvals import ApprovalSettings
+
 from policy.approvals import Inbox
 from policy.audit import AuditLog
 from policy.fileio import FileLock, LockTimeout
@@ -61,7 +63,7 @@ def test_approved_remember_exact_with_a_held_grants_lock_is_a_deny_not_a_hang(tm
     inbox = Inbox(tmp_path / "state" / "approvals")
     gate = Gate("unattended", run_id="run-1", audit=AuditLog(tmp_path / "state" / "audit.jsonl"),
                 grants=GrantStore(tmp_path / "grants.json", lock_timeout=0.5),
-                approvals={"channel": "inbox", "timeout": "30s", "notify": []}, inbox=inbox)
+                approvals=ApprovalSettings(channel="inbox", timeout=30.0, notify=()), inbox=inbox)
     hold(tmp_path / ".grants.json.lock")
 
     def approve():   # the person answers from another terminal, as `approvals approve --remember exact`

@@ -29,7 +29,7 @@ def _model_checks(out):
 def test_doctor_names_an_unreachable_endpoint(tmp_path):
     from model_server import free_port
 
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     url = f"http://127.0.0.1:{free_port()}/v1"
     code, out = _doctor(tmp_path / "ws", "--model", f"openai:{url}")
     (check,) = _model_checks(out)
@@ -47,7 +47,7 @@ def test_doctor_reports_constrained_output_and_an_ignored_schema(tmp_path):
 
     good, bad = Recorder(answer('{"reply": "ok"}')), Recorder(answer('{"reply": "sure!"}'))
     try:
-        init_workspace(tmp_path / "ws")
+        init_workspace(tmp_path / "ws", example=True)
         cfg = tmp_path / "ws" / "config.toml"
         text = cfg.read_text().replace('backend = "llama"', 'backend = "openai"', 1)
         cfg.write_text(text.replace('endpoint = ""', f'endpoint = "{good.url}"', 1))

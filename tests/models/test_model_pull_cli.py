@@ -24,7 +24,7 @@ REPO = "someone/tiny-GGUF"
 
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
@@ -84,10 +84,10 @@ def test_set_model_path_edits_one_line_and_keeps_the_rest(tmp_path):
     assert oct(cfg.stat().st_mode & 0o777) == "0o600"
     cfg.write_text("[limits]\nmax_steps = 3\n")
     set_model_path(cfg, 'we"ird.gguf')
-    assert load_config(cfg)["model"]["path"] == 'we"ird.gguf' and load_config(cfg)["limits"]["max_steps"] == 3
+    assert load_config(cfg).model.path == 'we"ird.gguf' and load_config(cfg).limits.max_steps == 3
     cfg.write_text("[model]\nn_ctx = 2048\n[limits]\nmax_steps = 3\n")
     set_model_path(cfg, "a.gguf")
-    assert load_config(cfg)["model"] == {**load_config(cfg)["model"], "path": "a.gguf", "n_ctx": 2048}
+    assert (load_config(cfg).model.path, load_config(cfg).model.n_ctx) == ("a.gguf", 2048)
 
 
 def test_list_shows_configured_and_present(ws):

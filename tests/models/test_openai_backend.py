@@ -77,10 +77,9 @@ def test_detects_the_server_and_a_turn_completes_through_the_agent(tmp_path, ser
     from assistant.workspace import init_workspace, open_workspace
 
     assert model.flavour == LLAMA_CPP_PYTHON and model.model_id == ALIAS
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
-    ws.config["model"]["max_tokens"] = 48
-    ws.config["limits"]["max_steps"] = 1
+    ws.config = ws.config.updated({"model": {"max_tokens": 48}, "limits": {"max_steps": 1}})
     events = []
     with open_session(ws, "watched", kind="chat", interactive=False, tools=tools) as session:
         agent = session.new_agent(model, on_event=lambda n, d: events.append((n, d)))
@@ -214,7 +213,7 @@ def test_doctor_checks_the_real_server(tmp_path, server):
     from assistant.cli import main
     from assistant.workspace import init_workspace
 
-    init_workspace(tmp_path / "ws")
+    init_workspace(tmp_path / "ws", example=True)
     res = CliRunner().invoke(main, ["-w", str(tmp_path / "ws"), "doctor", "--no-notify", "--json",
                                     "--model", f"openai:{server.url}"])
     checks = [c for c in json.loads(res.output)["checks"] if c["area"] == "model"]

@@ -270,8 +270,8 @@ def test_load_model_spells_openai_url_and_the_backend_key(recorder, tmp_path):
     ws = Workspace(root=tmp_path)
     m = load_model(f"openai:{srv.url}", ws)
     assert m.name.startswith(f"openai:{srv.url}")
-    ws.config["model"].update(backend="openai", endpoint=srv.url)
+    ws.config = ws.config.updated({"model": {"backend": "openai", "endpoint": srv.url}})
     assert load_model(None, ws).model_id == "m1"
-    ws.config["model"]["backend"] = "nope"
-    with pytest.raises(ModelError, match="model.backend 'nope' is unknown"):
+    ws.config = ws.config.updated({"model": {"backend": "nope"}})
+    with pytest.raises(ModelError, match="model.backend = 'nope'"):
         load_model(None, ws)

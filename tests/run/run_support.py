@@ -16,7 +16,7 @@ PASSPHRASE = "correct horse battery staple"
 
 def make_ws(tmp_path: Path, *, extra_config: str = "") -> Path:
     ws = tmp_path / "ws"
-    init_workspace(ws)
+    init_workspace(ws, example=True)
     cfg = ws / "config.toml"
     text = cfg.read_text().replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256", "memlimit_mib = 8")
     cfg.write_text(text + extra_config)

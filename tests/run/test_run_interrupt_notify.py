@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from policy.approvals import ApprovalSettings
 from run_support import PY, audit_events, env, make_ws, write_script
 
 
@@ -76,7 +77,7 @@ def test_an_exception_after_the_request_is_filed_closes_it(tmp_path, monkeypatch
     approvals = tmp_path / "approvals"
     approvals.mkdir()
     g = Gate("unattended", run_id="run-x", audit=AuditLog(tmp_path / "audit.jsonl"), inbox=Inbox(approvals),
-             approvals={"notify": ["true"], "timeout": "60s"})
+             approvals=ApprovalSettings(notify=("true",), timeout=60.0))
 
     def boom(*a, **k):
         raise RuntimeError("notify runner broke")

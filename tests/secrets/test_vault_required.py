@@ -74,4 +74,4 @@ def test_required_must_be_a_boolean(tmp_path):
     cfg = ws / "config.toml"
     cfg.write_text(cfg.read_text().replace('key_file = ""', 'key_file = ""\nrequired = "yes"'))
     r = cli("-w", str(ws), "memory", "ls", environ=env())
-    assert r.returncode != 0 and "[vault] required must be true or false" in r.stderr
+    assert r.returncode != 0 and "vault.required" in r.stderr and "true or false" in r.stderr

@@ -159,7 +159,7 @@ def test_hostile_html_finishes_within_the_timeout_and_leaves_nothing_running(ses
     with Site({"/p": (200, {"Content-Type": "text/html"}, page)}) as site:
         parts = session(mode="unattended", vault=False)
         GrantStore(parts.ws.grants_path).add("net", site.target)
-        parts.ws.config["web"] = {"max_bytes": 1 << 20, "timeout": f"{timeout:g}s"}
+        parts.ws.config = parts.ws.config.updated({"web": {"max_bytes": 1 << 20, "timeout": f"{timeout:g}s"}})
         before = _our_threads()
         box: dict = {}
 
