@@ -4,7 +4,8 @@ Guards the rule that every door into the assistant gets the same guarantees. Cha
 unattended run, the `assistant memory` CLI, the plain Python API (`assistant.memory.memory_*`)
 and any later door (an MCP server, the web approval page) open a session here and nowhere else:
 this module is the only one that unlocks the scanner for a session and the only one that builds
-a policy Gate. A new gate rule is therefore added once.
+a policy Gate. A new gate rule is therefore added once. The search index (`session.index`) is
+built here too, redacted by the session's scanner, with per-turn recall over it (`session.recall`).
 
     with open_session(ws, "unattended", kind="run") as session:
         session.memory.write(...)          # scanned, gated, confined
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
     from policy.gate import Gate
 
     from .confine import Root
+    from .index import Index
     from .leaks import Scanner
     from .memory import Memory
+    from .recall import Recaller
     from .transcript import Transcript
     from .vault import Vault
     from .workspace import Workspace
@@ -59,6 +62,8 @@ class Session:
     ctx: ToolContext
     transcript: "Transcript | None"
     limits: Limits
+    index: "Index"            # the derived search index in state/ (opened on first use)
+    recall: "Recaller"        # per-turn recall and memory_search over `index`
     _closed: bool = field(default=False, repr=False)
 
     def new_agent(self, model: object, *, on_event: EventSink | None = None) -> Agent:
@@ -69,8 +74,9 @@ class Session:
         persona = self.scanner.redact(self.ws.persona())
         conversation = Conversation(persona, self.tools, self.memory.catalog(),
                                     max_reply=reply_limit(self.limits.max_tokens))
+        self.recall.start()     # session start: sync the index with memory/ by metadata
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
-                     transcript=self.transcript, limits=self.limits, on_event=on_event)
+                     transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall)
 
     def close(self) -> None:
         if self._closed:
@@ -80,6 +86,7 @@ class Session:
             if self.transcript is not None:
                 self.transcript.close()
         finally:
+            self.index.close()
             self.files.close()
 
     def __enter__(self) -> "Session":
@@ -114,6 +121,21 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
     return Gate.for_workspace(mode, run_id=run_id, config=config, grants_path=ws.grants_path,
                               approvals_dir=ws.approvals_dir, audit_path=ws.audit_path,
                               inline_ask=inline_ask, redact=scanner.redact, on_request=on_request)
+
+
+def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None") -> tuple["Index", "Recaller"]:
+    """The session's search index (state/index.sqlite3, redacted by this session's scanner,
+    keyed to the vault's secret set) and its recall. Nothing is opened yet. A bad [recall]
+    setting is a ValueError."""
+    from .index import Index, vault_fingerprint
+    from .recall import RecallSettings, Recaller
+
+    settings = RecallSettings.from_config(ws.config)
+    notices: list[str] = []
+    index = Index(ws.state_dir, ws.memory_dir, ws.transcripts_dir, redact=scanner.redact,
+                  redact_prefix=scanner.redact_prefix, fingerprint=vault_fingerprint(vault),
+                  notice=notices.append)
+    return index, Recaller(index, settings, notices=notices)
 
 
 def open_session(
@@ -183,8 +205,14 @@ def open_session(
         files.sweep_temp()
     except Exception:
         pass   # housekeeping only: a busy lock or an odd entry must not stop the session
+    try:
+        index, recaller = _build_recall(ws, scanner, vault)
+    except ValueError as exc:
+        files.close()
+        raise SessionError(f"config.toml: {exc}") from None
     tool_list = list(tools) if tools is not None else all_tools()
-    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault)
+    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
+                      recall=recaller)
     log = None
     if transcript:
         try:
@@ -194,7 +222,8 @@ def open_session(
             raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
                                f"{exc.strerror or exc}") from None
     return Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
-                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits)
+                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
+                   index=index, recall=recaller)
 
 
 __all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]

@@ -55,6 +55,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "approvals": {"channel": "inbox", "timeout": "15m", "notify": []},
     "vault": {"key_file": "", "opslimit": 3, "memlimit_mib": 256},
     "web": {"max_bytes": 256 * 1024, "timeout": "10s"},
+    "recall": {"enabled": True, "max_notes": 3, "budget_bytes": 2048, "min_score": 0.0,
+               "include_conversations": False, "embedding_model": ""},
     "files": {"hidden": list(DEFAULT_HIDDEN)},
     "schedule": [],
 }

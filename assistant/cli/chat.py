@@ -257,6 +257,7 @@ def chat_command(model_spec: str | None) -> None:
                         ui.echo(f"unknown command {cmd}; /help lists them")
                     continue
                 fresh = watcher.drain()
+                session.index.note_changes(ch.path for ch in fresh)   # recall re-reads just these
                 for ch in fresh:
                     changed[ch.path] = ch.kind
                 # show what the model is about to be told, so a hand edit is visibly noticed;

@@ -24,6 +24,7 @@ class ToolContext:
     memory: Any = None        # assistant.memory.Memory
     files: Any = None         # assistant.confine.Root at files/
     vault: Any = None         # assistant.vault.Vault or None (for web_fetch auth by name)
+    recall: Any = None        # assistant.recall.Recaller (memory_search), or None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,158 @@
+"""Per-turn recall: the few notes that match a person's message, as redacted snippets in budget.
+
+Guards the cost and the honesty of recall. Each turn it asks the index (kept fresh by the
+chat's watcher, so no full sync is added to a turn) for the best `max_notes` matches at or
+above `min_score`, and cuts their indexed (already redacted) text to `budget_bytes` in all.
+What was recalled is returned as typed values the agent records in the transcript (`recall`
+event) and the prompt puts in the volatile tail, never in the stable prefix. A broken index
+never stops a turn: the problem is reported once and the assistant answers from the catalog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .index import Hit, Index, IndexUnavailable
+
+HEADER_COST = 160          # bytes reserved for the block's own lines per note
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """config.toml [recall]."""
+
+    enabled: bool = True
+    max_notes: int = 3
+    budget_bytes: int = 2048
+    min_score: float = 0.0
+    include_conversations: bool = False
+    embedding_model: str = ""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "RecallSettings":
+        r = dict((config or {}).get("recall", {}) or {})
+        d = cls()
+
+        def flag(key: str, default: bool) -> bool:
+            v = r.get(key, default)
+            if not isinstance(v, bool):
+                raise ValueError(f"recall.{key} must be true or false, got {v!r}")
+            return v
+
+        def whole(key: str, default: int, low: int, high: int) -> int:
+            v = r.get(key, default)
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise ValueError(f"recall.{key} must be a whole number from {low} to {high}, got {v!r}")
+            return v
+
+        score = r.get("min_score", d.min_score)
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or score < 0:
+            raise ValueError(f"recall.min_score must be a number >= 0, got {score!r}")
+        model = r.get("embedding_model", d.embedding_model)
+        if not isinstance(model, str):
+            raise ValueError(f"recall.embedding_model must be a path to a GGUF file (a string), got {model!r}")
+        return cls(enabled=flag("enabled", d.enabled), max_notes=whole("max_notes", d.max_notes, 1, 20),
+                   budget_bytes=whole("budget_bytes", d.budget_bytes, 128, 64 * 1024),
+                   min_score=float(score), include_conversations=flag("include_conversations", d.include_conversations),
+                   embedding_model=model)
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One recalled note: where it is, how well it matched, and the (redacted) text shown."""
+
+    path: str
+    source: str
+    score: float
+    text: str
+
+    def label(self) -> str:
+        return self.path if self.source == "note" else f"{self.path} (past conversation)"
+
+
+def _cut_bytes(text: str, budget: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= budget:
+        return text
+    return data[: max(0, budget - 3)].decode("utf-8", "ignore").rstrip() + "\u2026"
+
+
+class Recaller:
+    """Per-turn recall over one session's index."""
+
+    def __init__(self, index: Index, settings: RecallSettings, *,
+                 search: Callable[..., list] | None = None, notices: list[str] | None = None) -> None:
+        self.index = index
+        self.settings = settings
+        self._search = search
+        self.notices = notices if notices is not None else []   # the index's one-line notices
+        self.problem: str | None = None     # why recall is off for now (reported once)
+        self._reported = False
+
+    def _searcher(self) -> Callable[..., list]:
+        """BM25, or BM25 fused with vector similarity when [recall] embedding_model is set."""
+        if self._search is None:
+            if self.settings.embedding_model:
+                from .embed import HybridSearch
+
+                self._search = HybridSearch(self.index, self.settings.embedding_model).search
+            else:
+                self._search = self.index.search
+        return self._search
+
+    def search(self, query: str, *, limit: int = 5, offset: int = 0,
+               sources: tuple[str, ...] = ("note", "conversation")) -> list[Hit]:
+        """memory_search and `assistant memory search`: sync by metadata, then search.
+        IndexUnavailable says why when the index cannot be used."""
+        self.index.sync(conversations="conversation" in sources)
+        return self._searcher()(query, limit=limit, offset=offset, sources=sources)
+
+    def start(self) -> None:
+        """Session start: a full metadata sync (what changed while no session was open)."""
+        if not self.settings.enabled:
+            return
+        try:
+            self.index.sync(conversations=self.settings.include_conversations)
+            self.problem = None
+        except IndexUnavailable as exc:
+            self.problem = str(exc)
+
+    def take_problem(self) -> str | None:
+        """The problem (or the index's notices, e.g. "rebuilt") to report, once."""
+        lines = list(self.notices)
+        self.notices.clear()
+        if self.problem is not None and not self._reported:
+            self._reported = True
+            lines.append(self.problem)
+        return "; ".join(lines) or None
+
+    def __call__(self, text: str) -> list[Recalled]:
+        s = self.settings
+        if not s.enabled:
+            return []
+        try:
+            self.index.refresh()
+            if s.include_conversations:
+                self.index.sync_conversations()
+            sources = ("note", "conversation") if s.include_conversations else ("note",)
+            hits = [h for h in self._searcher()(text, limit=s.max_notes, sources=sources) if h.score >= s.min_score]
+            bodies = self.index.bodies([(h.source, h.path) for h in hits])
+        except IndexUnavailable as exc:
+            self.problem = str(exc)
+            return []
+        out: list[Recalled] = []
+        left = s.budget_bytes
+        for n, h in enumerate(hits):
+            desc, body = bodies.get((h.source, h.path), (h.description, h.snippet))
+            text_ = (desc.strip() + "\n" if desc.strip() else "") + body.strip()
+            share = max(64, left // (len(hits) - n)) - len(h.path.encode()) - 8
+            if share <= 16:
+                break
+            shown = _cut_bytes(text_, share) if h.source == "note" else _cut_bytes(h.snippet, share)
+            left -= len(shown.encode()) + len(h.path.encode()) + 8
+            out.append(Recalled(path=h.path, source=h.source, score=round(h.score, 4), text=shown))
+        return out
+
+
+__all__ = ["RecallSettings", "Recalled", "Recaller"]
