@@ -69,7 +69,30 @@ while who whom whos whose why will with won would wouldn yet you your yours your
 d s t m o y
 remember remembered recall know knew tell told say said think thought anything something
 thing things again ever exactly actually really kind sort bit like
+much many often long far left going gonna keep supposed right now still ago soon currently lately
+moment way stuff need needs want wanted good best whats wheres whos hows im ive id
 """.split())
+
+# Words a person uses for the same thing (general English, not any one set of notes): a question
+# word in a family also searches its other members. Kept small; each family is one idea.
+_FAMILIES = [
+    "sibling brother sister", "mum mom mother", "dad father", "gran granny grandma grandmother nan",
+    "grandad grandpa grandfather", "kids kid children child son daughter", "wife husband partner spouse",
+    "car vehicle", "bike bicycle cycling", "teeth tooth dentist dental", "doctor gp physician",
+    "medication medicine meds pills tablets prescription", "job work career employer",
+    "home house flat", "holiday vacation trip", "birthday bday born", "phone mobile number",
+    "tv television", "boss manager", "novel book", "film movie cinema", "allergy allergic allergies",
+    "hypertension pressure", "retirement pension", "appraisal review performance",
+    "resolutions goals", "tent tents camping", "brew coffee", "bands music", "dough bread sourdough",
+    "rubbish bins waste", "internet broadband wifi", "heating boiler", "gym fitness workout",
+    "salary pay wage", "flight flights plane", "exercises physio", "hairdresser haircut barber",
+    "restaurant eat dinner", "emergency rainy",
+]
+SYNONYMS: dict[str, tuple[str, ...]] = {}
+for _family in _FAMILIES:
+    _words = _family.split()
+    for _w in _words:
+        SYNONYMS[_w] = tuple(x for x in _words if x != _w)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PATH_SPLIT = re.compile(r"[/_.\-]+")
@@ -136,6 +159,12 @@ def query_terms(text: str) -> list[str]:
         out.append(word)
         if len(out) >= MAX_QUERY_TERMS:
             break
+    extra = [x for w in out for x in SYNONYMS.get(w, ()) if x not in out]
+    for word in extra:
+        if len(out) >= MAX_QUERY_TERMS:
+            break
+        if word not in out:
+            out.append(word)
     return out
 
 
