@@ -14,6 +14,10 @@ def make_ws(tmp_path: Path, extra_config: str = "") -> Path:
     init_workspace(ws)
     cfg = ws / "config.toml"
     text = cfg.read_text().replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256", "memlimit_mib = 8")
+    if "[recall]" in extra_config:    # the example's own [recall] table makes way for the test's
+        head, _, rest = text.partition("\n[recall]\n")
+        after = rest.split("\n[", 1)
+        text = head + ("\n[" + after[1] if len(after) > 1 else "\n")
     cfg.write_text(text + extra_config)
     return ws
 
@@ -42,3 +46,14 @@ def state_bytes(ws: Path) -> dict[str, bytes]:
         if p.is_file() and not p.is_symlink():
             out[str(p.relative_to(ws))] = p.read_bytes()
     return out
+
+
+def scripted(tmp_path: Path, items: list, name: str = "script.json"):
+    """A ScriptedModel replaying `items`; `.calls` holds the messages each step saw."""
+    import json
+
+    from assistant.models.scripted import ScriptedModel
+
+    p = tmp_path / name
+    p.write_text(json.dumps(items))
+    return ScriptedModel(p)
