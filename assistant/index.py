@@ -363,6 +363,13 @@ class Index:
         self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
             raise IndexUnavailable(f"{self.path} is not a regular file; remove it and the index is rebuilt")
+        if not self.path.exists():
+            # a WAL left beside a deleted index belongs to the old file: never replay it into a new one
+            for suffix in ("-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(str(self.path) + suffix)
+                except FileNotFoundError:
+                    pass
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         os.close(fd)
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
