@@ -40,7 +40,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from .confine import ConfinementError, Root
 from .notes import parse
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 INDEX_FILE = "index.sqlite3"
 SOURCES = ("note", "conversation")
 MAX_NOTE_BYTES = 64 * 1024            # what is indexed of one note (its head, when larger)
@@ -316,6 +316,7 @@ CREATE TABLE IF NOT EXISTS docs(
     path TEXT NOT NULL,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
     UNIQUE(source, path));
+CREATE TABLE IF NOT EXISTS vectors(id INTEGER PRIMARY KEY, model TEXT NOT NULL, digest TEXT NOT NULL, vec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     path, description, category, body, tokenize = 'porter unicode61 remove_diacritics 2');
 """
@@ -409,7 +410,7 @@ class Index:
                 db.execute("COMMIT")
                 return
             stale = bool(have)
-            for table in ("fts", "docs", "meta"):
+            for table in ("fts", "vectors", "docs", "meta"):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -563,6 +564,7 @@ class Index:
             self._known.clear()
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM fts")
+            db.execute("DELETE FROM vectors")
             db.execute("DELETE FROM docs")
             db.execute("COMMIT")
             self._scrub(db)
@@ -619,6 +621,7 @@ class Index:
             for rel in removed:
                 doc_id = known[rel][0]
                 db.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+                db.execute("DELETE FROM vectors WHERE id = ?", (doc_id,))
                 db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
             todo = sorted(added + changed)
             root = Root(self.memory_dir if source == "note" else self.transcripts_dir)  # type: ignore[arg-type]

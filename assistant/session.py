@@ -18,7 +18,7 @@ but cannot be unlocked never yields a session that scans without the vault's val
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -131,6 +131,9 @@ def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None") ->
     from .recall import RecallSettings, Recaller
 
     settings = RecallSettings.from_config(ws.config)
+    if settings.embedding_model:      # a relative path is taken from the workspace, like model.path
+        model = Path(settings.embedding_model).expanduser()
+        settings = replace(settings, embedding_model=str(model if model.is_absolute() else Path(ws.root) / model))
     notices: list[str] = []
     index = Index(ws.state_dir, ws.memory_dir, ws.transcripts_dir, redact=scanner.redact,
                   redact_prefix=scanner.redact_prefix, fingerprint=vault_fingerprint(vault),
