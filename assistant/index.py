@@ -35,10 +35,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from .confine import ConfinementError, Root
 from .notes import parse
+
+if TYPE_CHECKING:
+    from .vault import Vault
 
 SCHEMA_VERSION = 2
 INDEX_FILE = "index.sqlite3"
@@ -180,12 +183,12 @@ def secret_fingerprint(secrets: Mapping[str, str], key: bytes = b"") -> str:
     return mac.hexdigest()
 
 
-def vault_fingerprint(vault: object | None) -> str:
-    """secret_fingerprint of an unlocked assistant.vault.Vault (or of no secrets)."""
+def vault_fingerprint(vault: "Vault | None") -> str:
+    """secret_fingerprint of an unlocked assistant.vault.Vault (or of no secrets), keyed with the
+    vault's derived key (never stored, never shown)."""
     if vault is None:
         return secret_fingerprint({})
-    key = getattr(vault, "_key", b"")      # the vault's derived key: never stored, never shown
-    return secret_fingerprint(vault.secrets(), key if isinstance(key, bytes) else b"")  # type: ignore[attr-defined]
+    return secret_fingerprint(vault.secrets(), vault._key)  # noqa: SLF001 - the key stays in memory
 
 
 # --- walking memory/ ---------------------------------------------------------------------------
@@ -445,7 +448,11 @@ class Index:
             self._db = self._connect()
         except IndexUnavailable:
             raise
-        except (sqlite3.DatabaseError, OSError) as exc:
+        except sqlite3.OperationalError as exc:
+            # locked, no permission, disk full...: the file may be fine and in use by another
+            # process, so it is never deleted for this
+            raise IndexUnavailable(_operational(exc, self.path)) from None
+        except (sqlite3.DatabaseError, OSError) as exc:   # not a database, malformed: rebuild it
             self._db = self._recreate(exc)
         return self._db
 
@@ -482,14 +489,18 @@ class Index:
             try:
                 return work(db)
             except sqlite3.DatabaseError as exc:
-                if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                    raise IndexUnavailable(f"the search index is busy (another process held it for over "
-                                           f"{BUSY_TIMEOUT_MS / 1000:g} s); try again") from None
                 if db.in_transaction:
                     try:
                         db.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass
+                if isinstance(exc, sqlite3.OperationalError):
+                    # not corruption: reconnect once (the schema is checked again), else say why
+                    self.close()
+                    try:
+                        return work(self._open())
+                    except sqlite3.OperationalError as again:
+                        raise IndexUnavailable(_operational(again, self.path)) from None
                 self._db = self._recreate(exc)
                 return work(self._db)
 
@@ -744,6 +755,13 @@ def _stat_note(memory_dir: Path, rel: str) -> _Meta | None:
     if not _stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         return None
     return _meta_of(st)
+
+
+def _operational(exc: sqlite3.OperationalError, path: Path) -> str:
+    if "locked" in str(exc) or "busy" in str(exc):
+        return (f"the search index is busy (another process held it for over {BUSY_TIMEOUT_MS / 1000:g} s); "
+                "try again")
+    return f"the search index {path} cannot be used: {exc}"
 
 
 def _one_line(text: str, limit: int = 400) -> str:

@@ -82,8 +82,11 @@ class Recaller:
     """Per-turn recall over one session's index."""
 
     def __init__(self, index: Index, settings: RecallSettings, *,
-                 search: Callable[..., list] | None = None, notices: list[str] | None = None) -> None:
+                 search: Callable[..., list] | None = None, notices: list[str] | None = None,
+                 own_conversation: str | None = None) -> None:
         self.index = index
+        # this session's own transcript: it holds the message being answered, so it is never a hit
+        self.own_conversation = own_conversation
         self.settings = settings
         self._search = search
         self.notices = notices if notices is not None else []   # the index's one-line notices
@@ -106,7 +109,12 @@ class Recaller:
         """memory_search and `assistant memory search`: sync by metadata, then search.
         IndexUnavailable says why when the index cannot be used."""
         self.index.sync(conversations="conversation" in sources)
-        return self._searcher()(query, limit=limit, offset=offset, sources=sources)
+        return self._find(query, limit=limit, offset=offset, sources=sources)
+
+    def _find(self, query: str, *, limit: int, offset: int, sources: tuple[str, ...]) -> list[Hit]:
+        hits = self._searcher()(query, limit=limit + 1, offset=offset, sources=sources)
+        own = self.own_conversation
+        return [h for h in hits if not (h.source == "conversation" and h.path == own)][:limit]
 
     def start(self) -> None:
         """Session start: a full metadata sync (what changed while no session was open)."""
@@ -136,7 +144,8 @@ class Recaller:
             if s.include_conversations:
                 self.index.sync_conversations()
             sources = ("note", "conversation") if s.include_conversations else ("note",)
-            hits = [h for h in self._searcher()(text, limit=s.max_notes, sources=sources) if h.score >= s.min_score]
+            hits = [h for h in self._find(text, limit=s.max_notes, offset=0, sources=sources)
+                    if h.score >= s.min_score]
             bodies = self.index.bodies([(h.source, h.path) for h in hits])
         except IndexUnavailable as exc:
             self.problem = str(exc)

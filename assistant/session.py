@@ -123,7 +123,8 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
                               inline_ask=inline_ask, redact=scanner.redact, on_request=on_request)
 
 
-def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None") -> tuple["Index", "Recaller"]:
+def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",
+                  session_id: str) -> tuple["Index", "Recaller"]:
     """The session's search index (state/index.sqlite3, redacted by this session's scanner,
     keyed to the vault's secret set) and its recall. Nothing is opened yet. A bad [recall]
     setting is a ValueError."""
@@ -138,7 +139,7 @@ def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None") ->
     index = Index(ws.state_dir, ws.memory_dir, ws.transcripts_dir, redact=scanner.redact,
                   redact_prefix=scanner.redact_prefix, fingerprint=vault_fingerprint(vault),
                   notice=notices.append)
-    return index, Recaller(index, settings, notices=notices)
+    return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl")
 
 
 def open_session(
@@ -209,7 +210,7 @@ def open_session(
     except Exception:
         pass   # housekeeping only: a busy lock or an odd entry must not stop the session
     try:
-        index, recaller = _build_recall(ws, scanner, vault)
+        index, recaller = _build_recall(ws, scanner, vault, session_id)
     except ValueError as exc:
         files.close()
         raise SessionError(f"config.toml: {exc}") from None

@@ -190,3 +190,15 @@ def test_a_run_task_gets_recall_through_the_cli(tmp_path):
     events = [json.loads(x) for p in (ws / "state/transcripts").glob("*.jsonl") for x in p.read_text().splitlines()]
     recall = [e for e in events if e["event"] == "recall"]
     assert recall and recall[0]["notes"][0]["path"] == "projects/kirkstall-park.md"
+
+
+def test_the_current_conversation_is_never_recalled_into_itself(tmp_path):
+    ws = make_ws(tmp_path, "\n[recall]\ninclude_conversations = true\n")
+    model = scripted(tmp_path, [{"reply": "ok"}, {"reply": "ok"}])
+    with session(ws, kind="chat") as s:
+        agent = s.new_agent(model)
+        agent.turn("the lighthouse keeper's cat is called Mackerel")
+        agent.turn("what is the lighthouse cat called?")
+        notes = _events(s, "recall")[1]["notes"]
+        assert all(n["source"] == "note" for n in notes), notes
+        assert s.recall.search("lighthouse Mackerel") == []
