@@ -349,6 +349,8 @@ class Index:
         self._lock = threading.RLock()
         self._pending: set[str] = set()
         self._known: dict[str, tuple[int, dict]] = {}     # source -> (data_version, indexed metadata)
+        self._df: tuple[tuple[int, int], int, dict[str, int]] | None = None   # (version, docs, term -> df)
+        self._writes = 0                                   # our own commits (data_version ignores them)
         self._watched = False
 
     # -- opening ------------------------------------------------------------------------------
@@ -466,6 +468,7 @@ class Index:
     def _recreate(self, exc: BaseException) -> sqlite3.Connection:
         """The index file cannot be used: remove it and build a new one (one-line notice)."""
         self._known.clear()
+        self._df = None
         if self._db is not None:
             try:
                 self._db.close()
@@ -507,6 +510,7 @@ class Index:
     def close(self) -> None:
         with self._lock:
             self._known.clear()
+            self._df = None
             if self._db is not None:
                 try:
                     self._db.close()
@@ -573,6 +577,7 @@ class Index:
         """Drop everything and index from scratch (`assistant memory reindex`)."""
         def drop(db: sqlite3.Connection) -> None:
             self._known.clear()
+            self._df = None
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM fts")
             db.execute("DELETE FROM vectors")
@@ -623,6 +628,7 @@ class Index:
         if not (added or changed or removed):
             return SyncStats(scanned=len(current))
         self._known.pop(source, None)
+        self._writes += 1
         db.execute("BEGIN IMMEDIATE")
         try:
             # again under the write lock, for just these paths: another process may have synced them
@@ -700,15 +706,31 @@ class Index:
                f"snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
                f"WHERE fts MATCH ? AND docs.source IN ({marks}) ORDER BY rank LIMIT ? OFFSET ?")
-        match = fts_query(terms)
 
         def run(db: sqlite3.Connection) -> list[Hit]:
+            match = fts_query(self._selective(db, terms))
             rows = db.execute(sql, (match, *srcs, limit, offset)).fetchall()
             return [Hit(path=r[0], source=r[1], score=-float(r[2]), snippet=_one_line(r[4] or r[3] or ""),
                         description=r[3] or "") for r in rows]
         result = self._guarded(run)
         assert isinstance(result, list)
         return result
+
+    def _selective(self, db: sqlite3.Connection, terms: list[str]) -> list[str]:
+        """The terms without those found in more than half of all documents, unless every term
+        is that common. Such a term has a bm25 weight of about zero (FTS5 floors its idf), so
+        leaving it out keeps the ranking and spares scoring every document that holds it."""
+        key = (db.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        if self._df is None or self._df[0] != key:
+            self._df = (key, db.execute("SELECT count(*) FROM docs").fetchone()[0], {})
+        _, total, df = self._df
+        if total < 20:
+            return terms
+        for t in terms:
+            if t not in df:
+                df[t] = db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (fts_query([t]),)).fetchone()[0]
+        rare = [t for t in terms if df[t] * 2 <= total]
+        return rare or terms
 
     def bodies(self, paths: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
         """{(source, path): (description, body)} as indexed (already redacted)."""

@@ -212,3 +212,15 @@ def test_watcher_refresh_reads_only_reported_notes(tmp_path):
     assert index.sync().changed == 1           # a full sync still catches what the watcher missed
     assert sorted(_paths(index.search("oboe"))) == ["people/lina.md", "people/marek.md"]
     index.close()
+
+
+def test_a_word_in_most_notes_does_not_drown_the_rare_one(tmp_path):
+    ws = make_ws(tmp_path)
+    for i in range(40):
+        (ws / f"memory/n{i:02d}.md").write_text(f"meeting note {i} with the usual meeting words\n")
+    (ws / "memory/zebra.md").write_text("meeting about the zebra enclosure\n")
+    with session(ws) as s:
+        assert _paths(s.recall.search("meeting zebra"))[0] == "zebra.md"
+        assert len(s.recall.search("meeting", limit=50)) == 41      # only common words: still searched
+        (ws / "memory/zebra2.md").write_text("zebra crossing\n")
+        assert set(_paths(s.recall.search("meeting zebra"))[:2]) == {"zebra.md", "zebra2.md"}
