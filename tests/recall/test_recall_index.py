@@ -221,6 +221,6 @@ def test_a_word_in_most_notes_does_not_drown_the_rare_one(tmp_path):
     (ws / "memory/zebra.md").write_text("meeting about the zebra enclosure\n")
     with session(ws) as s:
         assert _paths(s.recall.search("meeting zebra"))[0] == "zebra.md"
-        assert len(s.recall.search("meeting", limit=50)) == 41      # only common words: still searched
+        assert len(s.recall.search("meeting", limit=50)) >= 41      # only common words: still searched
         (ws / "memory/zebra2.md").write_text("zebra crossing\n")
         assert set(_paths(s.recall.search("meeting zebra"))[:2]) == {"zebra.md", "zebra2.md"}
