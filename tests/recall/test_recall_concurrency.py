@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 from recall_support import make_ws
 
@@ -25,17 +26,20 @@ WRITER = textwrap.dedent("""
 """)
 
 SEARCHER = textwrap.dedent("""
-    import json, sys, time
+    import json, os, sys, time
     from assistant.session import open_session
-    ws, seconds = sys.argv[1], float(sys.argv[2])
+    ws, stop = sys.argv[1], sys.argv[2]
     counts, errors = [], []
-    end = time.monotonic() + seconds
+    end = time.monotonic() + 120          # bounded, however slow the machine
     with open_session(ws, "watched", kind="cli", transcript=False) as s:
-        while time.monotonic() < end:
+        # search until the writers are done (and at least a few times), never forever
+        while time.monotonic() < end and (len(counts) < 3 or not os.path.exists(stop)):
             try:
                 counts.append(len(s.recall.search("pelican", limit=50)))
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
+            if len(counts) + len(errors) == 1:
+                open(stop + ".ready", "w").close()     # searching: the writers may start
     print(json.dumps({"counts": counts, "errors": errors}))
 """)
 
@@ -43,14 +47,20 @@ SEARCHER = textwrap.dedent("""
 def test_two_writers_and_a_searcher_at_once(tmp_path):
     ws = make_ws(tmp_path)
     n = 25
+    stop = tmp_path / "writers-done"
+    searcher = subprocess.Popen([sys.executable, "-c", SEARCHER, str(ws), str(stop)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "writers-done.ready").exists():
+        assert time.monotonic() < deadline and searcher.poll() is None, searcher.communicate()
+        time.sleep(0.05)
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(ws), tag, str(n)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for tag in ("a", "b")]
-    searcher = subprocess.Popen([sys.executable, "-c", SEARCHER, str(ws), "4"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=180)
         assert p.returncode == 0 and out.strip() == "ok", err
-    out, err = searcher.communicate(timeout=120)
+    stop.write_text("done")
+    out, err = searcher.communicate(timeout=180)
     assert searcher.returncode == 0, err
     report = json.loads(out)
     assert report["errors"] == []
