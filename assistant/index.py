@@ -702,16 +702,22 @@ class Index:
         srcs = [s for s in sources if s in SOURCES] or list(SOURCES)
         marks = ",".join("?" * len(srcs))
         w = ", ".join(f"{x:g}" for x in WEIGHTS)
-        sql = (f"SELECT docs.path, docs.source, bm25(fts, {w}) AS rank, fts.description, "
-               f"snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) "
+        # Rank first, then make snippets for the few rows kept: SQLite would otherwise compute a
+        # snippet for every matching row before sorting.
+        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) AS rank "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
                f"WHERE fts MATCH ? AND docs.source IN ({marks}) ORDER BY rank LIMIT ? OFFSET ?")
+        snip = (f"SELECT description, snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) FROM fts "
+                f"WHERE fts MATCH ? AND rowid = ?")
 
         def run(db: sqlite3.Connection) -> list[Hit]:
             match = fts_query(self._selective(db, terms))
-            rows = db.execute(sql, (match, *srcs, limit, offset)).fetchall()
-            return [Hit(path=r[0], source=r[1], score=-float(r[2]), snippet=_one_line(r[4] or r[3] or ""),
-                        description=r[3] or "") for r in rows]
+            out = []
+            for rowid, path, source, rank in db.execute(sql, (match, *srcs, limit, offset)).fetchall():
+                desc, text = db.execute(snip, (match, rowid)).fetchone() or ("", "")
+                out.append(Hit(path=path, source=source, score=-float(rank), snippet=_one_line(text or desc or ""),
+                               description=desc or ""))
+            return out
         result = self._guarded(run)
         assert isinstance(result, list)
         return result
