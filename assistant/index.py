@@ -641,10 +641,11 @@ class Index:
                 db.execute("DELETE FROM vectors WHERE id = ?", (doc_id,))
                 db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
             todo = sorted(added + changed)
-            root = Root(self.memory_dir if source == "note" else self.transcripts_dir)  # type: ignore[arg-type]
+            folder = self.memory_dir if source == "note" else self.transcripts_dir
+            root = Root(folder) if todo and folder is not None else None
             try:
                 for n, rel in enumerate(todo, 1):
-                    doc = self._read(root, source, rel)
+                    doc = self._read(root, source, rel) if root is not None else None
                     meta = current[rel]
                     if rel in known:
                         doc_id = known[rel][0]
@@ -666,7 +667,8 @@ class Index:
                     if progress is not None and (n % 200 == 0 or n == len(todo)):
                         progress(n, len(todo))
             finally:
-                root.close()
+                if root is not None:
+                    root.close()
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

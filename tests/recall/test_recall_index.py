@@ -224,3 +224,16 @@ def test_a_word_in_most_notes_does_not_drown_the_rare_one(tmp_path):
         assert len(s.recall.search("meeting", limit=50)) >= 41      # only common words: still searched
         (ws / "memory/zebra2.md").write_text("zebra crossing\n")
         assert set(_paths(s.recall.search("meeting zebra"))[:2]) == {"zebra.md", "zebra2.md"}
+
+
+def test_conversations_follow_the_transcripts_folder_even_when_it_goes(tmp_path):
+    import shutil
+
+    ws = make_ws(tmp_path)
+    with session(ws, kind="chat") as s:
+        s.transcript.append("user", text="the walrus question")
+    with session(ws, transcript=False) as s:
+        assert [h.source for h in s.recall.search("walrus")] == ["conversation"]
+    shutil.rmtree(ws / "state" / "transcripts")
+    with session(ws, transcript=False) as s:
+        assert s.recall.search("walrus") == [] and s.index.count("conversation") == 0
