@@ -33,7 +33,7 @@ def _notices(session) -> None:
 @click.command("search")
 @workspace_option
 @click.argument("query", nargs=-1, required=True)
-@click.option("--limit", "-n", type=click.IntRange(1, 50), default=10, show_default=True,
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True,
               help="Most results to show.")
 @click.option("--json", "as_json", is_flag=True,
               help="A JSON list, best first: {path, score (higher is better), snippet, source, description}.")
