@@ -25,7 +25,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from policy.gate import Decision, Gate
 
@@ -37,6 +37,9 @@ from .models.base import ContextOverflow, Model, ModelError, StepResult
 from .prompt import Conversation
 from .tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from .transcript import Transcript
+
+if TYPE_CHECKING:
+    from .recall import Recaller
 
 EventSink = Callable[[str, dict], None]
 DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
@@ -387,6 +390,7 @@ class Agent:
         limits: Limits | None = None,
         on_event: EventSink | None = None,
         max_reply: int | None = None,
+        recall: "Recaller | None" = None,
     ) -> None:
         self.model = model
         self.tools = {t.name: t for t in tools}
@@ -408,6 +412,8 @@ class Agent:
         self.ctx = replace(ctx, gate=self.gate)
         self.scanner = ctx.scanner
         self._refused: tuple[str, ...] | None = None   # set by _run_tool on a vault-value refusal
+        # assistant.recall.Recaller (or None): the notes matching each message, for the tail
+        self.recall = recall
 
     # -- plumbing
     def _emit(self, name: str, data: dict) -> None:
@@ -436,8 +442,10 @@ class Agent:
         if shown != text:
             self._emit("notice", {"message": "a secret in the message was replaced by [redacted:NAME] "
                                              "before the model saw it"})
+        recalled = self._recall(shown)
         # Note paths are names a person chose: a secret in one is redacted like any text.
-        self.conversation.add_user(shown, [self._redact(c) for c in changed_notes])
+        self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
+                                   recalled=[(self._redact(r.label()), self._redact(r.text)) for r in recalled])
         try:
             self._loop(result)
         except ModelError as exc:
@@ -452,6 +460,22 @@ class Agent:
             self._emit("error", {"message": result.message})
         result.rulings = list(self.gate.rulings[first_ruling:])
         return result
+
+    def _recall(self, text: str) -> list:
+        """The notes recalled for this message; a `recall` event says which (and how well they
+        matched). A broken index is reported once and the turn goes on without recall."""
+        if self.recall is None or not self.recall.settings.enabled:
+            return []
+        try:
+            recalled = self.recall(text)
+        except Exception as exc:   # recall is context, never a reason to fail a turn
+            recalled = []
+            self.recall.problem = f"{type(exc).__name__}: {exc}"
+        problem = self.recall.take_problem()
+        if problem:
+            self._emit("notice", {"message": f"memory search: {problem}"})
+        self._emit("recall", {"notes": [{"path": r.path, "score": r.score, "source": r.source} for r in recalled]})
+        return recalled
 
     def _loop(self, result: TurnResult) -> None:
         while True:

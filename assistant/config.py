@@ -82,6 +82,16 @@ class WebConfig:
 
 
 @dataclass(frozen=True)
+class RecallConfig:
+    enabled: bool = True           # recall the best-matching notes into each turn's tail
+    max_notes: int = 3
+    budget_bytes: int = 2048       # for the recalled snippets in the prompt
+    min_score: float = 0.0
+    include_conversations: bool = False
+    embedding_model: str = ""      # a GGUF for hybrid search ("" = BM25 alone)
+
+
+@dataclass(frozen=True)
 class FilesConfig:
     hidden: tuple[str, ...] = tuple(DEFAULT_HIDDEN)
 
@@ -244,6 +254,23 @@ def _read_web(r: _Reader) -> WebConfig:
     return WebConfig(max_bytes=r.integer("max_bytes", WebConfig.max_bytes, 1), timeout=r.duration("timeout", "10s"))
 
 
+def _read_recall(r: _Reader) -> RecallConfig:
+    d = RecallConfig()
+    max_notes = r.integer("max_notes", d.max_notes, 1)
+    if max_notes > 20:
+        r.bad("recall.max_notes", max_notes, "expected a whole number from 1 to 20", f"max_notes = {d.max_notes}")
+        max_notes = d.max_notes
+    budget = r.integer("budget_bytes", d.budget_bytes, 128)
+    if budget > 64 * 1024:
+        r.bad("recall.budget_bytes", budget, "expected a whole number from 128 to 65536",
+              f"budget_bytes = {d.budget_bytes}")
+        budget = d.budget_bytes
+    return RecallConfig(enabled=r.boolean("enabled", d.enabled), max_notes=max_notes, budget_bytes=budget,
+                        min_score=r.number("min_score", d.min_score, 0.0),
+                        include_conversations=r.boolean("include_conversations", d.include_conversations),
+                        embedding_model=r.text("embedding_model", d.embedding_model))
+
+
 def _read_files(r: _Reader) -> FilesConfig:
     example = 'hidden = ["*.key", "private/"]'
     hidden = r.strings("hidden", FilesConfig.hidden, example)
@@ -263,6 +290,7 @@ _READERS: dict[str, tuple[tuple[str, ...] | None, Callable[[_Reader], object]]] 
     "approvals": (tuple(f.name for f in fields(ApprovalSettings)), _read_approvals),
     "vault": (tuple(f.name for f in fields(VaultConfig)), _read_vault),
     "web": (tuple(f.name for f in fields(WebConfig)), _read_web),
+    "recall": (tuple(f.name for f in fields(RecallConfig)), _read_recall),
     "files": (tuple(f.name for f in fields(FilesConfig)), _read_files),
 }
 SECTIONS = (*_READERS, "schedule")
@@ -329,6 +357,10 @@ class Config:
     @property
     def web(self) -> WebConfig:
         return self._section("web", WebConfig)
+
+    @property
+    def recall(self) -> RecallConfig:
+        return self._section("recall", RecallConfig)
 
     @property
     def files(self) -> FilesConfig:

@@ -4,7 +4,8 @@ Guards the rule that every door into the assistant gets the same guarantees. Cha
 unattended run, the `assistant memory` CLI, the plain Python API (`assistant.memory.memory_*`)
 and any later door (an MCP server, the web approval page) open a session here and nowhere else:
 this module is the only one that unlocks the scanner for a session and the only one that builds
-a policy Gate. A new gate rule is therefore added once.
+a policy Gate. A new gate rule is therefore added once. The search index (`session.index`) is
+built here too, redacted by the session's scanner, with per-turn recall over it (`session.recall`).
 
     with open_session(ws, "unattended", kind="run") as session:
         session.memory.write(...)          # scanned, gated, confined
@@ -31,8 +32,10 @@ if TYPE_CHECKING:
     from .confine import Root
     from .history import History
     from .models.base import Model
+    from .index import Index
     from .leaks import Scanner
     from .memory import Memory
+    from .recall import Recaller
     from .transcript import Transcript
     from .vault import Vault
     from .workspace import Workspace
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
 MODES = ("watched", "unattended")
 # The config sections every session reads (its tools and gate), and those only model turns need:
 # a door that runs no turns (the memory CLI, the Python API) is not stopped by a bad [model].
-SESSION_SECTIONS = ("memory", "policy", "approvals", "vault", "web", "files")
+SESSION_SECTIONS = ("memory", "policy", "approvals", "vault", "web", "files", "recall")
 TURN_SECTIONS = ("model", "limits")
 
 
@@ -66,6 +69,8 @@ class Session:
     ctx: ToolContext
     transcript: "Transcript | None"
     limits: Limits | None          # None for a session that runs no model turns (transcript=False)
+    index: "Index"                 # the derived search index in state/ (opened on first use)
+    recall: "Recaller"             # per-turn recall and memory_search over `index`
     history: "History | None" = None
     _closed: bool = field(default=False, repr=False)
 
@@ -80,8 +85,9 @@ class Session:
         self.ctx.model = str(getattr(model, "name", "") or type(model).__name__)
         conversation = Conversation(persona, self.tools, self.memory.catalog(),
                                     max_reply=reply_limit(self.limits.max_tokens))
+        self.recall.start()     # session start: sync the index with memory/ by metadata
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
-                     transcript=self.transcript, limits=self.limits, on_event=on_event)
+                     transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall)
 
     def close(self) -> None:
         if self._closed:
@@ -91,6 +97,7 @@ class Session:
             if self.transcript is not None:
                 self.transcript.close()
         finally:
+            self.index.close()
             self.files.close()
             if self.history is not None:
                 self.history.close()
@@ -131,6 +138,25 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
                 grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
                 inbox=Inbox(ws.approvals_dir), inline_ask=inline_ask, redact=scanner.redact,
                 on_request=on_request)
+
+
+def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",
+                  session_id: str) -> tuple["Index", "Recaller"]:
+    """The session's search index (state/index.sqlite3, redacted by this session's scanner,
+    keyed to the vault's secret set) and its recall. Nothing is opened yet. A bad [recall]
+    setting is a ValueError."""
+    from .index import Index, vault_fingerprint
+    from .recall import Recaller
+
+    settings = ws.config.recall
+    if settings.embedding_model:      # a relative path is taken from the workspace, like model.path
+        model = Path(settings.embedding_model).expanduser()
+        settings = replace(settings, embedding_model=str(model if model.is_absolute() else Path(ws.root) / model))
+    notices: list[str] = []
+    index = Index(ws.state_dir, ws.memory_dir, ws.transcripts_dir, redact=scanner.redact,
+                  redact_prefix=scanner.redact_prefix, fingerprint=vault_fingerprint(vault),
+                  notice=notices.append)
+    return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl")
 
 
 def open_session(
@@ -218,9 +244,14 @@ def open_session(
         memory.notice()
     except Exception:
         pass   # a busy lock: the next write to a note records its hand edit before writing
+    try:
+        index, recaller = _build_recall(ws, scanner, vault, session_id)
+    except (ValueError, ConfigError) as exc:
+        files.close()
+        raise SessionError(str(exc) if isinstance(exc, ConfigError) else f"config.toml: {exc}") from None
     tool_list = list(tools) if tools is not None else all_tools()
     ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
-                      audit=real_gate.audit, run_id=session_id)
+                      audit=real_gate.audit, run_id=session_id, recall=recaller)
     log = None
     if transcript:
         try:
@@ -231,7 +262,7 @@ def open_session(
                                f"{exc.strerror or exc}") from None
     return Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
                    memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
-                   history=history)
+                   index=index, recall=recaller, history=history)
 
 
 __all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]

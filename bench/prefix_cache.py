@@ -11,7 +11,8 @@ swa_full=False side by side. Target: from turn 2 on, evaluated <= new + 32, ever
 
 Part 2 (overhead): a workspace with 10,000 notes; per turn, the work we add around the model:
 prompt assembly (tail + history + Gemma rendering), the gate ruling for a memory write, the leak
-scan/redaction of what crosses the boundary. The catalog is built once per session (it sits in
+scan/redaction of what crosses the boundary, and per-turn recall (the watcher-fed index refresh
+of one changed note + the search + snippets; no full sync). The catalog is built once per session (it sits in
 the stable prefix) and is reported on its own line. Target: per-turn overhead under 20 ms.
 
 Part 3 (between runs): the same unattended task run twice, each with a fresh model (as a new
@@ -84,14 +85,17 @@ def run_chat(ws_root: Path, model, turns: int) -> list[dict]:
     agent = parts.new_agent(model, on_event=lambda n, d: steps.append(d) if n == "step" else None)
     # A fixed date in the tail keeps the two runs comparable.
     add_user = agent.conversation.add_user
-    agent.conversation.add_user = lambda t, c=(), now=None: add_user(t, c, now=FIXED_NOW)
+    agent.conversation.add_user = lambda t, c=(), now=None, recalled=(): add_user(t, c, now=FIXED_NOW,
+                                                                                  recalled=recalled)
     watcher = MemoryWatcher(ws.memory_dir).start()
     changed: dict[str, str] = {}
     prev_prompt = 0
     llm = model.llama
     try:
         for turn in range(1, turns + 1):
-            for ch in watcher.drain():
+            fresh = watcher.drain()
+            parts.index.note_changes(ch.path for ch in fresh)     # as the chat does: recall re-reads these
+            for ch in fresh:
                 changed[ch.path] = ch.kind
             lines = [f"{p} ({'deleted' if k == 'deleted' else 'changed on disk'})" for p, k in sorted(changed.items())]
             steps.clear()
@@ -346,6 +350,30 @@ def overhead_part(args) -> bool:
             measured["gate (memory write, watched; incl. audit line)"] = _median_ms(rule, args.runs)
         except Exception as exc:  # pragma: no cover
             missing.append(f"gate ({type(exc).__name__}: {exc})")
+
+        try:
+            from assistant.index import Index
+            from assistant.config import RecallConfig
+            from assistant.recall import Recaller
+
+            index = Index(Path(tmp) / "state", mem, redact=scanner.redact if scanner else (lambda x: x),
+                          redact_prefix=scanner.redact_prefix if scanner else None)
+            index.sync(conversations=False)
+            index.note_changes([])                    # a chat's watcher feeds it: no walk per turn
+            recaller = Recaller(index, RecallConfig())
+            edited = mem / "area000" / "note00000.md"
+
+            times = []
+            for k in range(args.runs):
+                edited.write_text(f"{edited.read_text()[:200]} edit {k}")   # a note changed since last turn
+                t0 = time.perf_counter()                  # (the person's edit itself is not our cost)
+                index.note_changes(["area000/note00000.md"])
+                recaller("What do you know about topic 12 and note 4711?")
+                times.append((time.perf_counter() - t0) * 1000)
+            measured["per-turn recall (watcher refresh + search + snippets)"] = statistics.median(times)
+            index.close()
+        except Exception as exc:  # pragma: no cover
+            missing.append(f"recall ({type(exc).__name__}: {exc})")
 
         if scanner is not None:
             def scan():

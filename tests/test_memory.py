@@ -459,7 +459,7 @@ def test_memory_list_pages_in_catalog_order(ws):
 
 def test_tool_definitions_bound_strings_and_carry_the_judgement():
     tools = {t.name: t for t in memory_tools()}
-    assert set(tools) == {"memory_write", "memory_read", "memory_list"}
+    assert set(tools) == {"memory_write", "memory_read", "memory_list", "memory_search"}
     assert tools["memory_write"].kind == "memory"
     assert tools["memory_read"].kind is None and tools["memory_list"].kind is None
 

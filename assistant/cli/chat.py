@@ -370,6 +370,7 @@ def chat_command(model_spec: str | None) -> None:
                         ui.echo(f"unknown command {cmd}; /help lists them")
                     continue
                 fresh = watcher.drain()
+                session.index.note_changes(ch.path for ch in fresh)   # recall re-reads just these
                 for ch in fresh:
                     changed[ch.path] = ch.kind
                 if fresh:   # hand edits the watcher saw become versions in history/ (issue 12)

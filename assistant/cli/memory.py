@@ -1,4 +1,5 @@
-"""`assistant memory`: the person's view of the notes (ls, cat, write, edit, rm, catalog, watch).
+"""`assistant memory`: the person's view of the notes (ls, cat, write, edit, rm, catalog, watch;
+search and reindex live in cli/memory_search.py).
 
 Guards the person's path into memory: the person is the watcher, so writes are allowed by the
 gate in "watched" mode, but they still go through the same confined, scanned writer as the
@@ -339,5 +340,10 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     finally:
         watcher.stop()
 
+
+from .memory_search import reindex_cmd, search_cmd  # noqa: E402  (search and reindex: cli/memory_search.py)
+
+memory_group.add_command(search_cmd)
+memory_group.add_command(reindex_cmd)
 
 COMMANDS = [memory_group]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..confine import Root
     from ..leaks import Scanner
     from ..memory import Memory
+    from ..recall import Recaller
     from ..vault import Vault
     from ..workspace import Workspace
 
@@ -53,6 +54,7 @@ class ToolContext:
     extra: dict[str, object] = field(default_factory=dict)
     model: str = ""                        # the model's name, for history's provenance
     sources: list[str] = field(default_factory=list)   # untrusted places this turn read ("web:host")
+    recall: "Recaller | None" = None       # for memory_search
 
     def call(self) -> Call:
         """This call's authority, for the gated-write pipeline."""

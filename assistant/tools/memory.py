@@ -1,4 +1,4 @@
-"""Memory tools: memory_write, memory_read, memory_list (the model's only way to its notes).
+"""Memory tools: memory_write, memory_read, memory_list, memory_search (the model's only way to its notes).
 
 Guards the model's side of memory: every call goes through `ctx.memory` (assistant.memory),
 which does the path and content rules, the leak scan, read-before-overwrite, the gate and the
@@ -101,6 +101,38 @@ def memory_list(args: dict, ctx: ToolContext) -> str:
     return "\n".join(out)
 
 
+SEARCH_LIMIT_MAX = 20
+MAX_QUERY_CHARS = 500
+
+
+def memory_search(args: dict, ctx: ToolContext) -> str:
+    """The tool: search notes (and past conversations) by meaning words; best first."""
+    from ..index import IndexUnavailable, query_terms
+
+    if ctx.recall is None:
+        raise ToolError("memory search is not available in this session; use memory_list and memory_read")
+    query = _str_arg(args, "query", limit=MAX_QUERY_CHARS)
+    limit = _int_arg(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
+    offset = _int_arg(args, "offset", 0, 0, 1000)
+    if not query_terms(query):
+        return (f"No meaningful words to search for in {query!r} (question words and stopwords are "
+                "ignored); name the person, place or topic.")
+    try:
+        hits = ctx.recall.search(query, limit=limit, offset=offset)
+    except IndexUnavailable as exc:
+        raise ToolError(f"{exc}; use memory_list and memory_read instead") from None
+    if not hits:
+        return (f"No notes or past conversations match {query!r}" + (f" beyond offset {offset}" if offset else "")
+                + ". Try other words, or memory_list.")
+    out = [f"Matches for {query!r} ({offset + 1}-{offset + len(hits)}, best first; "
+           "memory_read a note for its full text):"]
+    for h in hits:
+        out.append(f"- {h.path} [{h.source}, score {h.score:.2f}]: {h.snippet}")
+    if len(hits) == limit:
+        out.append(f"More may match: memory_search(query=..., offset={offset + limit}).")
+    return "\n".join(out)
+
+
 _PATH = {
     "type": "string", "minLength": 4, "maxLength": MAX_PATH_CHARS,
     "description": "Note path inside memory, forward slashes, ending in .md, e.g. people/lina.md",
@@ -166,5 +198,27 @@ def memory_tools() -> list[Tool]:
                 "additionalProperties": False,
             },
             run=memory_list,
+        ),
+        Tool(
+            name="memory_search",
+            description=(
+                "Search your notes and past conversations for a person, place or topic; returns "
+                "the best matching note paths with a snippet, score and source (note or "
+                "conversation). Use it when you do not know which note holds something (the "
+                "catalog shows only some notes); use memory_read when you know the path and need "
+                "the full text. Secrets come back redacted."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                              "description": "Words to look for, e.g. 'Lina birthday'."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX},
+                    "offset": {"type": "integer", "minimum": 0, "maximum": 1000},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            run=memory_search,
         ),
     ]
