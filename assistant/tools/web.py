@@ -52,9 +52,15 @@ def normal_host(host: str) -> str:
     """
     if ":" in host:   # IPv6 (urlsplit has removed the brackets): one spelling
         try:
-            return ipaddress.IPv6Address(host).compressed
+            v6 = ipaddress.IPv6Address(host)
         except ValueError:
             raise ToolError(f"bad IPv6 address {host!r}") from None
+        if v6.ipv4_mapped is not None:
+            # [::ffff:7f00:1] reaches 127.0.0.1 through a dual-stack socket: the gate would
+            # rule on one spelling and the request reach another host name's address.
+            raise ToolError(f"host [{host}] is an IPv4 address in an IPv6 spelling; "
+                            f"write it as {v6.ipv4_mapped}")
+        return v6.compressed
     try:
         ascii_host = unicodedata.normalize("NFKC", host)
         if not ascii_host.isascii():
@@ -107,20 +113,31 @@ def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
     return target, parts._replace(netloc=netloc)
 
 
+# Percent-decoding layers looked through. The receiving server may decode any number of
+# layers, so a URL still changing after this many is refused rather than passed unread.
+MAX_PERCENT_LAYERS = 16
+
+
 def url_secret_check(url: str, scanner) -> None:
     """Refuse a URL that carries a vault value or a credential anywhere (scheme to fragment),
-    raw or percent-decoded (path and query, `+` as space too, up to three layers deep).
+    raw or percent-decoded (path and query, `+` as space too, every layer, up to
+    MAX_PERCENT_LAYERS deep; a URL encoded deeper than that is refused as well).
     Raises SecretInUrl, naming no secret: the model must not learn which one it guessed."""
     if scanner is None:
         return
     views = [url]
     cur = url
-    for _ in range(3):
+    for _ in range(MAX_PERCENT_LAYERS):
         nxt = urllib.parse.unquote(cur, errors="replace")
         if nxt == cur:
             break
         views.append(nxt)
         cur = nxt
+    else:
+        if urllib.parse.unquote(cur, errors="replace") != cur:
+            raise SecretInUrl(
+                f"refused: the URL is percent-encoded more than {MAX_PERCENT_LAYERS} layers deep, "
+                "too deep to check for secrets; nothing was sent and nobody was asked.")
     query = urllib.parse.urlsplit(url).query
     if query:
         views.append(urllib.parse.unquote_plus(query, errors="replace"))
@@ -370,6 +387,9 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     if isinstance(url, str):
         url_secret_check(url.strip(), ctx.scanner)
     target, parts = net_target(url)
+    # ... and the URL as it will be sent: the host is NFKC/IDNA-normalised, so a value spelled
+    # in full-width letters or superscript digits becomes the value itself in DNS and Host.
+    url_secret_check(urllib.parse.urlunsplit(parts), ctx.scanner)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     auth = _auth_header(args, ctx, _host_of(target), port)
     if auth and parts.scheme != "https" and not _is_loopback(parts.hostname or ""):
