@@ -35,6 +35,7 @@ MAX_REDIRECTS = 3
 MAX_SHOWN_QUERY = 300
 
 
+_NUMBER_LABEL = re.compile(r"^(?:[0-9]+|0x[0-9a-f]*)$")
 _ASCII_HOST = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$")
 
 
@@ -77,6 +78,10 @@ def normal_host(host: str) -> str:
         # so the gate would rule on a name that is not the host contacted.
         raise ToolError(f"host {host!r} is an IPv4 address in a legacy spelling; "
                         "write it as four decimal numbers a.b.c.d")
+    if not _is_ip(ascii_host) and _NUMBER_LABEL.match(ascii_host.rpartition(".")[2]):
+        # evil.0.0.1: no DNS name ends in a number (the WHATWG URL parser reads such a host as
+        # IPv4 and fails it), and its "every subdomain" grant would cover IP addresses.
+        raise ToolError(f"bad host name {host!r}: a host name cannot end in a number")
     return ascii_host
 
 
