@@ -11,6 +11,7 @@ itself are refused.
 
 from __future__ import annotations
 
+import codecs
 import html
 import http.client
 import ipaddress
@@ -322,6 +323,28 @@ def extract_text(markup: str, deadline: float | None = None) -> PageText:
     return PageText("\n".join(line for line in lines if line), complete)
 
 
+# The text encodings of the web (the WHATWG Encoding Standard's, by Python codec name). A page
+# may name any codec Python knows (punycode decodes in quadratic time, unicode_escape turns the
+# page into something else): those are read as UTF-8, as a browser would.
+_WEB_CODECS = frozenset({
+    "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "ascii", "cp866", "koi8-r", "koi8-u",
+    "mac-roman", "cp874", "cp1250", "cp1251", "cp1252", "cp1253", "cp1254", "cp1255", "cp1256",
+    "cp1257", "cp1258", "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc_jp", "iso2022_jp",
+    "shift_jis", "cp932", "euc_kr", "cp949",
+    *(f"iso8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+})
+
+
+def _web_codec(charset: str) -> str:
+    """The Python codec for a response's declared charset: one of the web's text encodings,
+    else UTF-8."""
+    try:
+        name = codecs.lookup(charset).name
+    except (LookupError, TypeError, ValueError):
+        return "utf-8"
+    return name if name in _WEB_CODECS else "utf-8"
+
+
 def html_to_text(markup: str) -> str:
     return extract_text(markup).text
 
@@ -496,10 +519,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                     break
             body = b"".join(chunks)[:max_bytes]
         cut_note = ""
-        try:
-            text = body.decode(charset, errors="replace")
-        except LookupError:
-            text = body.decode("utf-8", errors="replace")
+        text = body.decode(_web_codec(charset), errors="replace")
         if ctype in ("text/html", "application/xhtml+xml"):
             # inside the same deadline as the fetch; a page cut short is redacted as a prefix
             page = extract_text(text, deadline)
