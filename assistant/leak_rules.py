@@ -37,8 +37,18 @@ def _tok(prefix: str, rest: str, before: str = _T) -> re.Pattern[str]:
     literal prefix fast, and a start inside a longer run (e.g. the 1,000th "eyJ" of
     "eyJeyJeyJ...") is rejected in O(1) instead of rescanning the run from every start,
     which made such input quadratic.
+
+    A boundary character that is the letter of a backslash escape (`\\n`, `\\t` in JSON or a
+    C string: a line break as text) does not glue: a token starting a line of escaped text is
+    a token.
     """
-    return re.compile(prefix + r"(?<!" + before + prefix + r")" + rest)
+    return re.compile(prefix + r"(?<!(?<!\\)" + before + prefix + r")" + rest)
+
+
+def _glued(text: str, i: int) -> bool:
+    """Does the character before `text[i]` glue it to a longer identifier? Not when it is the
+    letter of a backslash escape (`\\n`: a line break in JSON-escaped text)."""
+    return i > 0 and text[i - 1] in _TOKEN_CHARS and not (i >= 2 and text[i - 2] == "\\")
 
 
 @dataclass(frozen=True)
@@ -185,7 +195,7 @@ def _url_finder(rule: "Rule", text: str) -> Iterator[tuple[int, int]]:
     host glued to a longer name (evilhooks.slack.com) is not that host."""
     for m in rule.pattern.finditer(text):
         start = m.start()
-        if start and (text[start - 1] in _TOKEN_CHARS or text[start - 1] == "."):
+        if _glued(text, start) or (start and text[start - 1] == "."):
             continue
         for scheme in _SCHEME_LEFT:
             if start >= len(scheme) and text.startswith(scheme, start - len(scheme)):
@@ -204,9 +214,9 @@ def _telegram_finder(rule: "Rule", text: str) -> Iterator[tuple[int, int]]:
     for m in _TELEGRAM.finditer(text):
         i = m.start()
         j = i
-        while j > 0 and i - j < 17 and text[j - 1] in _DIGITS:
+        while j > 0 and i - j < 17 and text[j - 1] in _DIGITS and not (j >= 2 and text[j - 2] == "\\"):
             j -= 1
-        if 5 <= i - j <= 16 and (j == 0 or text[j - 1] not in _TOKEN_CHARS):
+        if 5 <= i - j <= 16 and not _glued(text, j):
             yield j, m.end()
 
 
@@ -223,9 +233,9 @@ def _discord_finder(rule: "Rule", text: str) -> Iterator[tuple[int, int]]:
             continue
         s = m.start()
         j = s
-        while j > 0 and s - j < 27 and text[j - 1] in _TOKEN_CHARS:
+        while j > 0 and s - j < 27 and text[j - 1] in _TOKEN_CHARS and not (j >= 2 and text[j - 2] == "\\"):
             j -= 1
-        if 24 <= s - j <= 26 and text[j] in "MNO" and (j == 0 or text[j - 1] not in _TOKEN_CHARS) \
+        if 24 <= s - j <= 26 and text[j] in "MNO" and not _glued(text, j) \
                 and _is_b64_of_digits(text[j:s]):
             yield j, tail.end()
 

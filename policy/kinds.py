@@ -166,6 +166,9 @@ def path_parent(target: str) -> str | None:
     return escape(head) + "/*" if sep else None
 
 
+_NUMBER_LABEL = re.compile(r"^(?:[0-9]+|0x[0-9a-f]*)$")
+
+
 def net_parent(target: str) -> str | None:
     """`api.example.com[:port]` -> `*.example.com[:port]`. None for IPs, and wherever the
     wildcard would sit at or above a registrable domain by the Public Suffix List (private
@@ -177,6 +180,10 @@ def net_parent(target: str) -> str | None:
     labels = host.split(".")
     if all(label.isdigit() for label in labels):
         return None   # an IPv4 address has no parent
+    if _NUMBER_LABEL.match(labels[-1]):
+        # evil.0.0.1: no DNS name ends in a number (URL parsers read such a host as IPv4), and
+        # *.0.0.1 would match the address 127.0.0.1 (and every a.0.0.1)
+        return None
     parent = ".".join(labels[1:])
     if not parent or not may_wildcard(parent):
         return None   # *.com, *.co.uk, *.github.io: every stranger under a shared suffix

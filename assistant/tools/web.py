@@ -11,6 +11,7 @@ itself are refused.
 
 from __future__ import annotations
 
+import codecs
 import html
 import http.client
 import ipaddress
@@ -34,6 +35,7 @@ _SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_REDIRECTS = 3
 
 
+_NUMBER_LABEL = re.compile(r"^(?:[0-9]+|0x[0-9a-f]*)$")
 _ASCII_HOST = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$")
 
 
@@ -51,9 +53,15 @@ def normal_host(host: str) -> str:
     """
     if ":" in host:   # IPv6 (urlsplit has removed the brackets): one spelling
         try:
-            return ipaddress.IPv6Address(host).compressed
+            v6 = ipaddress.IPv6Address(host)
         except ValueError:
             raise ToolError(f"bad IPv6 address {host!r}") from None
+        if v6.ipv4_mapped is not None:
+            # [::ffff:7f00:1] reaches 127.0.0.1 through a dual-stack socket: the gate would
+            # rule on one spelling and the request reach another host name's address.
+            raise ToolError(f"host [{host}] is an IPv4 address in an IPv6 spelling; "
+                            f"write it as {v6.ipv4_mapped}")
+        return v6.compressed
     try:
         ascii_host = unicodedata.normalize("NFKC", host)
         if not ascii_host.isascii():
@@ -70,6 +78,10 @@ def normal_host(host: str) -> str:
         # so the gate would rule on a name that is not the host contacted.
         raise ToolError(f"host {host!r} is an IPv4 address in a legacy spelling; "
                         "write it as four decimal numbers a.b.c.d")
+    if not _is_ip(ascii_host) and _NUMBER_LABEL.match(ascii_host.rpartition(".")[2]):
+        # evil.0.0.1: no DNS name ends in a number (the WHATWG URL parser reads such a host as
+        # IPv4 and fails it), and its "every subdomain" grant would cover IP addresses.
+        raise ToolError(f"bad host name {host!r}: a host name cannot end in a number")
     return ascii_host
 
 
@@ -106,20 +118,31 @@ def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
     return target, parts._replace(netloc=netloc)
 
 
+# Percent-decoding layers looked through. The receiving server may decode any number of
+# layers, so a URL still changing after this many is refused rather than passed unread.
+MAX_PERCENT_LAYERS = 16
+
+
 def url_secret_check(url: str, scanner) -> None:
     """Refuse a URL that carries a vault value or a credential anywhere (scheme to fragment),
-    raw or percent-decoded (path and query, `+` as space too, up to three layers deep).
+    raw or percent-decoded (path and query, `+` as space too, every layer, up to
+    MAX_PERCENT_LAYERS deep; a URL encoded deeper than that is refused as well).
     Raises SecretInUrl, naming no secret: the model must not learn which one it guessed."""
     if scanner is None:
         return
     views = [url]
     cur = url
-    for _ in range(3):
+    for _ in range(MAX_PERCENT_LAYERS):
         nxt = urllib.parse.unquote(cur, errors="replace")
         if nxt == cur:
             break
         views.append(nxt)
         cur = nxt
+    else:
+        if urllib.parse.unquote(cur, errors="replace") != cur:
+            raise SecretInUrl(
+                f"refused: the URL is percent-encoded more than {MAX_PERCENT_LAYERS} layers deep, "
+                "too deep to check for secrets; nothing was sent and nobody was asked.")
     query = urllib.parse.urlsplit(url).query
     if query:
         views.append(urllib.parse.unquote_plus(query, errors="replace"))
@@ -299,6 +322,28 @@ def extract_text(markup: str, deadline: float | None = None) -> PageText:
     return PageText("\n".join(line for line in lines if line), complete)
 
 
+# The text encodings of the web (the WHATWG Encoding Standard's, by Python codec name). A page
+# may name any codec Python knows (punycode decodes in quadratic time, unicode_escape turns the
+# page into something else): those are read as UTF-8, as a browser would.
+_WEB_CODECS = frozenset({
+    "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "ascii", "cp866", "koi8-r", "koi8-u",
+    "mac-roman", "cp874", "cp1250", "cp1251", "cp1252", "cp1253", "cp1254", "cp1255", "cp1256",
+    "cp1257", "cp1258", "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc_jp", "iso2022_jp",
+    "shift_jis", "cp932", "euc_kr", "cp949",
+    *(f"iso8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+})
+
+
+def _web_codec(charset: str) -> str:
+    """The Python codec for a response's declared charset: one of the web's text encodings,
+    else UTF-8."""
+    try:
+        name = codecs.lookup(charset).name
+    except (LookupError, TypeError, ValueError):
+        return "utf-8"
+    return name if name in _WEB_CODECS else "utf-8"
+
+
 def html_to_text(markup: str) -> str:
     return extract_text(markup).text
 
@@ -367,6 +412,9 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     if isinstance(url, str):
         url_secret_check(url.strip(), ctx.scanner)
     target, parts = net_target(url)
+    # ... and the URL as it will be sent: the host is NFKC/IDNA-normalised, so a value spelled
+    # in full-width letters or superscript digits becomes the value itself in DNS and Host.
+    url_secret_check(urllib.parse.urlunsplit(parts), ctx.scanner)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     auth = _auth_header(args, ctx, _host_of(target), port)
     if auth and parts.scheme != "https" and not _is_loopback(parts.hostname or ""):
@@ -464,10 +512,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                     break
             body = b"".join(chunks)[:max_bytes]
         cut_note = ""
-        try:
-            text = body.decode(charset, errors="replace")
-        except LookupError:
-            text = body.decode("utf-8", errors="replace")
+        text = body.decode(_web_codec(charset), errors="replace")
         if ctype in ("text/html", "application/xhtml+xml"):
             # inside the same deadline as the fetch; a page cut short is redacted as a prefix
             page = extract_text(text, deadline)
