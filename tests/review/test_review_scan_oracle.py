@@ -41,15 +41,9 @@ def parts(tmp_path):
     s.close()
 
 
-_CONFLICT = pytest.mark.xfail(strict=True, reason=(
-    "not fixed on this branch: tests/test_memory.py::test_secret_is_refused_before_any_approval_"
-    "request_exists and tests/test_tools.py::test_file_write_refuses_secret_content assert that the "
-    "model-facing refusal names the vault entry, against DESIGN.md step 3; the lead decides which changes"))
-
-
 @pytest.mark.parametrize("tool,args", [
-    pytest.param("memory_write", {"path": "wifi.md", "content": "the password is " + SECRET}, marks=_CONFLICT),
-    pytest.param("file_write", {"path": "wifi.txt", "content": "the password is " + SECRET}, marks=_CONFLICT),
+    ("memory_write", {"path": "wifi.md", "content": "the password is " + SECRET}),
+    ("file_write", {"path": "wifi.txt", "content": "the password is " + SECRET}),
 ])
 def test_refusal_names_no_secret(parts, tool, args):
     with pytest.raises(ToolError) as info:
@@ -62,7 +56,10 @@ def test_refusal_names_no_secret(parts, tool, args):
 
 
 def test_the_persons_cli_may_still_name_it(parts):
-    from assistant.memory import NoteError
-    with pytest.raises(NoteError, match=NAME):
+    """The refusal carries the names for the person (`assistant memory` shows "(found: NAME)"),
+    never in the message the model is given (issue 10 item 5)."""
+    from assistant.memory import SecretRefused
+    with pytest.raises(SecretRefused) as info:
         parts.memory.write("wifi.md", "the password is " + SECRET)
+    assert NAME in info.value.names and NAME not in str(info.value)
 

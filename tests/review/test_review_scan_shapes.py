@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant.leaks import shapes_only  # noqa: E402
+from assistant.leaks import Scanner  # noqa: E402
 
 from leak_corpus import fake_tokens  # noqa: E402
 
@@ -28,7 +28,7 @@ TOKENS = [(rule, tok) for rule, toks in fake_tokens().items() for tok in toks if
 @pytest.mark.parametrize("sep", ["\n", "\t", "\r\n"], ids=["lf", "tab", "crlf"])
 def test_token_after_an_escaped_line_break_is_redacted(rule, token, sep):
     text = json.dumps({"env": "HOME=/home/me" + sep + token + sep + "EDITOR=vi"})
-    shown = shapes_only().redact(text)
+    shown = Scanner({}).redact(text)
     assert token not in shown
     assert f"[redacted:{rule}]" in shown
     assert "HOME=/home/me" in shown and "EDITOR=vi" in shown
@@ -36,4 +36,4 @@ def test_token_after_an_escaped_line_break_is_redacted(rule, token, sep):
 
 @pytest.mark.parametrize("text", ["\\nxghp_" + "Ab3" * 12, "glued_ghp_" + "Ab3" * 12, "\\n" + "my" + "AKIA" + "Q7" * 8])
 def test_a_token_glued_to_an_identifier_is_still_not_one(text):
-    assert shapes_only().find(text) == []
+    assert Scanner({}).find(text) == []
