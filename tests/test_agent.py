@@ -36,7 +36,7 @@ class RecordingGate:
     def __init__(self, allow=True, delay=0.0):
         self.allow, self.delay, self.calls = allow, delay, []
 
-    def authorize(self, kind, target, *, content=None, current=None, summary=""):
+    def authorize(self, kind, target, *, content=None, current=None, summary="", url=None):
         self.calls.append((kind, target, content))
         time.sleep(self.delay)
         return D(self.allow, "allow" if self.allow else "deny", "test says so" if self.allow else "nobody to ask")
