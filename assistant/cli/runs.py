@@ -149,7 +149,18 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     click.echo(f"{full}  {summary.kind}  started {local_time(summary.start)}  {summary.outcome} (exit {code})")
     for event in events:
         for line in _render(event, scanner.redact):
-            click.echo(line)
+            click.echo(_marked(line))
+
+
+# Continuation lines of multi-line text (a reply, a page a tool read, a tool's arguments) carry
+# this mark: no line of runs show's own starts with it, so model text cannot forge a "[gate]",
+# "> you:" or "< assistant:" line.
+CONTINUED = "       | "
+
+
+def _marked(text: str) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(CONTINUED + line for line in rest)])
 
 
 COMMANDS = [runs_group]
