@@ -193,15 +193,15 @@ class ChatUI:
             if not self.streaming:
                 self.echo(f"{self.name}: ", nl=False)
                 self.streaming = True
-            self.echo(escape(data["text"]), nl=False)
+            self.echo(_continued(escape(data["text"])), nl=False)
             return
         if name == "reply":
             if not self.streaming:
-                self.echo(f"{self.name}: {escape(data['text'])}")
+                self.echo(f"{self.name}: {_continued(escape(data['text']))}")
             elif not data.get("streamed", True):
                 # streaming stopped part-way (a long secret was redacted): show it whole
                 self.end_stream()
-                self.echo(f"{self.name} (in full): {escape(data['text'])}")
+                self.echo(f"{self.name} (in full): {_continued(escape(data['text']))}")
             else:
                 self.end_stream()
             if self.failed_this_turn:
@@ -260,6 +260,16 @@ class ChatUI:
         self.echo(_indent("".join(lines[:SHOWN_LINES])), nl=False)
         self.echo(f"  [{len(lines) - SHOWN_LINES:,} more lines not shown ({len(lines):,} lines, "
                   f"{len(body):,} characters in all): /full shows the whole write]")
+
+
+# Every line of a reply after its first starts with this mark: no line of the chat's own does, so a
+# reply cannot print a line that passes for a ruling ("  [allow] ..."), a write's content
+# ("   | ..."), a tool result ("  <- ...") or the prompt ("you> ").
+REPLY_CONTINUED = "   : "
+
+
+def _continued(text: str) -> str:
+    return text.replace("\n", "\n" + REPLY_CONTINUED)
 
 
 def _indent(text: str) -> str:
