@@ -18,12 +18,14 @@ import difflib
 import os
 import select
 import shutil
+import re
 import unicodedata
 from typing import Callable
 
 # Categories shown as escapes: controls, format (bidi overrides, zero-width), surrogates,
 # private use, unassigned, line/paragraph separators.
 _HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+_ORDINARY_SPACE = re.compile(r"(?:[ \t\n]|\r\n)+")
 
 
 def _code(ch: str) -> str:
@@ -53,9 +55,11 @@ def escape(text: object, *, newlines: bool = True) -> str:
 
 
 def one_line(text: object, limit: int | None = None) -> str:
-    """`text` on one line (runs of whitespace become one space), escaped. If it is longer than
-    `limit` characters it is cut, and the cut says how long the whole text was."""
-    flat = escape(" ".join(str(text).split()), newlines=False)
+    """`text` on one line (runs of spaces, tabs and line breaks become one space), escaped. If it
+    is longer than `limit` characters it is cut, and the cut says how long the whole text was."""
+    # only ordinary whitespace is joined: NEL, U+2028, FF, the information separators and the
+    # like (all whitespace to str.split) are shown as escapes, never as a plain space
+    flat = escape(" ".join(p for p in _ORDINARY_SPACE.split(str(text)) if p), newlines=False)
     if limit is None or len(flat) <= limit:
         return flat
     return f"{flat[: max(1, limit - 1)]}… ({len(flat):,} characters in all)"

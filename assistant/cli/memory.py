@@ -115,7 +115,7 @@ def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
         summary = e.summary or "(no summary)"
         if e.problem:
             summary = f"{e.summary + ' ' if e.summary else ''}(unreadable: {e.problem})"
-        click.echo(f"{one_line(e.path)}\t{e.size}\t{one_line(summary)}")
+        click.echo(f"{escape(e.path, newlines=False)}\t{e.size}\t{one_line(summary)}")
 
 
 @memory_group.command("cat")
