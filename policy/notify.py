@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import unicodedata
 from typing import Sequence
 
 # Environment variables never handed to the notify command: the unlock passphrase of an
@@ -22,11 +23,28 @@ def notify_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED_ENV_PREFIXES)}
 
 
+def _visible(text: str) -> str:
+    """Every control, format (bidi, zero-width), surrogate, private-use, unassigned or separator
+    character shown as an escape: the summary holds model-chosen text (a URL), and a notifier may
+    put it on a screen. (The same rule as assistant.terminal.escape; policy/ cannot import it.)"""
+    out = []
+    for ch in text:
+        if ch == " " or (ch.isprintable() and unicodedata.category(ch) not in _HIDDEN):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+_HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
 def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0) -> str | None:
     """None if the command ran and exited 0, else why the approver is unreachable."""
     if not argv:
         return None
-    one_line = " ".join(summary.split())
+    one_line = _visible(" ".join(summary.split()))
     args = [a.replace("{summary}", one_line) for a in argv]
     try:
         proc = subprocess.Popen(
