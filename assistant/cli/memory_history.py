@@ -149,6 +149,13 @@ def log_cmd(path: str | None, as_json: bool) -> None:
     click.echo("\n".join(_line(shown, v) for v in versions))
 
 
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 @memory_group.command("show")
 @workspace_option
 @click.argument("path")
@@ -161,6 +168,11 @@ def show_cmd(path: str, rev: str, raw: bool) -> None:
     v = _resolve(mem, path, rev)
     data = _bytes(mem, v)
     if raw:
+        if _stdout_is_terminal():
+            # exact bytes may hold an escape sequence that erases lines (and unredacted secrets)
+            fail("--raw writes the exact bytes, unescaped and unredacted: redirect it to a file "
+                 f"(assistant memory show {shlex.quote(path)} --rev {v.rev} --raw > FILE); "
+                 "without --raw the version is shown here, escaped")
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
