@@ -36,7 +36,11 @@ def _load(path) -> dict:
 def _save(path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:    # a stale temp (or a hard link planted at this predictable name) goes as an entry
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
         os.replace(tmp, path)

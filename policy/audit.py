@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .fileio import NotRegularFile, check_in_place
+
 # Keys that would put note text (possibly a secret) into the log.
 _FORBIDDEN = frozenset({"content", "current", "proposed", "value", "secret", "text"})
 _RESERVED = frozenset({"seq", "prev"})
@@ -106,9 +108,10 @@ def _write_head(path: Path, head: Head) -> None:
     record = body + b" " * (HEAD_BYTES - 1 - len(body)) + b"\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise AuditError(f"the chain head {path} is not a regular file")
+        try:
+            st = check_in_place(fd, f"the chain head {path}")
+        except NotRegularFile as exc:
+            raise AuditError(exc.strerror) from None
         os.pwrite(fd, record, 0)
         if st.st_size != HEAD_BYTES:    # (a truncate costs a data flush on ext4: only when needed)
             os.ftruncate(fd, HEAD_BYTES)
@@ -197,9 +200,10 @@ class AuditLog:
             except OSError as exc:
                 raise AuditError(f"cannot open audit log {self.path}: {exc.strerror or exc}") from None
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    raise AuditError(f"audit log {self.path} is not a regular file")
+                try:
+                    st = check_in_place(fd, f"audit log {self.path}")
+                except NotRegularFile as exc:
+                    raise AuditError(exc.strerror) from None
                 head = self._current_head(fd, st.st_size)
                 lead = b""
                 if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
