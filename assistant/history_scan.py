@@ -25,9 +25,10 @@ CACHE_NAME = "history-seen.json"
 
 
 def _load(path) -> dict:
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(16 << 20))
+    from policy.fileio import read_regular
+
+    try:    # no link followed, no wait on a FIFO: a cache that is not a plain file is no cache
+        data = json.loads(read_regular(path, max_bytes=16 << 20))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}

@@ -83,3 +83,17 @@ def test_cli_audit_verify_and_show_end_on_a_fifo(tmp_path: Path) -> None:
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert proc.returncode != 0, cmd
         assert "FIFO" in proc.stderr, (cmd, proc.stderr)
+
+
+def test_hand_edit_cache_fifo_does_not_hang_a_session(tmp_path: Path) -> None:
+    """state/history-seen.json (a cache read at every session start) was read with open():
+    a FIFO there hung the session before its first turn."""
+    from assistant.history_scan import _load
+
+    cache = tmp_path / "history-seen.json"
+    os.mkfifo(cache)
+    assert _bounded(lambda: _load(cache)) == {}
+    link = tmp_path / "linked.json"
+    (tmp_path / "elsewhere.json").write_text('{"notes": {"a.md": [1, 2, "x"]}}')
+    os.symlink(tmp_path / "elsewhere.json", link)
+    assert _load(link) == {}
