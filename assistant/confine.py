@@ -40,6 +40,7 @@ __all__ = [
     "FileTooLarge",
     "validate_relpath",
     "openat2_available",
+    "directory_chain",
     "MAX_DEPTH",
     "MAX_COMPONENT_BYTES",
     "TEMP_PREFIX",
@@ -645,6 +646,29 @@ class Root:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def directory_chain(path: str | os.PathLike, limit: int = 4096) -> list[tuple[int, int]]:
+    """(st_dev, st_ino) of the directory at `path` (wherever links in `path` lead: this asks
+    where a folder really is) and of every folder above it up to `/`, found by opening `..`
+    from descriptors, not by path strings. A Root's boundary holds only if no private folder
+    is in the chain of the mount, and the mount is in the chain of none (session start)."""
+    fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    chain: list[tuple[int, int]] = []
+    try:
+        for _ in range(limit):
+            st = os.fstat(fd)
+            here = (st.st_dev, st.st_ino)
+            if chain and chain[-1] == here:   # `..` of / is / itself
+                break
+            chain.append(here)
+            up = os.open("..", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = up
+    finally:
+        os.close(fd)
+    return chain
+
 
 
 _kind = fileio.kind_of

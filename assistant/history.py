@@ -31,6 +31,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from policy.fileio import NotRegularFile, check_in_place
+
 from .confine import Root
 from .locking import LockTimeout
 
@@ -431,9 +433,10 @@ class History:
                 fd = os.open(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                              | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
                 try:
-                    st = os.fstat(fd)
-                    if not stat.S_ISREG(st.st_mode):
-                        raise HistoryError(f"{self.log_path} is not a regular file")
+                    try:
+                        st = check_in_place(fd, str(self.log_path))
+                    except NotRegularFile as exc:
+                        raise HistoryError(exc.strerror) from None
                     if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                         _cut_torn_tail(fd, st.st_size)
                     view = memoryview(payload)
@@ -475,11 +478,14 @@ class History:
         as a hand edit)."""
         line = json.dumps(version.to_record(), ensure_ascii=False).encode("utf-8")
         try:
-            fd = os.open(INTENT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(INTENT, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
                          | os.O_NONBLOCK, 0o600, dir_fd=self.root().fileno())
             try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise HistoryError(f"history/{INTENT} is not a regular file")
+                try:    # checked before the truncation: a hard link here must not cut a file elsewhere
+                    check_in_place(fd, f"history/{INTENT}")
+                except NotRegularFile as exc:
+                    raise HistoryError(exc.strerror) from None
+                os.ftruncate(fd, 0)
                 os.write(fd, line)
             finally:
                 os.close(fd)

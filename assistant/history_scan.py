@@ -25,9 +25,10 @@ CACHE_NAME = "history-seen.json"
 
 
 def _load(path) -> dict:
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(16 << 20))
+    from policy.fileio import read_regular
+
+    try:    # no link followed, no wait on a FIFO: a cache that is not a plain file is no cache
+        data = json.loads(read_regular(path, max_bytes=16 << 20))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -36,7 +37,11 @@ def _load(path) -> dict:
 def _save(path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:    # a stale temp (or a hard link planted at this predictable name) goes as an entry
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
         os.replace(tmp, path)

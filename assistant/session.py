@@ -159,6 +159,33 @@ def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",
     return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl")
 
 
+def _mount_reach(ws: "Workspace") -> str | None:
+    """Why the file tools' mount (files/, wherever a link takes it) would reach the workspace's
+    private parts, or None. `ln -s ~ files` with the workspace under ~ would put memory/,
+    grants.json, config.toml and the vault within file_write's reach: the session refuses."""
+    from .confine import directory_chain
+
+    try:
+        mount = directory_chain(ws.files_dir)
+        private = [("the workspace", ws.root, False), ("memory/", ws.memory_dir, True),
+                   ("history/", ws.history_dir, True), ("state/", ws.state_dir, True)]
+        for what, path, inside in private:
+            try:
+                chain = directory_chain(path)
+            except FileNotFoundError:
+                continue
+            if mount[0] in chain:
+                return (f"files/ ({ws.files_dir}) holds {what} ({path}): the file tools would reach "
+                        "memory/, grants.json, config.toml and the vault. Point files/ at a folder "
+                        "that does not contain the workspace.")
+            if inside and chain[0] in mount:
+                return (f"files/ ({ws.files_dir}) lies inside {what} ({path}): the file tools would "
+                        f"reach it. Point files/ at a folder outside the workspace's {what}.")
+    except OSError as exc:
+        return f"files/ ({ws.files_dir}) cannot be checked: {exc.strerror or exc}"
+    return None
+
+
 def open_session(
     ws: "Workspace | str | os.PathLike[str] | None",
     mode: str,
@@ -219,6 +246,10 @@ def open_session(
     except OSError as exc:
         raise SessionError(f"the workspace's files/ or memory/ cannot be opened: "
                            f"{exc.filename or ''}: {exc.strerror or exc}") from None
+    problem = _mount_reach(ws)
+    if problem is not None:
+        files.close()
+        raise SessionError(problem)
     try:
         memory = Memory(ws, scanner, gate, audit=real_gate.audit, run_id=session_id)
     except ValueError as exc:

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .fileio import NotRegularFile, check_in_place, open_regular, read_upto
+
 # Keys that would put note text (possibly a secret) into the log.
 _FORBIDDEN = frozenset({"content", "current", "proposed", "value", "secret", "text"})
 _RESERVED = frozenset({"seq", "prev"})
@@ -106,9 +108,10 @@ def _write_head(path: Path, head: Head) -> None:
     record = body + b" " * (HEAD_BYTES - 1 - len(body)) + b"\n"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise AuditError(f"the chain head {path} is not a regular file")
+        try:
+            st = check_in_place(fd, f"the chain head {path}")
+        except NotRegularFile as exc:
+            raise AuditError(exc.strerror) from None
         os.pwrite(fd, record, 0)
         if st.st_size != HEAD_BYTES:    # (a truncate costs a data flush on ext4: only when needed)
             os.ftruncate(fd, HEAD_BYTES)
@@ -197,9 +200,10 @@ class AuditLog:
             except OSError as exc:
                 raise AuditError(f"cannot open audit log {self.path}: {exc.strerror or exc}") from None
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    raise AuditError(f"audit log {self.path} is not a regular file")
+                try:
+                    st = check_in_place(fd, f"audit log {self.path}")
+                except NotRegularFile as exc:
+                    raise AuditError(exc.strerror) from None
                 head = self._current_head(fd, st.st_size)
                 lead = b""
                 if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
@@ -236,11 +240,30 @@ class AuditLog:
 
     def read(self) -> list[dict[str, Any]]:
         """All records (for tests and tooling); a missing log is empty."""
-        try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
+        raw = read_log(self.path).decode("utf-8")
         return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def read_log(path: str | os.PathLike[str]) -> bytes:
+    """The whole log, b"" if missing; AuditError if it is not a regular file (a symlink is not
+    followed, a FIFO planted at the name cannot make a reader wait forever) or cannot be read."""
+    try:
+        fd, st = open_regular(path, shown=f"audit log {os.fspath(path)}")
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise AuditError(f"cannot read audit log {path}: {exc.strerror or exc}") from None
+    try:
+        data = read_upto(fd, st.st_size)
+        while True:      # appended to meanwhile: read on to the end
+            more = read_upto(fd, 1 << 20)
+            if not more:
+                return data
+            data += more
+    except OSError as exc:
+        raise AuditError(f"cannot read audit log {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 # --- verifying ---------------------------------------------------------------------------------
@@ -265,12 +288,7 @@ def _seq(line: bytes) -> int | None:
 def verify(path: str | os.PathLike[str]) -> Verdict:
     """Check the chain of the log at `path` against itself and its head file."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = b""
-    except OSError as exc:
-        raise AuditError(f"cannot read audit log {path}: {exc.strerror or exc}") from None
+    data = read_log(path)
     head = read_head(head_path(path))
     lines = data.split(b"\n")
     torn = bool(lines) and lines[-1] != b""
@@ -354,7 +372,7 @@ def verify(path: str | os.PathLike[str]) -> Verdict:
     return Verdict(True, n, start, None, None, tuple(notes))
 
 
-__all__ = ["AuditLog", "AuditError", "Head", "Verdict", "verify", "read_head", "head_path", "request_lines",
+__all__ = ["AuditLog", "AuditError", "Head", "Verdict", "verify", "read_head", "read_log", "head_path", "request_lines",
            "line_hash", "timestamp", "ZERO"]
 
 
@@ -363,8 +381,8 @@ def request_lines(path: str | os.PathLike[str], request_id: str, *, run: str, ta
     """Where an approval request sits in the chain: (line number, event) of the ruling that
     asked (same run, target and content hash) and of every answer naming the request."""
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = read_log(path)
+    except AuditError:
         return []
     out: list[tuple[int, str]] = []
     needle = request_id.encode("utf-8")

@@ -35,6 +35,7 @@ from typing import Callable, Iterator, Protocol
 __all__ = [
     "TEMP_PREFIX", "temp_name", "is_temp_name",
     "READ_FLAGS", "NotRegularFile", "FileTooLargeError", "open_regular", "read_regular", "read_upto",
+    "check_in_place",
     "write_atomic", "replacing", "fsync_dir",
     "kind_of", "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock", "locked",
     "watch_dir",
@@ -119,6 +120,20 @@ def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None, max
         os.close(fd)
         raise
     return fd, st
+
+
+def check_in_place(fd: int, shown: str) -> os.stat_result:
+    """The fstat of a descriptor about to be written *in place* (a lock's pid, a log's append, a
+    head's pwrite, a truncation): it must be a regular file with exactly one link. O_NOFOLLOW
+    stops a symlink but not a hard link: a name linked to a person's file elsewhere would have
+    that file truncated or overwritten. NotRegularFile otherwise (the caller closes fd)."""
+    st = os.fstat(fd)
+    if not _stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(errno.EINVAL, f"{shown} is {kind_of(st.st_mode)}, not a regular file")
+    if st.st_nlink != 1:
+        raise NotRegularFile(errno.EMLINK, f"{shown} has {st.st_nlink} hard links (its other names may be "
+                                           "a person's files elsewhere); it is never written in place")
+    return st
 
 
 def read_upto(fd: int, n: int) -> bytes:
@@ -302,6 +317,10 @@ class FileLock:
                 raise LockTimeout(f"{self.path} is a symlink; refusing to use it as the {self.what} lock") from None
             raise
         try:
+            try:
+                check_in_place(fd, str(self.path))
+            except NotRegularFile as exc:
+                raise LockTimeout(f"refusing to use {self.path} as the {self.what} lock: {exc.strerror}") from None
             self._wait(fd)
             with contextlib.suppress(OSError):   # the pid is only for messages
                 os.ftruncate(fd, 0)

@@ -55,13 +55,13 @@ def verify_cmd(as_json: bool) -> None:
 def _records(path, since: float | None) -> list[tuple[int, dict]]:
     from ..history import parse_time
 
+    from policy.audit import read_log
+
     out = []
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return out
-    except OSError as exc:
-        fail(f"cannot read {path}: {exc.strerror or exc}")
+        raw = read_log(path)    # never follows a link, never waits on a FIFO
+    except AuditError as exc:
+        fail(str(exc))
     for i, ln in enumerate(raw.split(b"\n"), 1):
         if not ln.strip():
             continue
