@@ -71,6 +71,10 @@ class Endpoint:
 
     @property
     def loopback(self) -> bool:
+        # "localhost." is not "localhost": /etc/hosts names the latter only, so the former is
+        # asked of DNS, which may answer any address (the key would go there over plain http).
+        if (urllib.parse.urlsplit(self.url).hostname or "").endswith("."):
+            return False
         if self.host == "localhost":
             return True
         try:
@@ -115,7 +119,7 @@ def _bound(hosts: tuple[str, ...], ep: Endpoint) -> bool:
             host, port = split_host(binding)
         except (ValueError, IndexError):
             continue
-        if host == ep.host and (port is None or port == ep.port):
+        if host.strip("[]") == ep.host and (port is None or port == ep.port):   # "[::1]" binds ::1
             return True
     return False
 
