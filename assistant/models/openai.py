@@ -304,7 +304,7 @@ class OpenAIModel:
                 continue
             try:
                 return json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):    # nested past the parser's depth: not an answer
                 raise ModelError(f"the model server at {url} did not answer JSON (got "
                                  f"{_short(ctype, 80)}): is model.endpoint "
                                  "the API base of an OpenAI-compatible server?") from None
@@ -465,7 +465,9 @@ class OpenAIModel:
         out = _Stream(parts=[])
         ctype = resp.headers.get("content-type", "")
         size = 0
-        budget = max(limit, 1) * (STREAM_BYTES_PER_TOKEN // CHARS_PER_TOKEN)
+        # a memory bound, not a content one (the content is bounded by `limit`): a final event may
+        # echo the whole prompt (llama-server's generation settings), so the floor is generous
+        budget = MAX_BODY_BYTES + max(limit, 1) * (STREAM_BYTES_PER_TOKEN // CHARS_PER_TOKEN)
         try:
             for payload in _events(_lines(resp, deadline, budget), ctype):
                 if time.monotonic() > deadline:
@@ -475,7 +477,7 @@ class OpenAIModel:
                     break
                 try:
                     event = json.loads(payload)
-                except ValueError:
+                except (ValueError, RecursionError):
                     if not out.parts and "json" not in ctype and "event-stream" not in ctype:
                         got = ctype or "no content type"
                         raise ModelError(f"the model server at {url} did not answer JSON (got {got}): is "
