@@ -40,6 +40,7 @@ from assistant.models.base import ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, Segment
 from assistant.models.grammar import schema_to_gbnf
 from assistant.models.special_tokens import aggressive, neutralise
+from assistant.terminal import escape
 
 OPENAI_PREFIX = "openai:"
 
@@ -221,15 +222,15 @@ class OpenAIModel:
         if wanted:
             if wanted not in ids:
                 raise ModelError(f"the server at {self.endpoint.url} has no model {wanted!r} (model.name); "
-                                 f"it serves: {', '.join(ids) or 'nothing'}")
+                                 f"it serves: {_short(', '.join(ids), 300) or 'nothing'}")
             self.model_id = wanted
         elif len(ids) == 1:
             self.model_id = ids[0]
         else:
             raise ModelError(f"the server at {self.endpoint.url} serves {len(ids)} models "
-                             f"({', '.join(ids) or 'none'}): set model.name to one of them")
+                             f"({_short(', '.join(ids), 300) or 'none'}): set model.name to one of them")
         self.flavour = detect_flavour(models)
-        self.name = f"openai:{self.endpoint.url} ({self.model_id}, {self.flavour})"
+        self.name = f"openai:{self.endpoint.url} ({_short(self.model_id, 120)}, {self.flavour})"
 
     def scrub(self, text: str) -> str:
         """`text` (from the server) with the API key replaced by [redacted:NAME]: a server that
@@ -643,7 +644,9 @@ def _same(round_trip: str, sent: str) -> bool:
 
 
 def _short(text: str, n: int = 200) -> str:
-    text = " ".join(str(text).split())
+    """Server text for a message: one line, cut, every control character shown as an escape
+    (it is printed on the person's terminal: an ANSI sequence must not move or erase anything)."""
+    text = escape(" ".join(str(text).split()), newlines=False)
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
