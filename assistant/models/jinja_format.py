@@ -15,6 +15,7 @@ system prompt folded into the first user message, as the person's text would be.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import secrets
 from typing import Any, Callable, Sequence
@@ -50,7 +51,7 @@ def _environment() -> Any:
         not ours (a `model pull` from a hub), and `("x" * 100000) * 100000` or `"x".ljust(10**10)`
         would exhaust memory before any check of the output."""
 
-        intercepted_binops = frozenset(["*", "**", "+"])
+        intercepted_binops = frozenset(["*", "**", "+", "%"])
 
         def call_binop(self, context, operator, left, right):
             if operator == "**" and isinstance(right, int) and abs(right) > 256:
@@ -77,7 +78,24 @@ def _environment() -> Any:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env.filters["tojson"] = tojson
+    # Filters are called directly, not through `call`: bound each one the same way
+    # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
+    for name, fn in list(env.filters.items()):
+        env.filters[name] = _bounded_filter(fn)
     return env
+
+
+def _bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
+                raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+        result = fn(*args, **kwargs)
+        _check_size(_len(result))
+        return result
+
+    return bounded
 
 
 MAX_BUILD = 1 << 20      # characters (or items) one template operation may build

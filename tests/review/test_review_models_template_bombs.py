@@ -19,7 +19,10 @@ pytest.importorskip("jinja2")
 TAIL = "{% for m in messages %}<t>{{ m.content }}</t>{% endfor %}{% if add_generation_prompt %}<gen>{% endif %}"
 BOMBS = ['{{ ("x" * 100000) * 100000 }}', '{% set s = "x" * 1000 %}{{ s * 10000000 }}',
          '{{ "x".ljust(10000000000) }}', '{{ "x" | center(10000000000) }}',
-         '{% set l = [1] * 1000 %}{{ (l * 100000) | length }}', '{{ 10 ** 100000000 }}']
+         '{% set l = [1] * 1000 %}{{ (l * 100000) | length }}', '{{ 10 ** 100000000 }}',
+         '{{ "x" | indent(10000000000) }}', '{{ "%10000000000s" % "a" }}',
+         '{% set s = "x" * 1000 %}{{ s | replace("x", "xxxxxxxxxx") | replace("x", "xxxxxxxxxx")'
+         ' | replace("x", "xxxxxxxxxx") | replace("x", "xxxxxxxxxx") | replace("x", "xxxxxxxxxx") }}']
 
 CHILD = """
 import resource, sys
