@@ -357,6 +357,9 @@ class SafeStream:
         self._push(True)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _redact_value(value: object, scanner: Scanner | None) -> object:
     if scanner is None:
         return value
@@ -663,6 +666,9 @@ class Agent:
                 place = f"{call.name}:?"
             if place and place not in self.ctx.sources:
                 self.ctx.sources.append(place)
+        # A lone surrogate (a page decoded with the charset its server named, e.g. utf-7) cannot be
+        # encoded as UTF-8: the transcript dropped the record and the backends failed the turn.
+        output = _LONE_SURROGATE.sub("\ufffd", output)
         self._emit("tool_result", {"tool": call.name, "ok": ok, "output": output,
                                    "seconds": round(time.monotonic() - started, 3)})
         return output

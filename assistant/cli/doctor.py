@@ -196,7 +196,7 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
         r.ok("model", "constrained output works (a schema-forced test step came back exact)")
     else:
         r.problem("model", f"the server ignored the action schema (a test step forced to {{\"reply\": \"ok\"}} "
-                           f"came back as {step.text[:80]!r})",
+                           f"came back as {model.scrub(step.text)[:80]!r})",
                   "steps are still parsed strictly; use a server that supports grammars or json_schema")
 
 

@@ -15,6 +15,7 @@ system prompt folded into the first user message, as the person's text would be.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import secrets
 from typing import Any, Callable, Sequence
@@ -45,16 +46,80 @@ def _environment() -> Any:
             parser.stream.skip(1)
             return parser.parse_statements(("name:endgeneration",), drop_needle=True)
 
-    env = ImmutableSandboxedEnvironment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[_Generation, jinja2.ext.loopcontrols],
-                                        undefined=jinja2.Undefined)
+    class _Bounded(ImmutableSandboxedEnvironment):
+        """The sandbox, plus a size bound on what one operation may build: a GGUF's template is
+        not ours (a `model pull` from a hub), and `("x" * 100000) * 100000` or `"x".ljust(10**10)`
+        would exhaust memory before any check of the output."""
+
+        intercepted_binops = frozenset(["*", "**", "+", "%"])
+
+        def call_binop(self, context, operator, left, right):
+            if operator == "**" and isinstance(right, int) and abs(right) > 256:
+                raise TemplateRefused("the model's chat template computes a power too large to render")
+            if operator in ("*", "+"):
+                _check_size(_product_len(left, right) if operator == "*" else _sum_len(left, right))
+            result = super().call_binop(context, operator, left, right)
+            _check_size(_len(result))
+            return result
+
+        def call(self, __context, __obj, *args, **kwargs):
+            for a in (*args, *kwargs.values()):
+                if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
+                    raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+            result = super().call(__context, __obj, *args, **kwargs)
+            _check_size(_len(result))
+            return result
+
+    env = _Bounded(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
+                   extensions=[_Generation, jinja2.ext.loopcontrols], undefined=jinja2.Undefined)
 
     def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
                sort_keys: bool = False) -> str:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env.filters["tojson"] = tojson
+    # Filters are called directly, not through `call`: bound each one the same way
+    # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
+    for name, fn in list(env.filters.items()):
+        env.filters[name] = _bounded_filter(fn)
     return env
+
+
+def _bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
+                raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+        result = fn(*args, **kwargs)
+        _check_size(_len(result))
+        return result
+
+    return bounded
+
+
+MAX_BUILD = 1 << 20      # characters (or items) one template operation may build
+
+
+def _len(x: Any) -> int:
+    return len(x) if isinstance(x, (str, bytes, list, tuple)) else 0
+
+
+def _product_len(a: Any, b: Any) -> int:
+    if isinstance(b, int) and not isinstance(b, bool):
+        return _len(a) * max(b, 0)
+    if isinstance(a, int) and not isinstance(a, bool):
+        return _len(b) * max(a, 0)
+    return 0
+
+
+def _sum_len(a: Any, b: Any) -> int:
+    return _len(a) + _len(b)
+
+
+def _check_size(n: int) -> None:
+    if n > MAX_BUILD:
+        raise TemplateRefused("the model's chat template builds a string or list too large to render")
 
 
 def _raise(message: str) -> None:
@@ -92,7 +157,8 @@ class JinjaFormat:
                 strftime_now=lambda f: _dt.datetime.now().strftime(f))
         except TemplateRefused:
             raise
-        except (jinja2.TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        except (jinja2.TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError,
+                MemoryError, RecursionError, OverflowError) as exc:
             raise TemplateRefused(f"the model's chat template failed: {type(exc).__name__}: {exc}") from None
 
     def __call__(self, messages: Sequence[dict], *, add_generation_prompt: bool = True) -> list[Segment]:

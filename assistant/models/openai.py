@@ -20,7 +20,11 @@ Guards what leaves the process and what comes back:
 - failures: an unreachable endpoint fails at once with one line naming the URL and the config
   key; refused auth, an unknown model name, HTTP errors (5xx retried twice, then a clear error),
   a reply that is not JSON are each a ModelError saying what to fix; a malformed or endless
-  stream ends the step (an invalid step), bounded by the tool timeout.
+  stream ends the step (an invalid step), bounded by the tool timeout. Every read is bounded in
+  bytes and in wall time (not only per read: a server trickling keep-alives or one endless line
+  cannot hold the run), and no answer is read whole before its size is checked;
+- what comes back about the key: a server that echoes the API key in an error body or stream
+  error has it replaced by [redacted:NAME] before the text reaches any message.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from assistant.models.base import ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, Segment
 from assistant.models.grammar import schema_to_gbnf
 from assistant.models.special_tokens import aggressive, neutralise
+from assistant.terminal import escape
 
 OPENAI_PREFIX = "openai:"
 
@@ -50,6 +55,9 @@ CONNECT_TIMEOUT = 5.0
 RETRIES = 2              # extra tries after a 5xx / 429
 RETRY_PAUSE = 0.5        # seconds, doubled per retry
 CHARS_PER_TOKEN = 32     # a stream longer than max_tokens * this is not a step
+MAX_BODY_BYTES = 32 << 20    # a non-streamed answer (model list, token ids) larger than this is refused
+STREAM_BYTES_PER_TOKEN = 4096  # raw bytes (framing, usage, keep-alives) a stream may spend per token
+MAX_DETAIL_BYTES = 4096      # of an error body, kept for the message
 _BOS = ("<bos>", "<|begin_of_text|>", "<s>")
 
 
@@ -64,6 +72,10 @@ class Endpoint:
 
     @property
     def loopback(self) -> bool:
+        # "localhost." is not "localhost": /etc/hosts names the latter only, so the former is
+        # asked of DNS, which may answer any address (the key would go there over plain http).
+        if (urllib.parse.urlsplit(self.url).hostname or "").endswith("."):
+            return False
         if self.host == "localhost":
             return True
         try:
@@ -108,7 +120,7 @@ def _bound(hosts: tuple[str, ...], ep: Endpoint) -> bool:
             host, port = split_host(binding)
         except (ValueError, IndexError):
             continue
-        if host == ep.host and (port is None or port == ep.port):
+        if host.strip("[]") == ep.host and (port is None or port == ep.port):   # "[::1]" binds ::1
             return True
     return False
 
@@ -196,10 +208,11 @@ class OpenAIModel:
             raise ModelError("model.temperature, model.seed and model.repeat_penalty must be numbers") from None
         self.timeout = max(1.0, float(timeout))
         self._headers = auth_header(cfg.get("api_key", ""), vault, self.endpoint)
+        self._key_name = str(cfg.get("api_key") or "")
         self._http = httpx.Client(
             timeout=httpx.Timeout(self.timeout, connect=min(CONNECT_TIMEOUT, self.timeout)),
             follow_redirects=False, trust_env=False, transport=transport,
-            headers={"Accept": "application/json, text/event-stream"},
+            headers={"Accept": "application/json, text/event-stream", "Accept-Encoding": "identity"},
         )
         self._httpx = httpx
         self._checked: dict[str, str] = {}     # content segment -> text safe to send
@@ -209,15 +222,24 @@ class OpenAIModel:
         if wanted:
             if wanted not in ids:
                 raise ModelError(f"the server at {self.endpoint.url} has no model {wanted!r} (model.name); "
-                                 f"it serves: {', '.join(ids) or 'nothing'}")
+                                 f"it serves: {_short(', '.join(ids), 300) or 'nothing'}")
             self.model_id = wanted
         elif len(ids) == 1:
             self.model_id = ids[0]
         else:
             raise ModelError(f"the server at {self.endpoint.url} serves {len(ids)} models "
-                             f"({', '.join(ids) or 'none'}): set model.name to one of them")
+                             f"({_short(', '.join(ids), 300) or 'none'}): set model.name to one of them")
         self.flavour = detect_flavour(models)
-        self.name = f"openai:{self.endpoint.url} ({self.model_id}, {self.flavour})"
+        self.name = f"openai:{self.endpoint.url} ({_short(self.model_id, 120)}, {self.flavour})"
+
+    def scrub(self, text: str) -> str:
+        """`text` (from the server) with the API key replaced by [redacted:NAME]: a server that
+        echoes the Authorization header in an error must not put the key into a message."""
+        auth = self._headers.get("Authorization", "")
+        value = auth[len("Bearer "):] if auth.startswith("Bearer ") else ""
+        if value and value in text:
+            text = text.replace(value, f"[redacted:{self._key_name}]")
+        return text
 
     # -- HTTP
     def _url(self, path: str) -> str:
@@ -242,8 +264,8 @@ class OpenAIModel:
                                  "set model.endpoint to the final URL")
             return
         try:
-            resp.read()
-            detail = _short(resp.text)
+            raw = _capped(resp, time.monotonic() + min(self.timeout, 5.0), MAX_DETAIL_BYTES, truncate=True)
+            detail = _short(self.scrub(raw.decode("utf-8", "replace")))
         except Exception:
             detail = ""
         if code in (401, 403):
@@ -259,20 +281,33 @@ class OpenAIModel:
         url = url or self._url(path)
         pause = RETRY_PAUSE
         for attempt in range(RETRIES + 1):
+            deadline = time.monotonic() + self.timeout
             try:
-                resp = self._http.request(method, url, json=body, headers=self._headers)
+                with self._http.stream(method, url, json=body, headers=self._headers) as resp:
+                    if (resp.status_code >= 500 or resp.status_code == 429) and attempt < RETRIES:
+                        retry = True
+                    else:
+                        retry = False
+                        self._check_status(resp, url)
+                        try:
+                            raw = _capped(resp, deadline, MAX_BODY_BYTES)
+                        except _Cut as cut:
+                            what = (f"more than {MAX_BODY_BYTES >> 20} MiB" if cut.reason == "length"
+                                    else f"an answer that did not end within {self.timeout:g}s")
+                            raise ModelError(f"the model server at {url} (model.endpoint) sent {what}: is "
+                                             "model.endpoint the API base of an OpenAI-compatible server?") from None
+                        ctype = resp.headers.get('content-type', 'no content type')
             except self._httpx.HTTPError as exc:
                 raise self._fail(exc, url) from None
-            if (resp.status_code >= 500 or resp.status_code == 429) and attempt < RETRIES:
+            if retry:
                 time.sleep(pause)
                 pause *= 2
                 continue
-            self._check_status(resp, url)
             try:
-                return resp.json()
-            except ValueError:
+                return json.loads(raw)
+            except (ValueError, RecursionError):    # nested past the parser's depth: not an answer
                 raise ModelError(f"the model server at {url} did not answer JSON (got "
-                                 f"{resp.headers.get('content-type', 'no content type')}): is model.endpoint "
+                                 f"{_short(ctype, 80)}): is model.endpoint "
                                  "the API base of an OpenAI-compatible server?") from None
         raise AssertionError("unreachable")
 
@@ -406,8 +441,7 @@ class OpenAIModel:
             try:
                 with self._http.stream("POST", url, json=body, headers=self._headers) as resp:
                     if (resp.status_code >= 500 or resp.status_code == 429) and attempt < RETRIES:
-                        resp.read()
-                        time.sleep(pause)
+                        time.sleep(pause)      # the body is not read: closing the response drops it
                         pause *= 2
                         continue
                     self._check_status(resp, url)
@@ -432,8 +466,11 @@ class OpenAIModel:
         out = _Stream(parts=[])
         ctype = resp.headers.get("content-type", "")
         size = 0
+        # a memory bound, not a content one (the content is bounded by `limit`): a final event may
+        # echo the whole prompt (llama-server's generation settings), so the floor is generous
+        budget = MAX_BODY_BYTES + max(limit, 1) * (STREAM_BYTES_PER_TOKEN // CHARS_PER_TOKEN)
         try:
-            for payload in _events(resp.iter_lines(), ctype):
+            for payload in _events(_lines(resp, deadline, budget), ctype):
                 if time.monotonic() > deadline:
                     out.finish = "timeout"
                     break
@@ -441,7 +478,7 @@ class OpenAIModel:
                     break
                 try:
                     event = json.loads(payload)
-                except ValueError:
+                except (ValueError, RecursionError):
                     if not out.parts and "json" not in ctype and "event-stream" not in ctype:
                         got = ctype or "no content type"
                         raise ModelError(f"the model server at {url} did not answer JSON (got {got}): is "
@@ -452,7 +489,8 @@ class OpenAIModel:
                     out.finish = "malformed"
                     break
                 if "error" in event and not _piece(event, self.flavour):
-                    raise ModelError(f"the model server at {url} reported an error: {_short(json.dumps(event['error']))}")
+                    raise ModelError(f"the model server at {url} reported an error: "
+                                     f"{_short(self.scrub(json.dumps(event['error'], ensure_ascii=False)))}")
                 piece = _piece(event, self.flavour)
                 if piece:
                     size += len(piece)
@@ -463,10 +501,59 @@ class OpenAIModel:
                         out.finish = "length"
                         break
                 _usage(event, self.flavour, out)
+        except _Cut as cut:
+            out.finish = cut.reason
         except self._httpx.HTTPError as exc:
             raise ModelError(f"the model server at {url} (model.endpoint) broke off the reply mid-stream: "
                              f"{type(exc).__name__}: {_reason(exc)}") from None
         return out
+
+
+class _Cut(Exception):
+    """A read stopped at its bound: reason "timeout" (wall time) or "length" (bytes)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _chunks(resp: Any, deadline: float, max_bytes: int) -> Iterator[bytes]:
+    """The body's raw chunks, cut (_Cut) past the wall-clock deadline or the byte budget: the
+    client's read timeout bounds one silent read only, not a server that keeps trickling."""
+    total = 0
+    for chunk in resp.iter_bytes():
+        total += len(chunk)
+        if total > max_bytes:
+            raise _Cut("length")
+        if time.monotonic() > deadline:
+            raise _Cut("timeout")
+        yield chunk
+
+
+def _capped(resp: Any, deadline: float, max_bytes: int, *, truncate: bool = False) -> bytes:
+    """The whole body within the bounds; with `truncate`, the first max_bytes of it instead of a _Cut."""
+    out = bytearray()
+    try:
+        for chunk in _chunks(resp, deadline, max_bytes):
+            out += chunk
+    except _Cut:
+        if not truncate:
+            raise
+    return bytes(out[:max_bytes])
+
+
+def _lines(resp: Any, deadline: float, max_bytes: int) -> Iterator[str]:
+    """Lines of the body (\n, \r\n or \r), within the bounds: one endless line is cut too."""
+    buf = bytearray()
+    for chunk in _chunks(resp, deadline, max_bytes):
+        buf += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if b"\n" in buf:
+            *done, rest = bytes(buf).split(b"\n")
+            buf = bytearray(rest)
+            for line in done:
+                yield line.decode("utf-8", "replace")
+    if buf:
+        yield bytes(buf).decode("utf-8", "replace")
 
 
 def _events(lines: Iterator[str], ctype: str) -> Iterator[str | None]:
@@ -557,7 +644,9 @@ def _same(round_trip: str, sent: str) -> bool:
 
 
 def _short(text: str, n: int = 200) -> str:
-    text = " ".join(str(text).split())
+    """Server text for a message: one line, cut, every control character shown as an escape
+    (it is printed on the person's terminal: an ANSI sequence must not move or erase anything)."""
+    text = escape(" ".join(str(text).split()), newlines=False)
     return text if len(text) <= n else text[:n - 1] + "…"
 
 

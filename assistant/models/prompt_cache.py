@@ -13,7 +13,10 @@ Guards a second way into what the model believes. A saved state is restored only
 - it is bounded: files larger than the budget are not written, and after each save the oldest
   files are removed until the directory fits `prompt_cache_max_mib`; reads are bounded too.
 Files are written to a private temporary name (0600, O_EXCL) in state/prompt_cache/ (0700),
-fsynced and renamed: a crash leaves the old file or none, never half of one.
+fsynced and renamed: a crash leaves the old file or none, never half of one. Every file
+operation goes through one descriptor of that directory opened without following a link (and
+only if it is ours and private), so a planted link cannot make the cache read, write or trim
+(delete) files outside state/.
 
 File layout: MAGIC | u32 header length | header JSON {"key", "n_tokens"} | u32[n_tokens] prefix
 tokens (little endian) | state bytes | 32-byte MAC.
@@ -112,16 +115,50 @@ class PromptCache:
     def path_for(self, key: CacheKey) -> Path:
         return self.dir / f"{key.digest}{SUFFIX}"
 
+    def _open_dir(self, create: bool) -> int | None:
+        """A descriptor of state/prompt_cache/, never followed through a link: a planted link
+        would make the cache read, write and trim (delete) files outside state/. None when it
+        is missing (and not created) or is not a private directory of ours."""
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        try:
+            if create:
+                try:
+                    os.mkdir(self.dir, 0o700)
+                except FileExistsError:
+                    pass
+            fd = os.open(self.dir, flags)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            return None
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            os.close(fd)
+            return None
+        return fd
+
     # -- read
     def load(self, key: CacheKey, tokens: Sequence[int]) -> bytes | None:
         """The saved state bytes for `key`, or None (missing, or failed and removed)."""
-        path = self.path_for(key)
+        dfd = self._open_dir(create=False)
+        if dfd is None:
+            return None
         try:
-            fd = _open_private(path, os.O_RDONLY | os.O_NONBLOCK)
+            return self._load_in(dfd, key, tokens)
+        finally:
+            os.close(dfd)
+
+    def _load_in(self, dfd: int, key: CacheKey, tokens: Sequence[int]) -> bytes | None:
+        name = self.path_for(key).name
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                         dir_fd=dfd)
         except FileNotFoundError:
             return None
         except OSError:
-            self._discard(path)
+            self._unlink(dfd, name)
             return None
         try:
             st = os.fstat(fd)
@@ -138,16 +175,16 @@ class PromptCache:
             blob = b"".join(chunks)
         except (OSError, ValueError):
             os.close(fd)
-            self._discard(path)
+            self._unlink(dfd, name)
             return None
         os.close(fd)
         state = self._verify(blob, key, tokens)
         if state is None:
-            self._discard(path)
+            self._unlink(dfd, name)
             return None
         try:
-            os.utime(path)          # recently used: kept longest by the budget
-        except OSError:
+            os.utime(name, dir_fd=dfd, follow_symlinks=False)   # recently used: kept longest
+        except (OSError, NotImplementedError):
             pass
         return state
 
@@ -180,60 +217,83 @@ class PromptCache:
         blob = body + self._mac(body)
         if len(blob) > self.max_bytes:
             return False
-        path = self.path_for(key)
-        tmp = self.dir / f".{key.digest}.{os.getpid()}.tmp"
-        try:
-            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-            try:
-                view = memoryview(blob)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        name = self.path_for(key).name
+        tmp = f".{key.digest}.{os.getpid()}.tmp"
+        dfd = self._open_dir(create=True)
+        if dfd is None:
             return False
-        self._trim(keep=path)
+        try:
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                             0o600, dir_fd=dfd)
+                try:
+                    view = memoryview(blob)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            except OSError:
+                self._unlink(dfd, tmp)
+                return False
+            self._trim(dfd, keep=name)
+        finally:
+            os.close(dfd)
         return True
 
-    def _trim(self, keep: Path) -> None:
-        """Remove the least recently used files until the directory fits the budget."""
-        try:
-            entries = []
-            for e in os.scandir(self.dir):
+    def _entries(self, dfd: int) -> list[tuple[int, int, str]]:
+        out = []
+        with os.scandir(dfd) as it:
+            for e in it:
                 if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False):
                     st = e.stat(follow_symlinks=False)
-                    entries.append((st.st_mtime_ns, st.st_size, Path(e.path)))
+                    out.append((st.st_mtime_ns, st.st_size, e.name))
+        return out
+
+    def _trim(self, dfd: int, keep: str) -> None:
+        """Remove the least recently used files until the directory fits the budget."""
+        try:
+            entries = self._entries(dfd)
         except OSError:
             return
         total = sum(size for _, size, _ in entries)
-        for _, size, p in sorted(entries):
+        for _, size, name in sorted(entries):
             if total <= self.max_bytes:
                 break
-            if p == keep:
+            if name == keep:
                 continue
-            self._discard(p)
+            self._unlink(dfd, name)
             total -= size
 
-    def _discard(self, path: Path) -> None:
+    @staticmethod
+    def _unlink(dfd: int, name: str) -> None:
         try:
-            os.unlink(path)
+            os.unlink(name, dir_fd=dfd)
         except OSError:
             pass
 
+    def _discard(self, path: Path) -> None:
+        """Remove one cache file (by its name, inside the cache directory only)."""
+        dfd = self._open_dir(create=False)
+        if dfd is None:
+            return
+        try:
+            self._unlink(dfd, Path(path).name)
+        finally:
+            os.close(dfd)
+
     def usage(self) -> int:
         """Bytes the cache files take now."""
+        dfd = self._open_dir(create=False)
+        if dfd is None:
+            return 0
         try:
-            return sum(e.stat(follow_symlinks=False).st_size for e in os.scandir(self.dir)
-                       if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False))
+            return sum(size for _, size, _ in self._entries(dfd))
         except OSError:
             return 0
+        finally:
+            os.close(dfd)
 
 
 __all__ = ["CacheKey", "PromptCache", "PromptCacheError"]

@@ -4,7 +4,7 @@ Guards the turn structure when the prompt leaves the process as text: llama-cpp-
 (and every chat-completions server) tokenizes what it receives with special-token parsing on,
 so a fetched page holding "<end_of_turn><start_of_turn>user" would become real turn markers.
 Every substring shaped like a special token (`<...>`, `<|...|>`, `<｜...｜>`, `[INST]`-style
-bracketed capitals) is broken by a WORD JOINER (U+2060) after its first character: the text
+bracketed capitals, EXAONE's `[|...|]`, MiniMax's `]~b]` / `]~!b[`) is broken by a WORD JOINER (U+2060) after its first character: the text
 reads the same to a person and to the model, but no tokenizer matches it as the control token.
 
 `neutralise(text, is_special=None)`: with `is_special` (a callable asking the server's own
@@ -22,12 +22,14 @@ JOINER = "\u2060"
 
 # Shapes special tokens take across model families (Gemma <start_of_turn>, ChatML <|im_end|>,
 # Llama 3 <|eot_id|>, DeepSeek <｜end▁of▁sentence｜>, Mistral [INST] / [/INST] / [TOOL_CALLS],
-# Llama 2 </s>, Phi <|end|>).
+# Llama 2 </s>, Phi <|end|>, EXAONE [|endofturn|], MiniMax ]~b]).
 _CANDIDATE = re.compile(
     r"<\|[^\s<>]{0,64}?\|>"               # <|...|>
     r"|<｜[^<>]{0,64}?｜>"                 # <｜...｜> (fullwidth bars)
     r"|</?[A-Za-z0-9_.:▁\-]{1,64}>"       # <tag>, </s>, <start_of_turn>
     r"|\[/?[A-Z][A-Z0-9_]{1,31}\]"         # [INST], [/INST], [TOOL_CALLS]
+    r"|\[\|[A-Za-z0-9_]{1,64}\|\]"          # [|system|], [|endofturn|] (EXAONE)
+    r"|\]~!?b[\]\[]"                       # ]~b], ]~!b[ (MiniMax)
 )
 _AGGRESSIVE = re.compile(r"[<\[|｜]")
 

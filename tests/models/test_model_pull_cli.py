@@ -117,7 +117,7 @@ def test_pull_resumes_verifies_it_loads_and_sets_the_path(ws):
         assert res.exit_code == 0, res.output
         digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
         assert f"sha256 {digest}" in res.output and "verified" in res.output
-        assert load_config(ws / "config.toml")["model"]["path"] == "models/gemma.gguf"
+        assert load_config(ws / "config.toml").model.path == "models/gemma.gguf"
         ranges = [r for m, _, r in hub.requests if m == "GET" and r]
         assert ranges and ranges[-1].startswith("bytes=") and ranges[-1] != "bytes=0-"   # resumed
     finally:
