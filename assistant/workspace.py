@@ -281,7 +281,7 @@ def init_workspace(dest: str | os.PathLike[str], *, example: bool = False,
     with replacing(dest_path, directory=True) as tmp:
         if example:
             shutil.copytree(src, tmp, symlinks=False, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("state", "__pycache__", ".*"))
+                            ignore=shutil.ignore_patterns("state", "history", "__pycache__", ".*"))
         else:
             _clean_files(src, tmp)
         (tmp / STATE).mkdir(mode=0o700, exist_ok=True)
