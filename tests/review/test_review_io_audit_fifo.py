@@ -72,7 +72,7 @@ def test_cli_audit_verify_and_show_end_on_a_fifo(tmp_path: Path) -> None:
     from assistant.workspace import init_workspace
 
     ws = tmp_path / "ws"
-    init_workspace(ws, example=True)
+    init_workspace(ws)
     log = ws / "state" / "audit.jsonl"
     if log.exists():
         log.unlink()

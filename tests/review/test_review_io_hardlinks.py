@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from assistant.history import History, HistoryError, Origin
-from assistant.notes import revision
+from assistant.notes import revision as keyed_revision
+
+
+def revision(data: bytes) -> str:
+    return keyed_revision(data, b"review-key-of-32-bytes-for-tests")
 from policy.audit import AuditError, AuditLog
 from policy.fileio import FileLock, LockTimeout
 

@@ -37,7 +37,7 @@ def test_memory_write_refuses_a_second_alice_that_displays_as_the_first(tmp_path
     from assistant.workspace import init_workspace, open_workspace
 
     root = tmp_path / "ws"
-    init_workspace(root, example=True)
+    init_workspace(root)
     session = open_session(open_workspace(root), "watched", kind="test", interactive=False)
     try:
         session.memory.write("people/alice.md", "Alice likes tea.\n")

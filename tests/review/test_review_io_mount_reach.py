@@ -29,7 +29,7 @@ def test_files_linked_to_a_folder_holding_the_workspace_is_refused(tmp_path: Pat
     home = tmp_path / "home"
     ws_root = home / ".local" / "share" / "assistant" / "workspace"
     ws_root.parent.mkdir(parents=True)
-    init_workspace(ws_root, example=True)
+    init_workspace(ws_root)
     _swap_files(ws_root, home)
     with pytest.raises(SessionError, match="files/"):
         open_session(open_workspace(ws_root), "watched", kind="test", interactive=False)
@@ -37,7 +37,7 @@ def test_files_linked_to_a_folder_holding_the_workspace_is_refused(tmp_path: Pat
 
 def test_files_linked_to_the_workspace_itself_is_refused(tmp_path: Path) -> None:
     ws_root = tmp_path / "ws"
-    init_workspace(ws_root, example=True)
+    init_workspace(ws_root)
     _swap_files(ws_root, Path(".."))   # relative: files -> the folder holding files/
     with pytest.raises(SessionError, match="files/"):
         open_session(open_workspace(ws_root), "watched", kind="test", interactive=False)
@@ -46,7 +46,7 @@ def test_files_linked_to_the_workspace_itself_is_refused(tmp_path: Path) -> None
 @pytest.mark.parametrize("private", ["memory", "state", "history"])
 def test_files_linked_into_a_private_folder_is_refused(tmp_path: Path, private: str) -> None:
     ws_root = tmp_path / "ws"
-    init_workspace(ws_root, example=True)
+    init_workspace(ws_root)
     (ws_root / private).mkdir(exist_ok=True)
     (ws_root / private / "sub").mkdir()
     _swap_files(ws_root, ws_root / private / "sub")
@@ -56,7 +56,7 @@ def test_files_linked_into_a_private_folder_is_refused(tmp_path: Path, private: 
 
 def test_files_linked_to_an_unrelated_folder_still_works(tmp_path: Path) -> None:
     ws_root = tmp_path / "ws"
-    init_workspace(ws_root, example=True)
+    init_workspace(ws_root)
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("hello\n")
@@ -73,7 +73,7 @@ def test_file_write_could_not_reach_memory_through_such_a_link(tmp_path: Path) -
     home = tmp_path / "home"
     ws_root = home / "ws"
     home.mkdir()
-    init_workspace(ws_root, example=True)
+    init_workspace(ws_root)
     _swap_files(ws_root, home)
     grants_before = (ws_root / "grants.json").read_bytes()
     try:

@@ -30,7 +30,7 @@ PASS = "doctor review pass phrase"
 
 def _workspace(tmp_path, rec, value):
     ws = tmp_path / "ws"
-    init_workspace(ws, example=True)
+    init_workspace(ws)
     port = int(rec.url.split(":")[2].split("/")[0])
     vault = Vault.create(ws / "vault.enc", PASS, opslimit=1, memlimit=8 * 1024 * 1024)
     vault.set("SERVER_KEY", value, hosts=[f"127.0.0.1:{port}"])

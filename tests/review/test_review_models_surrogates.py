@@ -52,4 +52,6 @@ def test_a_utf7_page_with_a_lone_surrogate_does_not_end_the_turn(tmp_path):
     records = [r for t in transcripts(ws) for r in t]
     outputs = [json.dumps(r, ensure_ascii=False) for r in records if r.get("event") == "tool_result"
                or r.get("type") == "tool_result"]
-    assert any("hello \ufffd world" in o for o in outputs), outputs
+    # (since the scanner review, a page naming a non-web charset such as utf-7 is read as UTF-8,
+    # so no lone surrogate arises from it any more; either way its record must be there)
+    assert any("hello \ufffd world" in o or "hello +2AA- world" in o for o in outputs), outputs
