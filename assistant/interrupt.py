@@ -4,11 +4,14 @@ Guards "Ctrl-C stops at once": Python delivers a signal to the main thread only 
 bytecodes, so a model load that spends seconds inside llama.cpp would swallow Ctrl-C until it
 returns (and a run then went on as if nothing happened). The call runs in a daemon worker while
 the main thread waits in short slices, so KeyboardInterrupt is raised in the caller at once; the
-worker is abandoned (it holds no lock, writes nothing, and dies with the process).
+worker is abandoned (it holds no lock, writes nothing, and dies with the process), and the
+real stdout/stderr are put back first, since a load may hold them pointed at /dev/null.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Callable, TypeVar
 
@@ -26,10 +29,24 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
             box["error"] = exc
 
+    # llama-cpp-python points fds 1 and 2 at /dev/null while it loads (suppress_stdout_stderr):
+    # keep the real ones, so that what the caller prints after an interrupt is not lost with
+    # the abandoned load still holding them redirected
+    saved = [os.dup(fd) for fd in (1, 2)]
     worker = threading.Thread(target=work, name=name, daemon=True)
     worker.start()
-    while worker.is_alive():
-        worker.join(_SLICE)
+    try:
+        while worker.is_alive():
+            worker.join(_SLICE)
+    except KeyboardInterrupt:
+        for fd, real in zip((1, 2), saved):
+            os.dup2(real, fd)
+        # it swaps the sys.stdout/sys.stderr objects too: put the interpreter's own back
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        raise
+    finally:
+        for real in saved:
+            os.close(real)
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]

@@ -128,6 +128,10 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         except KeyboardInterrupt:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
             session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
             click.echo("error: interrupted while loading the model; nothing was done")
+            # the abandoned load may still be inside llama.cpp when the interpreter shuts down:
+            # the outcome line is out before anything there can cut the process short
+            sys.stdout.flush()
+            sys.stderr.flush()
             return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
         calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order
