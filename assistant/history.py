@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from policy.fileio import NotRegularFile, check_in_place
+from policy.fileio import FileLock, NotRegularFile, check_in_place
 
 from .confine import Root
 from .locking import LockTimeout
@@ -681,38 +681,18 @@ class History:
 
 
 class _LogLock:
-    """An exclusive flock on history/.lock, waited for at most `timeout` seconds (LockTimeout).
-    Unlike the memory lock it records no pid: truncating and rewriting the lock file at every
-    append costs a data flush on ext4."""
+    """An exclusive flock on history/.lock (policy.fileio.FileLock, no pid recorded: it is taken
+    on every append), waited for at most `timeout` seconds (LockTimeout)."""
 
     def __init__(self, path: Path, timeout: float) -> None:
-        self.path, self.timeout, self.fd = path, timeout, -1
+        self._lock = FileLock(path, timeout, what="history's log", record_pid=False)
 
     def __enter__(self) -> "_LogLock":
-        import fcntl
-
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + self.timeout
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(self.fd)
-                    raise LockTimeout(f"history's log is locked by another process ({self.path}); "
-                                      f"gave up after {self.timeout:g}s") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+        self._lock.acquire()
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        import fcntl
-
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-        finally:
-            os.close(self.fd)
+        self._lock.release()
 
 
 def _cut_torn_tail(fd: int, size: int) -> None:

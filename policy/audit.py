@@ -18,8 +18,6 @@ files, not a signature: whoever can write both files can forge a consistent pair
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -30,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .fileio import NotRegularFile, check_in_place, open_regular, read_upto
+from .fileio import FileLock, LockTimeout, NotRegularFile, check_in_place, open_regular, read_upto
 
 # Keys that would put note text (possibly a secret) into the log.
 _FORBIDDEN = frozenset({"content", "current", "proposed", "value", "secret", "text"})
@@ -134,35 +132,23 @@ def _scan_tail(data: bytes) -> Head:
 
 
 class _Lock:
-    """flock on `audit.lock` beside the log, waited for at most `timeout` seconds."""
+    """The flock on `audit.lock` beside the log (policy.fileio.FileLock, no pid recorded: it is
+    taken on every append), waited for at most `timeout` seconds; a timeout is an AuditError."""
 
     def __init__(self, path: Path, timeout: float) -> None:
-        self.path, self.timeout, self.fd = path, timeout, -1
+        self._lock = FileLock(path, timeout, what="the audit log", record_pid=False)
 
     def __enter__(self) -> "_Lock":
         try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            self._lock.acquire()
+        except LockTimeout as exc:
+            raise AuditError(str(exc)) from None
         except OSError as exc:
-            raise AuditError(f"cannot open the audit lock {self.path}: {exc.strerror or exc}") from None
-        deadline = time.monotonic() + self.timeout
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(self.fd)
-                    raise AuditError(f"the audit log is locked by another process (lock {self.path}); "
-                                     f"gave up after {self.timeout:g}s") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+            raise AuditError(f"cannot open the audit lock {self._lock.path}: {exc.strerror or exc}") from None
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-        finally:
-            os.close(self.fd)
+        self._lock.release()
 
 
 class AuditLog:

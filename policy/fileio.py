@@ -301,10 +301,13 @@ class FileLock:
     """
 
     def __init__(self, path: str | os.PathLike[str], timeout: float = DEFAULT_LOCK_TIMEOUT, *,
-                 what: str = "memory") -> None:
+                 what: str = "memory", record_pid: bool = True) -> None:
         self.path = Path(path)
         self.timeout = float(timeout)
         self.what = what
+        # False for locks taken on every append (history, audit): rewriting the pid each time
+        # costs a data flush on ext4, and the pid only ever serves the timeout message
+        self.record_pid = record_pid
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -322,9 +325,10 @@ class FileLock:
             except NotRegularFile as exc:
                 raise LockTimeout(f"refusing to use {self.path} as the {self.what} lock: {exc.strerror}") from None
             self._wait(fd)
-            with contextlib.suppress(OSError):   # the pid is only for messages
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            if self.record_pid:
+                with contextlib.suppress(OSError):   # the pid is only for messages
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         except BaseException:
             os.close(fd)
             raise
