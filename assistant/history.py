@@ -51,6 +51,8 @@ _SHA = re.compile(r"[0-9a-f]{64}").fullmatch
 _new = object.__new__
 
 
+STORE_TIMEOUT = 30.0   # seconds the object of a version may take to reach the disk
+
 class HistoryError(Exception):
     """History could not be read or written; the message says what and where."""
 
@@ -513,7 +515,9 @@ class History:
         if storing is None:
             return
         worker, box = storing
-        worker.join()
+        worker.join(STORE_TIMEOUT)
+        if worker.is_alive():   # a disk that stopped answering: the write is refused, never a hang
+            raise HistoryError(f"storing the version took longer than {STORE_TIMEOUT:g}s; nothing was written")
         if "error" in box:
             err = box["error"]
             raise err if isinstance(err, HistoryError) else HistoryError(str(err))

@@ -78,4 +78,7 @@ def _kill(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    proc.wait()
+    try:
+        proc.wait(timeout=5)    # SIGKILL: only an unkillable (D-state) process outlives this
+    except subprocess.TimeoutExpired:
+        pass

@@ -88,7 +88,7 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
             extra.append(f"{r.denials} denied")
         if r.failed_calls:
             extra.append(f"failed: {', '.join(sorted(set(r.failed_calls)))}")
-        click.echo(f"{r.id}  {local_time(r.start)}  {visible(what):<12} {r.outcome:<11} exit {code:<2} "
+        click.echo(f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {r.outcome:<11} exit {code:<2} "
                    f"{task}" + (f"  ({'; '.join(extra)})" if extra else ""))
 
 
@@ -146,7 +146,7 @@ def show_cmd(run_id: str, as_json: bool) -> None:
         echo_json({"run": summary.to_json(), "events": redact_value(events, scanner)})
         return
     code = "-" if summary.exit_code is None else summary.exit_code
-    click.echo(f"{full}  {summary.kind}  started {local_time(summary.start)}  {summary.outcome} (exit {code})")
+    click.echo(f"{visible(full)}  {visible(summary.kind)}  started {local_time(summary.start)}  {summary.outcome} (exit {code})")
     for event in events:
         for line in _render(event, scanner.redact):
             click.echo(_marked(line))
