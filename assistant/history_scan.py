@@ -15,6 +15,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from policy.fileio import write_atomic
+
 from . import catalog as _catalog
 from .history import Version
 
@@ -35,21 +37,10 @@ def _load(path) -> dict:
 
 
 def _save(path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        try:    # a stale temp (or a hard link planted at this predictable name) goes as an entry
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
-        os.replace(tmp, path)
+    try:   # atomic, private, never through a link (policy.fileio)
+        write_atomic(path, json.dumps(data, separators=(",", ":")).encode("utf-8"), mode=0o600)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass   # a cache: losing it costs one re-read
+        pass   # a cache: losing it costs one re-read
 
 
 def _log_signature(hist) -> list[int] | None:

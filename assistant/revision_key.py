@@ -17,6 +17,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from policy.fileio import write_atomic
+
 KEY_FILE = "revision.key"
 KEY_BYTES = 32
 
@@ -44,26 +46,12 @@ def _read(dfd: int) -> bytes | None:
 
 
 def _write_new(dfd: int, *, replace: bool) -> None:
-    tmp = f".{KEY_FILE}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+    """A fresh key, written atomically (policy.fileio). replace=False never replaces a key
+    another process made first: that one wins."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(KEY_BYTES))
-            f.flush()
-            os.fsync(f.fileno())
-        if replace:
-            os.rename(tmp, KEY_FILE, src_dir_fd=dfd, dst_dir_fd=dfd)
-        else:
-            try:   # link(2) never replaces: a key another process made first wins
-                os.link(tmp, KEY_FILE, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-            except FileExistsError:
-                pass
-        os.fsync(dfd)
-    finally:
-        try:
-            os.unlink(tmp, dir_fd=dfd)
-        except FileNotFoundError:
-            pass
+        write_atomic(KEY_FILE, secrets.token_bytes(KEY_BYTES), dir_fd=dfd, mode=0o600, replace=replace)
+    except FileExistsError:
+        pass
 
 
 def load_key(state_dir: str | os.PathLike[str]) -> bytes:
