@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from policy.fileio import write_atomic
+
 MAGIC = b"ASSISTANT-PROMPT-CACHE-1\n"
 MAC_BYTES = 32
 KEY_FILE = "prompt_cache.key"
@@ -218,24 +220,13 @@ class PromptCache:
         if len(blob) > self.max_bytes:
             return False
         name = self.path_for(key).name
-        tmp = f".{key.digest}.{os.getpid()}.tmp"
         dfd = self._open_dir(create=True)
         if dfd is None:
             return False
         try:
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                             0o600, dir_fd=dfd)
-                try:
-                    view = memoryview(blob)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            try:   # temp + fsync + rename in the pinned folder (policy.fileio)
+                write_atomic(name, blob, dir_fd=dfd, mode=0o600)
             except OSError:
-                self._unlink(dfd, tmp)
                 return False
             self._trim(dfd, keep=name)
         finally:
