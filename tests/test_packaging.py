@@ -26,6 +26,6 @@ def test_example_files_are_covered_by_package_data():
     ]
     example = REPO / "workspace.example"
     for f in example.rglob("*"):
-        if f.is_file() and "state" not in f.relative_to(example).parts:
+        if f.is_file() and not {"state", "history"} & set(f.relative_to(example).parts):
             rel = f.relative_to(example).as_posix()
             assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), f"{rel} would be missing from the wheel"
