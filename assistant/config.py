@@ -15,14 +15,17 @@ typed property on `Config`. Keys inside a section get their defaults from the da
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Callable, Mapping, TypeVar
+from urllib.parse import urlsplit
 
 from policy.approvals import ApprovalSettings
 from policy.duration import parse_duration
+from policy.notify import LINK_FIELDS
 from policy.kinds import PolicyConfigError, policy_table
 
 from .hidden import DEFAULT_HIDDEN, HiddenFiles, HiddenPatternError
@@ -236,10 +239,50 @@ def _read_policy(r: _Reader) -> Mapping[str, object]:
     return MappingProxyType(dict(r.raw))
 
 
+_PUSH_URL = re.compile(r"^[a-z][a-z0-9+.-]*://[^\s]+$")
+
+
+def web_url_problem(url: str) -> str | None:
+    """Why `url` cannot be [approvals] web_url, or None. It is the base of every signed link:
+    http(s), a host, no user:password, query or fragment."""
+    if url == "":
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "expected an http:// or https:// URL with a host"
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        return "expected no user:password@, ?query or #fragment (the links add their own)"
+    if any(ch.isspace() or ord(ch) < 0x20 or ch in "<>\"'" for ch in url):
+        return "expected no spaces, quotes, angle brackets or control characters"
+    return None
+
+
 def _read_approvals(r: _Reader) -> ApprovalSettings:
+    d = ApprovalSettings()
+    web_url = r.text("web_url", d.web_url).rstrip("/")
+    why = web_url_problem(web_url)
+    if why:
+        r.bad("approvals.web_url", web_url, why, 'web_url = "https://assistant.example.net"')
+        web_url = d.web_url
+    push = r.strings("push", d.push, 'push = ["ntfys://ntfy.sh/my-topic"]')
+    for url in push:
+        if not _PUSH_URL.match(url):
+            # the URL may carry the service's token: never echoed back
+            r.bad("approvals.push", "(an entry)", "expected apprise URLs like ntfys://ntfy.sh/TOPIC, "
+                  "one per string (scheme://..., no spaces)", 'push = ["ntfys://ntfy.sh/my-topic"]')
+            push = d.push
+            break
+    notify = r.strings("notify", (), 'notify = ["notify-send", "assistant", "{summary}"]')
+    if not web_url and any("{" + name + "}" in a for a in notify for name in LINK_FIELDS):
+        r.bad("approvals.notify", list(notify), "uses {show_url}, {approve_url} or {deny_url}, which need "
+              "[approvals] web_url (where `assistant approvals serve` is reached)",
+              'web_url = "http://127.0.0.1:8765"')
     return ApprovalSettings(channel=r.choice("channel", "inbox", ("inbox", "none")),
-                            timeout=r.duration("timeout", "15m"),
-                            notify=r.strings("notify", (), 'notify = ["notify-send", "assistant", "{summary}"]'))
+                            timeout=r.duration("timeout", "15m"), notify=notify, web_url=web_url, push=push)
 
 
 def _read_vault(r: _Reader) -> VaultConfig:

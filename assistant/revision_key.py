@@ -27,10 +27,10 @@ class RevisionKeyError(OSError):
     """state/ cannot hold the revision key (not writable, not a folder...)."""
 
 
-def _read(dfd: int) -> bytes | None:
+def _read(dfd: int, name: str = KEY_FILE) -> bytes | None:
     """The key on file, None if there is none or it is not a usable key file."""
     try:
-        fd = os.open(KEY_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
     except FileNotFoundError:
         return None
     except OSError:
@@ -45,40 +45,41 @@ def _read(dfd: int) -> bytes | None:
     return data if len(data) == KEY_BYTES else None
 
 
-def _write_new(dfd: int, *, replace: bool) -> None:
+def _write_new(dfd: int, *, replace: bool, name: str = KEY_FILE) -> None:
     """A fresh key, written atomically (policy.fileio). replace=False never replaces a key
     another process made first: that one wins."""
     try:
-        write_atomic(KEY_FILE, secrets.token_bytes(KEY_BYTES), dir_fd=dfd, mode=0o600, replace=replace)
+        write_atomic(name, secrets.token_bytes(KEY_BYTES), dir_fd=dfd, mode=0o600, replace=replace)
     except FileExistsError:
         pass
 
 
-def load_key(state_dir: str | os.PathLike[str]) -> bytes:
+def load_key(state_dir: str | os.PathLike[str], *, name: str = KEY_FILE, what: str = "revision key") -> bytes:
     """The workspace's revision key, created (0600) on first use. RevisionKeyError if state/
-    cannot hold one."""
+    cannot hold one. `name`/`what`: another key of the same kind in state/ (the approval-link
+    key, state/approval_links.key, is one: its loss costs only a re-sent link)."""
     path = Path(state_dir)
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        raise RevisionKeyError(f"{path}: cannot open state/ for the revision key: {exc.strerror or exc}") from None
+        raise RevisionKeyError(f"{path}: cannot open state/ for the {what}: {exc.strerror or exc}") from None
     try:
         for attempt in range(3):
-            key = _read(dfd)
+            key = _read(dfd, name)
             if key is not None:
                 return key
             exists = True
             try:
-                os.stat(KEY_FILE, dir_fd=dfd, follow_symlinks=False)
+                os.stat(name, dir_fd=dfd, follow_symlinks=False)
             except FileNotFoundError:
                 exists = False
-            _write_new(dfd, replace=exists)
-        raise RevisionKeyError(f"{path / KEY_FILE}: the revision key cannot be created or read")
+            _write_new(dfd, replace=exists, name=name)
+        raise RevisionKeyError(f"{path / name}: the {what} cannot be created or read")
     except OSError as exc:
         if isinstance(exc, RevisionKeyError):
             raise
-        raise RevisionKeyError(f"{path / KEY_FILE}: {exc.strerror or exc}") from None
+        raise RevisionKeyError(f"{path / name}: {exc.strerror or exc}") from None
     finally:
         os.close(dfd)
 

@@ -134,10 +134,19 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
     approvals = ws.config.approvals
     if approval_timeout is not None:
         approvals = replace(approvals, timeout=approval_timeout)
+    links = push = None
+    if approvals.web_url:     # signed links for {show_url} {approve_url} {deny_url} and the push
+        from .approval_links import load_signer
+
+        links = load_signer(ws.state_dir, approvals.web_url).urls
+    if approvals.push:
+        from .push import pusher
+
+        push = pusher(approvals.push).send
     return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact),
                 grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
                 inbox=Inbox(ws.approvals_dir), inline_ask=inline_ask, redact=scanner.redact,
-                on_request=on_request)
+                on_request=on_request, links=links, push=push)
 
 
 def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",

@@ -52,11 +52,16 @@ class InboxError(Exception):
 class ApprovalSettings:
     """[approvals] as the gate uses it, already validated (assistant/config.py does that once):
     channel "inbox" (ask out of band) or "none" (nobody to ask: an ask is a deny), how long a
-    request waits (seconds), and the notify argv ({summary} is filled in; () for none)."""
+    request waits (seconds), and the notify argv ({summary} is filled in; () for none).
+    web_url: where `assistant approvals serve` is reached ("" = no signed links; with it the
+    notify argv also gets {show_url}, {approve_url}, {deny_url}); push: apprise URLs a request
+    is pushed to, with those links (() = none)."""
 
     channel: str = "inbox"
     timeout: float = 900.0
     notify: tuple[str, ...] = ()
+    web_url: str = ""
+    push: tuple[str, ...] = ()
 
 
 def sha256_hex(data: bytes | None) -> str:

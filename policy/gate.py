@@ -5,7 +5,8 @@ Guards fail-closed authorisation end to end:
     ask, watched chat:     the inline_ask callback answers (no callback -> deny); it is shown
                            the full content / current text / URL, and for content its answer
                            must be an InlineAnswer carrying the sha256 of the text shown
-    ask, unattended run:   file a request in the inbox -> notify -> wait (watchfiles) ->
+    ask, unattended run:   file a request in the inbox -> notify (the command, then the push;
+                           both get the request's signed links) -> wait (watchfiles) ->
                            check the answer (same request, same sha256, request file unchanged)
                            -> apply its remember scope -> audit line
 Every exception, unreadable file, unreachable approver or timeout is a deny with the reason,
@@ -99,6 +100,8 @@ class Gate:
         redact: Callable[[str], str] | None = None,
         notify_timeout: float = 10.0,
         on_request: Callable[[Request], None] | None = None,
+        links: Callable[[Request], Mapping[str, str]] | None = None,
+        push: Callable[[str, Mapping[str, str]], str | None] | None = None,
     ) -> None:
         self.mode = mode
         self.run_id = run_id
@@ -114,6 +117,11 @@ class Gate:
         # Told the moment a request is filed and waited on (so a run can say which id to answer).
         # Display only: whatever it does or raises cannot change the ruling.
         self.on_request = on_request
+        # The request's signed web links ({show_url}, {approve_url}, {deny_url}) for the notify
+        # command and the push; the push (apprise) is a second notifier: its failure, like the
+        # notify command's, makes the approver unreachable (deny at once).
+        self.links = links
+        self.push = push
         # Requests this gate filed and has not yet seen answered or closed: close_open() denies
         # them when the run is interrupted in another thread (the gate runs in a tool thread).
         self._open: dict[str, tuple[str, str, str]] = {}   # request id -> (sha256, kind, target)
@@ -294,9 +302,11 @@ class Gate:
         brief = summary if len(summary) <= NOTIFY_SUMMARY_CHARS else (
             f"{summary[:NOTIFY_SUMMARY_CHARS]}… ({len(summary):,} characters in all)")
         place = f"; audit line {line}" if line else ""
-        unreachable = run_notify(self.notify, f"assistant: approve {brief}? (assistant approvals show {req.id}"
-                                              f"{place})",
-                                 timeout=self.notify_timeout)
+        message = f"assistant: approve {brief}? (assistant approvals show {req.id}{place})"
+        links = dict(self.links(req)) if self.links is not None else {}
+        unreachable = run_notify(self.notify, message, timeout=self.notify_timeout, links=links)
+        if not unreachable and self.push is not None:
+            unreachable = self.push(self._text(message), links)
         if unreachable:
             reason = f"approver unreachable: {unreachable}"
             try:
@@ -349,7 +359,7 @@ class Gate:
         if answer.verdict == EXPIRED:
             return self._answered(ruling, sha, DENY, f"expired: {answer.reason}", req_id, state=EXPIRED)
         if answer.verdict != APPROVED:
-            why = f"denied by {'the approver' if answer.by == 'cli' else 'the run'}"
+            why = f"denied by {'the run' if answer.by == 'run' else 'the approver'}"
             return self._answered(ruling, sha, DENY, f"{why}: {answer.reason}" if answer.reason else why, req_id)
         offer = next((o for o in ruling.offers if o.scope == answer.remember), None)
         if offer is None:

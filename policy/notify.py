@@ -3,16 +3,20 @@
 Guards "unreachable means deny": a missing, failing or hanging command is reported as a
 reason string (never raised), and a hanging one is killed with its whole process group after
 a bounded wait. The command is an argv list (no shell); `{summary}` in any argument is
-replaced by a one-line summary that the caller has already redacted.
+replaced by a one-line summary that the caller has already redacted, and `{show_url}`,
+`{approve_url}`, `{deny_url}` by the request's signed web links (empty when there are none:
+[approvals] web_url unset, or a notification that is not about a request). The placeholders are
+replaced in one pass over the template, so text inside the summary is never expanded again.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import unicodedata
-from typing import Sequence
+from typing import Mapping, Sequence
 
 # Environment variables never handed to the notify command: the unlock passphrase of an
 # unattended run is the workspace's master secret, and a notifier has no use for it.
@@ -39,13 +43,27 @@ def _visible(text: str) -> str:
 
 _HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
+# The placeholders an argument may hold. The link fields are filled when [approvals] web_url is set.
+LINK_FIELDS = ("show_url", "approve_url", "deny_url")
+PLACEHOLDERS = ("summary", *LINK_FIELDS)
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
-def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0) -> str | None:
+
+def fill(argv: Sequence[str], summary: str, links: Mapping[str, str] | None = None) -> list[str]:
+    """argv with every placeholder replaced, in a single pass (a `{deny_url}` inside the summary
+    stays as text). `summary` is made one escaped line here; links are used as given."""
+    values = {"summary": _visible(" ".join(summary.split()))}
+    for name in LINK_FIELDS:
+        values[name] = _visible((links or {}).get(name, ""))
+    return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in argv]
+
+
+def run_notify(argv: Sequence[str], summary: str, *, timeout: float = 10.0,
+               links: Mapping[str, str] | None = None) -> str | None:
     """None if the command ran and exited 0, else why the approver is unreachable."""
     if not argv:
         return None
-    one_line = _visible(" ".join(summary.split()))
-    args = [a.replace("{summary}", one_line) for a in argv]
+    args = fill(argv, summary, links)
     try:
         proc = subprocess.Popen(
             args,

@@ -12,26 +12,12 @@ import click
 
 from policy.approvals import (APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json,
                               waiter_alive)
-from policy.audit import AuditError, AuditLog
-from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
-from ..terminal import unified_diff
+from .. import approving
+from ..approving import REDACTED_MARK, diff_text, mark_redacted as _mark_redacted  # noqa: F401 (kept names)
 from ..workspace import Workspace
 from .common import echo_json, fail, get_workspace, resolve_id, visible as _visible, workspace_option
-
-
-def _audit_answer(ws: Workspace, req: Request, verdict: str, *, remember: str | None, reason: str) -> None:
-    """One audit line per answer given here, even if the run that asked has died meanwhile
-    (the run writes its own line when it acts on the answer). Never the content: its sha256."""
-    try:
-        AuditLog(ws.audit_path).append({
-            "event": "approval", "by": "cli", "request": req.id, "run": req.run_id,
-            "kind": req.kind, "target": req.target, "verdict": verdict,
-            "remember": remember, "reason": reason, "sha256": req.sha256,
-        })
-    except AuditError as exc:
-        click.echo(f"warning: answer recorded, but the audit log could not be written: {exc}", err=True)
 
 
 def _inbox() -> tuple[Workspace, Inbox]:
@@ -122,25 +108,7 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
 
 
 def _diff(req: Request) -> str:
-    if req.content is None:
-        return "(no content: this request is about reaching the target, not writing to it)\n"
-    # every line of the diff that holds a [redacted:NAME] marker is marked (issue 10 item 8)
-    return "".join(_mark_redacted(line) for line in
-                   unified_diff(req.current, req.content, req.target).splitlines(keepends=True))
-
-
-REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
-
-
-def _mark_redacted(line: str) -> str:
-    """A diff line holding a [redacted:...] marker is marked as such: two real lines that differ
-    only in a secret would otherwise show as one unchanged line (issue 10)."""
-    from ..leaks import MARKER_RE
-
-    if line.startswith(("---", "+++", "@@")) or not MARKER_RE.search(line):
-        return line
-    body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-    return f"{body}{REDACTED_MARK}{nl}"
+    return diff_text(req)
 
 
 @approvals.command("show")
@@ -183,7 +151,7 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
              + " of state/audit.jsonl (`assistant audit show`)")
     echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
     if ans is not None:
-        by = "a person" if ans.by == "cli" else "the run"
+        by = {"cli": "a person", "web": "a person (approval page)"}.get(ans.by, "the run")
         echo(f"  answer:   {ans.verdict} by {by} at {ans.answered_at}"
                    + (f", remember {ans.remember}" if ans.verdict == APPROVED else "")
                    + (f": {ans.reason}" if ans.reason else ""))
@@ -210,21 +178,24 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
     request_id = _full_id(inbox, request_id)
     try:
         req = inbox.get(request_id)
-        bound = req.sha256
-        if sha is not None:
-            sha = sha.strip().lower()
-            if len(sha) < 8 or not req.sha256.startswith(sha):
-                fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
-                     "the content is not what you checked: run `assistant approvals show` again")
-        ans = inbox.answer(request_id, APPROVED, sha256=bound, remember=remember,
-                           grants=GrantStore(ws.grants_path))
     except InboxError as exc:
         fail(str(exc))
-    _audit_answer(ws, req, APPROVED, remember=ans.remember, reason="")
+    if sha is not None:
+        sha = sha.strip().lower()
+        if len(sha) < 8 or not req.sha256.startswith(sha):
+            fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
+                 "the content is not what you checked: run `assistant approvals show` again")
+    try:
+        done = approving.approve(ws, request_id, remember=remember, sha256=req.sha256, by="cli")
+    except approving.AnswerError as exc:
+        fail(str(exc))
+    if done.warning:
+        click.echo(f"warning: {done.warning}", err=True)
+    req, ans = done.request, done.answer
     offer = req.offer(ans.remember) or {}
     extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
     click.echo(_visible(f"approved {req.id}: {req.kind} {req.target} ({offer.get('label', ans.remember)}){extra}"))
-    if waiter_alive(req) is False:
+    if done.run_gone:
         click.echo("note: the run that asked is gone, so nothing will act on this answer now"
                    + ("; the grant applies to later runs" if extra else ""), err=True)
 
@@ -238,12 +209,38 @@ def deny_cmd(request_id: str, reason: str) -> None:
     ws, inbox = _inbox()
     request_id = _full_id(inbox, request_id)
     try:
-        req = inbox.get(request_id)
-        inbox.answer(request_id, DENIED, sha256=req.sha256, reason=reason)
-    except InboxError as exc:
+        done = approving.deny(ws, request_id, reason=reason, by="cli")
+    except approving.AnswerError as exc:
         fail(str(exc))
-    _audit_answer(ws, req, DENIED, remember=None, reason=reason)
+    if done.warning:
+        click.echo(f"warning: {done.warning}", err=True)
+    req = done.request
     click.echo(_visible(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else "")))
+
+
+@approvals.command("serve")
+@workspace_option
+@click.option("--listen", default="127.0.0.1:8765", show_default=True, metavar="HOST:PORT",
+              help="Address to listen on (port 0: any free port). Loopback unless --allow-remote.")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow a non-loopback --listen address (prints what that exposes; prefer a VPN or a TLS "
+                   "reverse proxy in front of 127.0.0.1).")
+def serve_cmd(listen: str, allow_remote: bool) -> None:
+    """Serve a phone-sized approval page: pending requests, each in full, approve or deny.
+
+    Every page needs a secret: a signed per-request link (from the notify command's {show_url},
+    {approve_url}, {deny_url} or [approvals] push, with [approvals] web_url set) or the login URL
+    printed at start. Answers are POSTs with a CSRF token, written like `approvals approve/deny`.
+    """
+    ws = get_workspace("approvals")
+    from ..web.server import ServeError, serve
+
+    try:
+        serve(ws, listen, allow_remote=allow_remote, echo=click.echo, warn=lambda m: click.echo(m, err=True))
+    except ServeError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        pass
 
 
 COMMANDS = [approvals]

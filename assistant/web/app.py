@@ -1,0 +1,452 @@
+"""The approval page as an ASGI app (Starlette): who may see and answer which request.
+
+Guards "nothing weaker than the CLI path" for answers given from a phone:
+- every page and action needs a secret: a per-request link signed for (request id, sha256,
+  expiry, action) under the key in state/ (assistant.approval_links), or a session cookie got
+  by presenting the login token `serve` printed. Without one: a refusal page, nothing shown;
+- a GET never changes anything and never uses a link up (link previews and scanners fetch
+  links); an answer is a POST carrying a CSRF token bound to an HttpOnly SameSite=Strict
+  cookie; the answering POST goes through assistant.approving, the same code as `assistant
+  approvals approve/deny`: the answer file binds the sha256 shown, and the first answer wins,
+  so a link answers once;
+- a tampered, replayed, expired or cross-request link is refused with a clear page and an
+  audit line (rate-limited, so a flood cannot fill the log); every comparison of a secret is
+  constant-time; every text from a request is escaped (assistant.web.pages);
+- bounded: a body is at most MAX_BODY bytes and read within BODY_TIMEOUT seconds; answering
+  waits at most for the grants lock's own bound.
+The server around it (assistant.web.server) bounds connections and chooses the address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import html
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request as HttpRequest
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from policy.approvals import EXPIRED, PENDING, Inbox, InboxError, Request, waiter_alive
+from policy.audit import AuditError, AuditLog
+
+from .. import approving
+from ..approval_links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
+from ..workspace import Workspace
+from . import pages
+
+MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
+BODY_TIMEOUT = 10.0           # seconds to send that body
+MAX_REASON = 500
+SESSION_TTL = 12 * 3600.0
+MAX_SESSIONS = 64
+AUDIT_PER_MINUTE = 30         # refusal lines; beyond that they are counted and summed up later
+SESSION_COOKIE = "assistant_session"
+CSRF_COOKIE = "assistant_csrf"
+_ID = re.compile(r"^[0-9a-f]{12}$")
+_NONCE = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+                                 b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+]
+
+
+class Refused(Exception):
+    """A request the page will not serve: status, a title and a text for the person, and why
+    (for the audit line; None: not audited)."""
+
+    def __init__(self, status: int, title: str, text: str, why: str | None = None) -> None:
+        super().__init__(text)
+        self.status, self.title, self.text, self.why = status, title, text, why
+
+
+@dataclass(frozen=True)
+class Access:
+    """How a request reached a request: a signed link (with its claim) or a login session."""
+
+    via: str                       # "link" | "login"
+    claim: LinkClaim | None = None
+
+
+class ApprovalApp:
+    """The page's state: the workspace, the link signer, the login token, live sessions."""
+
+    def __init__(self, ws: Workspace, signer: LinkSigner, *, login_token: str, prefix: str = "",
+                 secure_cookies: bool = False, allowed_hosts: frozenset[str] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.ws = ws
+        self.signer = signer
+        self._login_hash = hashlib.sha256(login_token.encode()).digest()
+        self.prefix = prefix.rstrip("/")
+        self.secure = secure_cookies
+        self.allowed_hosts = allowed_hosts
+        self.clock = clock
+        self._sessions: dict[bytes, float] = {}     # sha256(cookie) -> expiry
+        self._lock = threading.Lock()
+        self._audit_window = (0.0, 0, 0)            # (minute start, lines written, lines dropped)
+
+    # ------------------------------------------------------------ the ASGI app
+    def asgi(self) -> Callable:
+        routes = [
+            Route("/", self.home, methods=["GET"]),
+            Route("/login", self.login, methods=["GET"]),
+            Route("/r/{rid}", self.view_login, methods=["GET"]),
+            Route("/r/{rid}/{action}", self.view_link, methods=["GET"]),
+            Route("/r/{rid}/{action}", self.answer, methods=["POST"]),
+        ]
+        app = Starlette(routes=routes)
+        prefix = self.prefix
+        hosts = self.allowed_hosts
+
+        async def wrapped(scope, receive, send):
+            if scope["type"] != "http":
+                return   # no websockets, no lifespan work
+            if hosts is not None and _host_of(scope) not in hosts:
+                await HTMLResponse(pages.message_page("Wrong host", "This server does not answer to that host name."),
+                                   status_code=400, headers=dict((k.decode(), v.decode()) for k, v in SECURITY_HEADERS)
+                                   )(scope, receive, send)
+                return
+            if prefix and (scope["path"] == prefix or scope["path"].startswith(prefix + "/")):
+                scope = dict(scope, path=scope["path"][len(prefix):] or "/")
+
+            async def send_secure(message):
+                if message["type"] == "http.response.start":
+                    ours = {k for k, _ in SECURITY_HEADERS}
+                    headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in ours]
+                    message = dict(message, headers=headers + SECURITY_HEADERS)
+                await send(message)
+
+            await app(scope, receive, send_secure)
+
+        return wrapped
+
+    # ------------------------------------------------------------ helpers
+    def url(self, path: str) -> str:
+        return f"{self.prefix}{path}"
+
+    def _page(self, body: str, status: int = 200, nonce: str | None = None) -> HTMLResponse:
+        resp = HTMLResponse(body, status_code=status)
+        if nonce is not None:
+            resp.set_cookie(CSRF_COOKIE, nonce, httponly=True, samesite="strict", secure=self.secure,
+                            path=self.prefix or "/")
+        return resp
+
+    def _refusal(self, request: HttpRequest, exc: Refused, *, rid: str | None, action: str | None) -> HTMLResponse:
+        if exc.why is not None:
+            self._audit(request, exc.why, rid=rid, action=action)
+        more = (f"<p><a href=\"{html.escape(self.url('/'), quote=True)}\">Pending approvals</a> "
+                "(needs the login link `assistant approvals serve` printed)</p>")
+        return self._page(pages.message_page(exc.title, exc.text, more=more), exc.status)
+
+    def _audit(self, request: HttpRequest, why: str, *, rid: str | None, action: str | None,
+               verdict: str = "refused") -> None:
+        """One audit line per refusal, at most AUDIT_PER_MINUTE a minute (the rest are counted
+        and reported in the next line written)."""
+        now = self.clock()
+        with self._lock:
+            start, written, dropped = self._audit_window
+            if now - start >= 60:
+                start, written = now, 0
+            if written >= AUDIT_PER_MINUTE:
+                self._audit_window = (start, written, dropped + 1)
+                return
+            self._audit_window = (start, written + 1, 0)
+        record = {"event": "web", "verdict": verdict, "why": why,
+                  "request": rid if rid is not None and _ID.match(rid) else ("(malformed)" if rid else None),
+                  "action": action if action in ACTIONS else None,
+                  "client": request.client.host if request.client else None}
+        if dropped:
+            record["not_logged_before"] = dropped
+        try:
+            AuditLog(self.ws.audit_path).append(record)
+        except AuditError:
+            pass     # the refusal stands whether or not it could be logged
+
+    def _session(self, request: HttpRequest) -> bool:
+        cookie = request.cookies.get(SESSION_COOKIE, "")
+        if not cookie or len(cookie) > 128:
+            return False
+        key = hashlib.sha256(cookie.encode("utf-8", "replace")).digest()
+        with self._lock:
+            expiry = self._sessions.get(key)
+            if expiry is not None and expiry <= self.clock():
+                del self._sessions[key]
+                expiry = None
+        return expiry is not None
+
+    def _nonce(self, request: HttpRequest) -> tuple[str, bool]:
+        """The browser's CSRF nonce (from its cookie), or a new one (True: set the cookie)."""
+        nonce = request.cookies.get(CSRF_COOKIE, "")
+        if _NONCE.match(nonce):
+            return nonce, False
+        return secrets.token_urlsafe(32), True
+
+    def _request(self, rid: str) -> Request:
+        if not _ID.match(rid):
+            raise Refused(404, "No such request", "This address names no approval request.", "malformed request id")
+        inbox = Inbox(self.ws.approvals_dir)
+        try:
+            raw = inbox.request_bytes(rid)
+            if raw is None:
+                raise Refused(404, "No such request", f"There is no approval request {rid}.", "unknown request")
+            return inbox.get(rid)
+        except InboxError as exc:
+            raise Refused(409, "This request cannot be read", str(exc), "unreadable request") from None
+
+    def _check_link(self, req: Request, action: str, exp_text: str, sig: str) -> LinkClaim:
+        """The link's claim if its signature is good for this request, its content and its
+        expiry; else Refused saying which (another request's link is named as such)."""
+        exp = parse_expiry(exp_text)
+        if exp is None or not sig:
+            raise Refused(403, "Incomplete link", "This link is missing its expiry or signature. Use the whole "
+                          "link from the notification.", "incomplete link")
+        claim = LinkClaim(req.id, req.sha256, exp, action)
+        if self.signer.check(claim, sig) and exp == link_expiry(req):
+            return claim
+        other = self._link_owner(req.id, exp, action, sig)
+        if other is not None:
+            raise Refused(403, "Link for another request",
+                          f"This link was made for request {other}, not {req.id}. Nothing was done.",
+                          f"link for another request ({other})")
+        raise Refused(403, "Invalid link", "This link's signature does not match this request: it was altered, "
+                      "or the request changed since the link was made. Nothing was done.", "bad link signature")
+
+    def _link_owner(self, rid: str, exp: int, action: str, sig: str) -> str | None:
+        inbox = Inbox(self.ws.approvals_dir)
+        try:
+            ids = inbox.ids()
+        except InboxError:
+            return None
+        for other in ids[-200:]:
+            if other == rid:
+                continue
+            try:
+                req = inbox.get(other)
+            except InboxError:
+                continue
+            if self.signer.check(LinkClaim(other, req.sha256, exp, action), sig):
+                return other
+        return None
+
+    def _state(self, req: Request) -> tuple[str, object]:
+        inbox = Inbox(self.ws.approvals_dir)
+        ans = inbox.answer_of(req.id)
+        return inbox.state(req, ans), ans
+
+    def _must_be_open(self, req: Request, access: Access) -> None:
+        state, ans = self._state(req)
+        if state == PENDING:
+            return
+        if ans is not None and getattr(ans, "by", "") != "run" and state != EXPIRED:
+            used = "This link was already used" if access.via == "link" else "This request was already answered"
+            raise Refused(409, "Already answered", f"{used}: the request was {pages.answer_words(ans)}. "
+                          "A link answers once; nothing was changed.", "already answered (link replayed)")
+        raise Refused(410, "Expired", f"Request {req.id} is no longer waiting ({state}): it expired at "
+                      f"{req.expires_at} or its run gave up, and it was denied. Nothing was changed.",
+                      f"request {state}")
+
+    def _access(self, request: HttpRequest, req: Request, action: str, exp: str, sig: str) -> Access:
+        if exp or sig:
+            return Access("link", self._check_link(req, action, exp, sig))
+        if self._session(request):
+            return Access("login")
+        raise Refused(401, "Not signed in", "This page needs the signed link from your notification, or the "
+                      "login link that `assistant approvals serve` printed.", "no link and no login")
+
+    def _forms(self, req: Request, access: Access, action: str, nonce: str) -> str:
+        csrf = self.signer.csrf_token(nonce)
+
+        def auth_for(act: str) -> pages.FormAuth:
+            if access.via == "login":
+                return pages.FormAuth(csrf)
+            exp = str(link_expiry(req))
+            return pages.FormAuth(csrf, exp, self.signer.signature(LinkClaim(req.id, req.sha256, link_expiry(req), act)))
+
+        sha_field = f"<input type=\"hidden\" name=\"sha256\" value=\"{req.sha256}\">"
+        out = ""
+        if action in ("show", "approve"):
+            out += pages.approve_form(req, self.url(f"/r/{req.id}/approve"), auth_for("approve")).replace(
+                "</form>", sha_field + "</form>")
+        if action in ("show", "deny"):
+            out += pages.deny_form(self.url(f"/r/{req.id}/deny"), auth_for("deny")).replace("</form>", sha_field + "</form>")
+        return out
+
+    # ------------------------------------------------------------ routes
+    async def home(self, request: HttpRequest) -> Response:
+        if not self._session(request):
+            return self._refusal(request, Refused(401, "Not signed in", "Open the login link that `assistant "
+                                 "approvals serve` printed, or a signed link from a notification."), rid=None, action=None)
+        inbox = Inbox(self.ws.approvals_dir)
+        try:
+            everything = await run_in_threadpool(lambda: inbox.list(all=True)) if self.ws.approvals_dir.exists() else []
+        except InboxError as exc:
+            return self._page(pages.message_page("The inbox cannot be read", str(exc)), 500)
+        shown = [e for e in everything if e.state in (PENDING, "corrupt")]
+        expired = sum(1 for e in everything if e.state == EXPIRED)
+        return self._page(pages.list_page(shown, lambda i: self.url(f"/r/{i}"), expired))
+
+    async def login(self, request: HttpRequest) -> Response:
+        token = request.query_params.get("token", "")
+        given = hashlib.sha256(token.encode("utf-8", "replace")).digest()
+        if not token or not hmac.compare_digest(given, self._login_hash):
+            return self._refusal(request, Refused(403, "Wrong login link", "This login token is not the one "
+                                 "`assistant approvals serve` printed (it changes every time the server starts).",
+                                 "wrong login token" if token else "login without a token"), rid=None, action=None)
+        cookie = secrets.token_urlsafe(32)
+        with self._lock:
+            now = self.clock()
+            self._sessions = {k: v for k, v in self._sessions.items() if v > now}
+            while len(self._sessions) >= MAX_SESSIONS:
+                del self._sessions[min(self._sessions, key=self._sessions.__getitem__)]
+            self._sessions[hashlib.sha256(cookie.encode()).digest()] = now + SESSION_TTL
+        self._audit(request, "login with the serve token", rid=None, action=None, verdict="allowed")
+        resp = RedirectResponse(self.url("/"), status_code=303)
+        resp.set_cookie(SESSION_COOKIE, cookie, max_age=int(SESSION_TTL), httponly=True, samesite="strict",
+                        secure=self.secure, path=self.prefix or "/")
+        return resp
+
+    async def view_login(self, request: HttpRequest) -> Response:
+        return await self._view(request, request.path_params["rid"], "show", link=False)
+
+    async def view_link(self, request: HttpRequest) -> Response:
+        return await self._view(request, request.path_params["rid"], request.path_params["action"], link=True)
+
+    async def _view(self, request: HttpRequest, rid: str, action: str, *, link: bool) -> Response:
+        """GET: show one request. Never changes anything, never uses a link up."""
+        try:
+            if action not in ACTIONS:
+                raise Refused(404, "No such page", "Links end in /show, /approve or /deny.", "unknown action")
+            req = await run_in_threadpool(self._request, rid)
+            q = request.query_params
+            access = self._access(request, req, action, q.get("exp", "") if link else "", q.get("sig", "") if link else "")
+            state, ans = await run_in_threadpool(self._state, req)
+            if access.via == "link":
+                await run_in_threadpool(self._must_be_open, req, access)
+        except Refused as exc:
+            return self._refusal(request, exc, rid=rid, action=action)
+        except InboxError as exc:
+            return self._page(pages.message_page("This request cannot be read", str(exc)), 409)
+        nonce, fresh = self._nonce(request)
+        forms = self._forms(req, access, action, nonce) if state == PENDING else ""
+        who = await run_in_threadpool(approving.requester, self.ws, req)
+        note = ""
+        if state == PENDING and req.waiter is not None and waiter_alive(req) is False:
+            note = "<p class=\"warn\">The run that asked is gone: nothing waits for this answer now.</p>"
+        home = self.url("/") if access.via == "login" else ""
+        body = pages.request_page(req, state, ans, who, forms=forms, note=note, home=home)  # type: ignore[arg-type]
+        return self._page(body, nonce=nonce if fresh else None)
+
+    async def answer(self, request: HttpRequest) -> Response:
+        """POST: approve or deny, once, through assistant.approving."""
+        rid, action = request.path_params["rid"], request.path_params["action"]
+        try:
+            if action not in ("approve", "deny"):
+                raise Refused(405, "Not an answer", "Only /approve and /deny take an answer.", "post to a non-answer")
+            form = await _read_form(request)
+            req = await run_in_threadpool(self._request, rid)
+            access = self._access(request, req, action, form.get("exp", ""), form.get("sig", ""))
+            nonce = request.cookies.get(CSRF_COOKIE, "")
+            if not _NONCE.match(nonce) or not self.signer.check_csrf(nonce, form.get("csrf", "")):
+                raise Refused(403, "Form expired", "This answer did not come from the approval page itself "
+                              "(its form token is missing or wrong). Open the link again and answer there.",
+                              "missing or wrong CSRF token")
+            shown = form.get("sha256", "")
+            if not hmac.compare_digest(shown.encode("ascii", "replace"), req.sha256.encode("ascii")):
+                raise Refused(409, "The content changed", "The answer is not for the content this request holds "
+                              "now. Open the request again.", "answer for other content (sha256)")
+            await run_in_threadpool(self._must_be_open, req, access)
+            if action == "approve":
+                remember = form.get("remember", "once")
+                done = await run_in_threadpool(lambda: approving.approve(
+                    self.ws, rid, remember=remember, sha256=req.sha256, by="web", via=access.via))
+            else:
+                reason = form.get("reason", "").strip()
+                if len(reason) > MAX_REASON:
+                    raise Refused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
+                done = await run_in_threadpool(lambda: approving.deny(
+                    self.ws, rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
+        except Refused as exc:
+            return self._refusal(request, exc, rid=rid, action=action)
+        except approving.AnswerError as exc:
+            why = "already answered (link replayed)" if "already answered" in str(exc) else "answer refused"
+            return self._refusal(request, Refused(409, "Not answered", str(exc), why), rid=rid, action=action)
+        return self._page(_done_page(done))
+
+
+def _host_of(scope) -> str:
+    """The Host header's name part, lower case ("" when missing or unreadable)."""
+    for k, v in scope.get("headers", []):
+        if k == b"host":
+            text = v.decode("latin-1").strip().lower()
+            if text.startswith("["):
+                return text[1:].split("]", 1)[0]
+            return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+    return ""
+
+
+def _done_page(done: approving.Answered) -> str:
+    req, ans = done.request, done.answer
+    if ans.verdict == "approved":
+        offer = req.offer(ans.remember) or {}
+        text = f"Approved {req.kind} {req.target} ({offer.get('label', ans.remember)})."
+        if done.grant:
+            text += f" Grant recorded: {req.kind} {done.grant} (`assistant grants revoke` takes it back)."
+    else:
+        text = f"Denied {req.kind} {req.target}." + (f" Reason: {ans.reason}" if ans.reason else "")
+    text += (" The run that asked is gone, so nothing acts on this now." if done.run_gone
+             else " The waiting run continues now.")
+    if done.warning:
+        text += f" Warning: {done.warning}"
+    return pages.message_page("Answered", text, bad=False)
+
+
+async def _read_form(request: HttpRequest) -> dict[str, str]:
+    """An application/x-www-form-urlencoded body: at most MAX_BODY bytes, read within
+    BODY_TIMEOUT, UTF-8, no field given twice. Anything else is Refused."""
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        raise Refused(415, "Not a form", "Answers are sent by the page's own form.", "post that is not a form")
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise Refused(413, "Too large", "This answer is larger than any the page sends.", "body too large")
+    body = bytearray()
+
+    async def read() -> None:
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > MAX_BODY:
+                raise Refused(413, "Too large", "This answer is larger than any the page sends.", "body too large")
+
+    try:
+        await asyncio.wait_for(read(), BODY_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise Refused(408, "Too slow", "The answer took too long to arrive.", "body too slow") from None
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False, max_num_fields=16)
+    except (UnicodeDecodeError, ValueError):
+        raise Refused(400, "Unreadable answer", "The answer could not be read.", "malformed form body") from None
+    out: dict[str, str] = {}
+    for k, v in pairs:
+        if k in out:
+            raise Refused(400, "Unreadable answer", f"The field {k!r} was sent twice.", "field sent twice")
+        out[k] = v
+    return out
+
+
+__all__ = ["ApprovalApp", "Refused", "MAX_BODY", "BODY_TIMEOUT"]

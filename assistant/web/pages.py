@@ -1,0 +1,205 @@
+"""The approval page's HTML: server-rendered, phone-sized, no script.
+
+Guards "what the person sees is what is written" on a web page: every text that comes from a
+request (target, summary, reason, content, diff, run id, the task, an answer's reason) is first
+made visible the way the terminal shows it (assistant.terminal.escape: control, bidi and
+zero-width characters as \\u escapes) and then HTML-escaped (html.escape, quotes too), so a note
+cannot inject markup, hide a line or reorder text. Nothing is cut: the whole diff is on the page.
+The scope choices are explained in words before they are chosen; `once` is preselected, and a
+durable scope says that it is remembered and how to take it back. The page carries no script at
+all (the server's Content-Security-Policy forbids it).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Sequence
+
+from policy.approvals import APPROVED, PENDING, Answer, Entry, Request
+
+from ..approving import Requester, diff_text
+from ..terminal import escape
+
+CSS = """
+*{box-sizing:border-box}
+body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:12px;
+ max-width:760px;margin:auto;color:#111;background:#fafafa}
+h1{font-size:1.25rem;margin:.2rem 0 .6rem}
+h2{font-size:1.05rem;margin:1rem 0 .4rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .7rem;margin:.4rem 0}
+dt{color:#555}dd{margin:0;overflow-wrap:anywhere}
+pre.diff{background:#fff;border:1px solid #ccc;border-radius:6px;padding:8px;font:13px/1.35 ui-monospace,
+ "DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
+.diff span{display:block}.add{background:#e6ffec}.del{background:#ffebe9}.hunk{color:#0550ae}
+.meta{color:#555}.red{background:#fff8c5}
+.state{display:inline-block;padding:.1rem .5rem;border-radius:4px;background:#eee;font-weight:600}
+.card{background:#fff;border:1px solid #ddd;border-radius:8px;padding:10px;margin:.6rem 0}
+label.scope{display:block;border:1px solid #ccc;border-radius:8px;padding:10px;margin:.4rem 0;background:#fff}
+label.scope input{transform:scale(1.4);margin-right:.6rem}
+.why{display:block;color:#444;font-size:.92rem;margin-left:2rem}
+button{display:block;width:100%;font-size:1.15rem;padding:14px;border-radius:8px;border:0;margin:.6rem 0;
+ min-height:52px;cursor:pointer}
+.approve{background:#1a7f37;color:#fff}.deny{background:#cf222e;color:#fff}
+textarea{width:100%;font-size:1rem;padding:8px;border-radius:6px;border:1px solid #ccc}
+a{color:#0550ae}.warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:8px}
+.bad{background:#ffebe9;border:1px solid #cf222e;border-radius:6px;padding:10px}
+ul.list{list-style:none;padding:0}ul.list li{margin:.5rem 0}
+ul.list a{display:block;padding:12px;background:#fff;border:1px solid #ddd;border-radius:8px;text-decoration:none}
+"""
+
+
+def esc(text: object) -> str:
+    """Shown on the page: visible (terminal.escape) and HTML-escaped."""
+    return html.escape(escape(str(text), newlines=True), quote=True)
+
+
+def esc1(text: object) -> str:
+    """One line: newlines shown as escapes too."""
+    return html.escape(escape(str(text), newlines=False), quote=True)
+
+
+def layout(title: str, body: str) -> str:
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            "<meta name=\"referrer\" content=\"no-referrer\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head>"
+            f"<body>{body}</body></html>\n")
+
+
+def message_page(title: str, text: str, *, bad: bool = True, more: str = "") -> str:
+    """A refusal or a result: title and text are ours (escaped anyway)."""
+    cls = "bad" if bad else "card"
+    return layout(title, f"<h1>{html.escape(title)}</h1><div class=\"{cls}\"><p>{html.escape(text)}</p>"
+                         f"{more}</div>")
+
+
+def diff_html(req: Request) -> str:
+    """The full diff (or the new note's whole text), escaped, one span per line."""
+    out = []
+    for line in diff_text(req).splitlines():
+        cls = ("hunk" if line.startswith("@@") else "meta" if line.startswith(("---", "+++", "\\"))
+               else "add" if line.startswith("+") else "del" if line.startswith("-") else "")
+        if "<<< redacted:" in line:
+            cls += " red"
+        out.append(f"<span class=\"{cls.strip()}\">{html.escape(line, quote=True) or '&#8203;'}</span>")
+    return "<pre class=\"diff\">" + "".join(out) + "</pre>"
+
+
+def scope_words(req: Request, offer: dict[str, str]) -> str:
+    """What choosing this scope does, in words."""
+    scope, pattern = offer.get("scope", ""), offer.get("pattern", "")
+    what = {"memory": "writes to the note", "file": "writes to the file", "net": "fetches from"}.get(req.kind, "calls on")
+    if scope == "once":
+        return f"Only this one {req.kind} call. If the run asks again, you are asked again."
+    if scope == "run":
+        return (f"This call and any further {what} {pattern} by this same run ({req.run_id}). "
+                "Forgotten when that run ends.")
+    if scope == "exact":
+        return (f"Remembered: every future run may make {what} {pattern} without asking. Kept in "
+                "grants.json; take it back with `assistant grants revoke`.")
+    if scope == "dir":
+        reach = ("every subdomain too" if req.kind == "net"
+                 else "every note directly in that folder, not in folders below it")
+        return (f"Remembered and wider: every future run may make {what} {pattern} ({reach}) without asking. "
+                "Kept in grants.json; take it back with `assistant grants revoke`.")
+    return ""
+
+
+@dataclass(frozen=True)
+class FormAuth:
+    """What a form carries besides its answer: the CSRF token, and for a signed link the link's
+    own expiry and signature for that action (empty when the person is logged in)."""
+
+    csrf: str
+    exp: str = ""
+    sig: str = ""
+
+    def fields(self) -> str:
+        out = f"<input type=\"hidden\" name=\"csrf\" value=\"{html.escape(self.csrf, quote=True)}\">"
+        if self.sig:
+            out += (f"<input type=\"hidden\" name=\"exp\" value=\"{html.escape(self.exp, quote=True)}\">"
+                    f"<input type=\"hidden\" name=\"sig\" value=\"{html.escape(self.sig, quote=True)}\">")
+        return out
+
+
+def approve_form(req: Request, action_path: str, auth: FormAuth) -> str:
+    choices = []
+    for o in req.offers:
+        scope = o.get("scope", "")
+        checked = " checked" if scope == "once" else ""
+        choices.append(
+            f"<label class=\"scope\"><input type=\"radio\" name=\"remember\" value=\"{html.escape(scope, quote=True)}\""
+            f"{checked}><b>{esc1(o.get('label', scope))}</b><span class=\"why\">{esc(scope_words(req, o))}</span></label>")
+    return (f"<form method=\"post\" action=\"{html.escape(action_path, quote=True)}\" class=\"card\">"
+            "<h2>Approve</h2><p>Approving allows exactly the content shown above "
+            f"(sha256 {req.sha256[:16]}…). Choose how far it reaches:</p>"
+            + "".join(choices) + auth.fields() +
+            "<button type=\"submit\" class=\"approve\">Approve</button></form>")
+
+
+def deny_form(action_path: str, auth: FormAuth) -> str:
+    return (f"<form method=\"post\" action=\"{html.escape(action_path, quote=True)}\" class=\"card\">"
+            "<h2>Deny</h2><label for=\"reason\">Reason (optional; the run and the audit log see it):</label>"
+            "<textarea id=\"reason\" name=\"reason\" rows=\"2\" maxlength=\"500\"></textarea>"
+            + auth.fields() + "<button type=\"submit\" class=\"deny\">Deny</button></form>")
+
+
+def answer_words(ans: Answer) -> str:
+    who = {"cli": "a person at a terminal", "web": "a person on the approval page"}.get(ans.by, "the run")
+    text = f"{ans.verdict} by {who} at {ans.answered_at}"
+    if ans.verdict == APPROVED:
+        text += f" (remember: {ans.remember})"
+    if ans.reason:
+        text += f": {ans.reason}"
+    return text
+
+
+def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *, forms: str, note: str = "",
+                 home: str = "") -> str:
+    rows = [("State", f"<span class=\"state\">{esc1(state)}</span>"),
+            ("Kind", esc1(req.kind)), ("Target", f"<b>{esc1(req.target)}</b>"),
+            ("Summary", esc1(req.summary)), ("Why asked", esc1(req.reason)),
+            ("Who asked", esc1(who.describe())),
+            ("Run", esc1(req.run_id))]
+    if who.task:
+        rows.append(("Task", esc(who.task)))
+    rows += [("Filed", esc1(req.created_at)), ("Expires", esc1(req.expires_at) + " (then it is denied)"),
+             ("sha256", f"<code>{esc1(req.sha256)}</code>"),
+             ("Offers", esc1("; ".join(o.get("label", "") for o in req.offers)))]
+    if ans is not None:
+        rows.append(("Answer", esc1(answer_words(ans))))
+    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    shown = ""
+    if not req.content_exact:
+        shown = ("<p class=\"warn\">The content is shown redacted (it holds a secret's place); approving binds "
+                 "the exact bytes by their sha256.</p>")
+    what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
+    back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
+    return layout(f"Approval {req.id}",
+                  f"<h1>Approve {esc1(req.kind)} {esc1(req.target)}?</h1>{note}<dl>{dl}</dl>"
+                  f"<h2>{what}</h2>{shown}{diff_html(req)}{forms}{back}")
+
+
+def list_page(entries: Sequence[Entry], link_of, expired: int) -> str:
+    items = []
+    for e in entries:
+        if e.request is None:
+            items.append(f"<li><div class=\"bad\">{esc1(e.id)}: corrupt: {esc1(e.error)}</div></li>")
+            continue
+        r = e.request
+        items.append(f"<li><a href=\"{html.escape(link_of(e.id), quote=True)}\"><b>{esc1(r.kind)} {esc1(r.target)}</b>"
+                     f"<br><span class=\"meta\">{esc1(r.summary)} · expires {esc1(r.expires_at)} · {esc1(e.id)}"
+                     "</span></a></li>")
+    body = "<h1>Pending approvals</h1>"
+    body += "<ul class=\"list\">" + "".join(items) + "</ul>" if items else "<p>No pending approvals.</p>"
+    if expired:
+        body += f"<p class=\"meta\">{expired} expired without an answer (`assistant approvals list --all`).</p>"
+    return layout("Pending approvals", body)
+
+
+def pending(state: str) -> bool:
+    return state == PENDING
+
+
+__all__ = ["FormAuth", "approve_form", "deny_form", "esc", "layout", "list_page", "message_page", "request_page"]
