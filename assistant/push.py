@@ -53,9 +53,10 @@ def with_open_actions(url: str, links: Mapping[str, str]) -> str:
     scheme = scheme_of(url)
     if scheme in ("ntfy", "ntfys"):
         actions = "; ".join(f"view, {label}, {links[key]}" for label, key in
-                            (("Review", "show_url"), ("Approve…", "approve_url"), ("Deny…", "deny_url"))
+                            (("Review", "show_url"), ("Approve", "approve_url"), ("Deny", "deny_url"))
                             if links.get(key))
-        return _with_params(url, {"click": show, "actions": actions})
+        # (headers are latin-1: ASCII labels; image=no: no icon URL for the server to fetch)
+        return _with_params(url, {"click": show, "actions": actions, "image": "no"})
     if scheme in ("pover", "pushover"):
         return _with_params(url, {"url": show, "url_title": "Review the request"})
     return url

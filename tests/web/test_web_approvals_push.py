@@ -1,0 +1,133 @@
+"""[approvals] push against a real loopback HTTP receiver standing in for the push service
+(apprise's json:// and ntfy:// pointed at 127.0.0.1): the signed links arrive (as ntfy "view"
+actions, which only open a page), they work, nothing secret is in what was pushed, and a push
+that fails denies the request at once and is logged."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+from web_approvals_support import (PY, Serve, answer_file, audit_events, env, forms, make_ws, set_approvals,
+                                   wait_for)
+
+PASSPHRASE = "correct horse battery staple"
+WIFI = "tangerine-Dream-4412-xyzzy"          # a vault value (never printed by this test)
+NOTE = "Ana prefers green tea\n"
+
+
+class Receiver:
+    """A real HTTP server on 127.0.0.1 recording every request (path, headers, body)."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.seen: list[dict] = []
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                receiver.seen.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _ws_with_vault(tmp_path: Path) -> Path:
+    from assistant.vault import Vault
+
+    ws = make_ws(tmp_path)
+    Vault.create(ws / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 << 20).set("wifi", WIFI)
+    return ws
+
+
+def _run(ws: Path, tmp_path: Path):
+    import subprocess
+
+    script = tmp_path / "model.json"
+    script.write_text(json.dumps([{"tool": "memory_write", "args": {"path": "people/ana.md", "content": NOTE}},
+                                  {"reply": "saved"}]))
+    return subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "run", "--model", f"script:{script}",
+                             "--approval-timeout", "120s", f"note that Ana likes tea; the wifi password is {WIFI}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env(ASSISTANT_VAULT_PASSPHRASE=PASSPHRASE), stdin=subprocess.DEVNULL)
+
+
+def test_push_carries_open_links_and_no_secret(tmp_path):
+    ws = _ws_with_vault(tmp_path)
+    receiver = Receiver()
+    try:
+        with Serve(ws) as server:
+            set_approvals(ws, f'web_url = "{server.base}"\n'
+                              f'push = ["json://127.0.0.1:{receiver.port}/hook", "ntfy://127.0.0.1:{receiver.port}/assistant"]\n'
+                              'notify = []')
+            run = _run(ws, tmp_path)
+            try:
+                assert wait_for(lambda: len(receiver.seen) >= 2, 90), "nothing was pushed"
+                json_push = next(s for s in receiver.seen if s["path"] == "/hook")
+                ntfy_push = next(s for s in receiver.seen if s["path"] != "/hook")
+                message = json.loads(json_push["body"])["message"]
+                approve_url = next(line.split(": ", 1)[1] for line in message.splitlines()
+                                   if line.startswith("Approve: "))
+                assert approve_url.startswith(server.base + "/r/") and "/approve?exp=" in approve_url
+                for line in ("Review: ", "Deny: "):
+                    assert any(m.startswith(line + server.base + "/r/") for m in message.splitlines())
+                assert "people/ana.md" in message
+                # ntfy: a click-through and "view" actions (open a URL), never an "http" action
+                ntfy = json.dumps(ntfy_push)
+                assert server.base in ntfy and "view, Approve" in ntfy and "http, " not in ntfy
+                for push in receiver.seen:                   # nothing secret, not the content
+                    blob = json.dumps(push)
+                    assert WIFI not in blob and "green tea" not in blob
+                with server.client() as c:
+                    page = c.get("/" + approve_url.split("://", 1)[1].split("/", 1)[1])
+                    assert page.status_code == 200 and WIFI not in page.text
+                    action, fields = forms(page.text)["approve"]
+                    assert c.post(action, data={**fields, "remember": "once"}).status_code == 200
+                out, err = run.communicate(timeout=90)
+            finally:
+                if run.poll() is None:
+                    run.kill()
+                    run.wait()
+    finally:
+        receiver.close()
+    assert run.returncode == 0, out[-2000:] + err[-2000:]
+    assert (ws / "memory" / "people" / "ana.md").read_bytes() == NOTE.encode()
+
+
+def test_a_failing_push_denies_at_once_and_is_logged(tmp_path):
+    ws = make_ws(tmp_path)
+    receiver = Receiver(status=500)
+    try:
+        set_approvals(ws, 'web_url = "http://127.0.0.1:9"\n'
+                          f'push = ["json://127.0.0.1:{receiver.port}/tok-Zq81secretish"]\nnotify = []')
+        run = _run(ws, tmp_path)
+        out, err = run.communicate(timeout=120)
+    finally:
+        receiver.close()
+    assert receiver.seen, "the push was never tried"
+    assert run.returncode == 3, out[-2000:] + err[-2000:]
+    assert not (ws / "memory" / "people" / "ana.md").exists()
+    [answer] = list((ws / "state" / "approvals").glob("*.answer.json"))
+    ans = json.loads(answer.read_text())
+    assert ans["verdict"] == "denied" and ans["by"] == "run" and "push #1 (json://)" in ans["reason"]
+    logged = [e for e in audit_events(ws) if "push #1" in str(e.get("reason", ""))]
+    assert logged and all(e["verdict"] == "deny" for e in logged)
+    everything = answer.read_text() + (ws / "state" / "audit.jsonl").read_text() + out + err
+    assert "tok-Zq81secretish" not in everything          # the push URL (its token) is never echoed
