@@ -89,19 +89,19 @@ def diff_html(req: Request) -> str:
 def scope_words(req: Request, offer: dict[str, str]) -> str:
     """What choosing this scope does, in words."""
     scope, pattern = offer.get("scope", ""), offer.get("pattern", "")
-    what = {"memory": "writes to the note", "file": "writes to the file", "net": "fetches from"}.get(req.kind, "calls on")
+    what = {"memory": "write to the note", "file": "write to the file", "net": "fetch from"}.get(req.kind, "reach")
     if scope == "once":
-        return f"Only this one {req.kind} call. If the run asks again, you are asked again."
+        return f"Only this one call. If the run asks again, you are asked again."
     if scope == "run":
-        return (f"This call and any further {what} {pattern} by this same run ({req.run_id}). "
+        return (f"This call, and any later one by this same run ({req.run_id}) to {what} {pattern}. "
                 "Forgotten when that run ends.")
     if scope == "exact":
-        return (f"Remembered: every future run may make {what} {pattern} without asking. Kept in "
-                "grants.json; take it back with `assistant grants revoke`.")
+        return (f"Remembered: every future run may {what} {pattern} without asking. Kept in grants.json; "
+                "take it back with `assistant grants revoke`.")
     if scope == "dir":
         reach = ("every subdomain too" if req.kind == "net"
                  else "every note directly in that folder, not in folders below it")
-        return (f"Remembered and wider: every future run may make {what} {pattern} ({reach}) without asking. "
+        return (f"Remembered and wider: every future run may {what} {pattern} ({reach}) without asking. "
                 "Kept in grants.json; take it back with `assistant grants revoke`.")
     return ""
 
@@ -157,19 +157,23 @@ def answer_words(ans: Answer) -> str:
 
 def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *, forms: str, note: str = "",
                  home: str = "") -> str:
-    rows = [("State", f"<span class=\"state\">{esc1(state)}</span>"),
-            ("Kind", esc1(req.kind)), ("Target", f"<b>{esc1(req.target)}</b>"),
-            ("Summary", esc1(req.summary)), ("Why asked", esc1(req.reason)),
-            ("Who asked", esc1(who.describe())),
-            ("Run", esc1(req.run_id))]
+    """One request: first what a person decides on (who asked, for what task, until when, and the
+    full diff), then the answer forms, then the technical details (kind, run, sha256, offers)."""
+    top = [("State", f"<span class=\"state\">{esc1(state)}</span>"),
+           ("Who asked", esc1(who.describe()))]
     if who.task:
-        rows.append(("Task", esc(who.task)))
-    rows += [("Filed", esc1(req.created_at)), ("Expires", esc1(req.expires_at) + " (then it is denied)"),
-             ("sha256", f"<code>{esc1(req.sha256)}</code>"),
-             ("Offers", esc1("; ".join(o.get("label", "") for o in req.offers)))]
+        top.append(("Task", esc(who.task)))
+    top += [("Why asked", esc1(req.reason)), ("Expires", esc1(req.expires_at) + " (then it is denied)")]
     if ans is not None:
-        rows.append(("Answer", esc1(answer_words(ans))))
-    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+        top.append(("Answer", esc1(answer_words(ans))))
+    details = [("Kind", esc1(req.kind)), ("Target", esc1(req.target)), ("Summary", esc1(req.summary)),
+               ("Run", esc1(req.run_id)), ("Filed", esc1(req.created_at)), ("Request", esc1(req.id)),
+               ("sha256", f"<code>{esc1(req.sha256)}</code>"),
+               ("Offers", esc1("; ".join(o.get("label", "") for o in req.offers)))]
+
+    def dl(rows: list[tuple[str, str]]) -> str:
+        return "<dl>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
     shown = ""
     if not req.content_exact:
         shown = ("<p class=\"warn\">The content is shown redacted (it holds a secret's place); approving binds "
@@ -177,8 +181,9 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
     what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
     back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
     return layout(f"Approval {req.id}",
-                  f"<h1>Approve {esc1(req.kind)} {esc1(req.target)}?</h1>{note}<dl>{dl}</dl>"
-                  f"<h2>{what}</h2>{shown}{diff_html(req)}{forms}{back}")
+                  f"<h1>Approve {esc1(req.kind)} {esc1(req.target)}?</h1>{note}{dl(top)}"
+                  f"<h2>{what}</h2>{shown}{diff_html(req)}{forms}"
+                  f"<details class=\"card\"><summary>Details</summary>{dl(details)}</details>{back}")
 
 
 def list_page(entries: Sequence[Entry], link_of, expired: int) -> str:
