@@ -34,6 +34,7 @@ def make_ws(tmp_path: Path, *, approvals: str = "") -> Path:
     init_workspace(ws, example=True)
     cfg = ws / "config.toml"
     text = cfg.read_text().replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256", "memlimit_mib = 8")
+    text = re.sub(r'(?m)^(web_url = ""|push = \[\])\n', "", text)     # set_approvals / approvals= say them
     if approvals:
         assert "notify = []" in text
         text = text.replace("notify = []", approvals)
