@@ -225,7 +225,8 @@ def deny_cmd(request_id: str, reason: str) -> None:
 @click.option("--allow-remote", is_flag=True,
               help="Allow a non-loopback --listen address (prints what that exposes; prefer a VPN or a TLS "
                    "reverse proxy in front of 127.0.0.1).")
-def serve_cmd(listen: str, allow_remote: bool) -> None:
+@click.option("--connection-lifetime", type=click.FloatRange(0.1, 3600), default=30.0, hidden=True)
+def serve_cmd(listen: str, allow_remote: bool, connection_lifetime: float) -> None:
     """Serve a phone-sized approval page: pending requests, each in full, approve or deny.
 
     Every page needs a secret: a signed per-request link (from the notify command's {show_url},
@@ -236,7 +237,8 @@ def serve_cmd(listen: str, allow_remote: bool) -> None:
     from ..web.server import ServeError, serve
 
     try:
-        serve(ws, listen, allow_remote=allow_remote, echo=click.echo, warn=lambda m: click.echo(m, err=True))
+        serve(ws, listen, allow_remote=allow_remote, echo=click.echo, warn=lambda m: click.echo(m, err=True),
+              lifetime=connection_lifetime)
     except ServeError as exc:
         fail(str(exc))
     except KeyboardInterrupt:

@@ -45,9 +45,11 @@ from ..approval_links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_
 from ..workspace import Workspace
 from . import pages
 
+MAX_HEADERS = 16 * 1024       # all header names and values together
 MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
 BODY_TIMEOUT = 10.0           # seconds to send that body
 MAX_REASON = 500
+LINK_OWNER_SEARCH = 20        # newest requests checked to name the one a foreign link was made for
 SESSION_TTL = 12 * 3600.0
 MAX_SESSIONS = 64
 AUDIT_PER_MINUTE = 30         # refusal lines; beyond that they are counted and summed up later
@@ -117,13 +119,6 @@ class ApprovalApp:
         async def wrapped(scope, receive, send):
             if scope["type"] != "http":
                 return   # no websockets, no lifespan work
-            if hosts is not None and _host_of(scope) not in hosts:
-                await HTMLResponse(pages.message_page("Wrong host", "This server does not answer to that host name."),
-                                   status_code=400, headers=dict((k.decode(), v.decode()) for k, v in SECURITY_HEADERS)
-                                   )(scope, receive, send)
-                return
-            if prefix and (scope["path"] == prefix or scope["path"].startswith(prefix + "/")):
-                scope = dict(scope, path=scope["path"][len(prefix):] or "/")
 
             async def send_secure(message):
                 if message["type"] == "http.response.start":
@@ -131,6 +126,17 @@ class ApprovalApp:
                     headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in ours]
                     message = dict(message, headers=headers + SECURITY_HEADERS)
                 await send(message)
+
+            if sum(len(k) + len(v) for k, v in scope.get("headers", [])) > MAX_HEADERS:
+                await HTMLResponse(pages.message_page("Too large", "The request's headers are too large."),
+                                   status_code=431)(scope, receive, send_secure)
+                return
+            if hosts is not None and _host_of(scope) not in hosts:
+                await HTMLResponse(pages.message_page("Wrong host", "This server does not answer to that host name."),
+                                   status_code=400)(scope, receive, send_secure)
+                return
+            if prefix and (scope["path"] == prefix or scope["path"].startswith(prefix + "/")):
+                scope = dict(scope, path=scope["path"][len(prefix):] or "/")
 
             await app(scope, receive, send_secure)
 
@@ -233,7 +239,7 @@ class ApprovalApp:
             ids = inbox.ids()
         except InboxError:
             return None
-        for other in ids[-200:]:
+        for other in ids[-LINK_OWNER_SEARCH:]:       # bounded: a flood of bad links reads few files
             if other == rid:
                 continue
             try:
@@ -254,8 +260,7 @@ class ApprovalApp:
         if state == PENDING:
             return
         if ans is not None and getattr(ans, "by", "") != "run" and state != EXPIRED:
-            used = "This link was already used" if access.via == "link" else "This request was already answered"
-            raise Refused(409, "Already answered", f"{used}: the request was {pages.answer_words(ans)}. "
+            raise Refused(409, "Already answered", f"This request was already answered: {pages.answer_words(ans)}. "
                           "A link answers once; nothing was changed.", "already answered (link replayed)")
         raise Refused(410, "Expired", f"Request {req.id} is no longer waiting ({state}): it expired at "
                       f"{req.expires_at} or its run gave up, and it was denied. Nothing was changed.",

@@ -110,7 +110,7 @@ def allowed_hosts(listen: Listen, web_url: str) -> frozenset[str] | None:
     return frozenset(hosts)
 
 
-def _bounded_protocol():
+def _bounded_protocol(lifetime: float = CONNECTION_LIFETIME):
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class BoundedH11(H11Protocol):
@@ -118,7 +118,7 @@ def _bounded_protocol():
 
         def connection_made(self, transport):  # type: ignore[override]
             super().connection_made(transport)
-            self._lifetime = self.loop.call_later(CONNECTION_LIFETIME, transport.close)
+            self._lifetime = self.loop.call_later(lifetime, transport.close)
 
         def connection_lost(self, exc):  # type: ignore[override]
             handle = getattr(self, "_lifetime", None)
@@ -129,10 +129,10 @@ def _bounded_protocol():
     return BoundedH11
 
 
-def make_server(app: Callable, *, log_level: str = "warning"):
+def make_server(app: Callable, *, log_level: str = "warning", lifetime: float = CONNECTION_LIFETIME):
     import uvicorn
 
-    config = uvicorn.Config(app, http=_bounded_protocol(), ws="none", lifespan="off", log_level=log_level,
+    config = uvicorn.Config(app, http=_bounded_protocol(lifetime), ws="none", lifespan="off", log_level=log_level,
                             access_log=False, timeout_keep_alive=5, limit_concurrency=64,
                             h11_max_incomplete_event_size=16 * 1024, server_header=False, date_header=False,
                             proxy_headers=False, timeout_graceful_shutdown=3)
@@ -140,7 +140,7 @@ def make_server(app: Callable, *, log_level: str = "warning"):
 
 
 def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable[[str], None],
-          warn: Callable[[str], None]) -> None:
+          warn: Callable[[str], None], lifetime: float = CONNECTION_LIFETIME) -> None:
     """Run the approval page until interrupted. ServeError if it cannot start."""
     from .app import ApprovalApp
 
@@ -177,7 +177,7 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
         echo("[approvals] web_url is not set: notifications carry no links (set it to this page's address)")
     echo("the login URL is a password until this server stops; Ctrl-C stops it")
     sys.stdout.flush()
-    server = make_server(app.asgi())
+    server = make_server(app.asgi(), lifetime=lifetime)
     try:
         server.run(sockets=[sock])
     finally:

@@ -274,3 +274,37 @@ def test_link_key_is_private(served):
     file_request(ws, CONTENT)
     st = (ws / "state" / "approval_links.key").stat()
     assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_size == 32
+
+
+def test_every_connection_is_bounded(tmp_path):
+    """A client that never finishes its headers, or never sends the body it announced, is cut
+    off: nothing waits for it without end."""
+    import socket
+
+    ws = make_ws(tmp_path)
+    req = file_request(ws, CONTENT)
+    with Serve(ws, "--connection-lifetime", "1") as server:
+        host, port = server.base.split("//")[1].split(":")
+        for opening in (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                        f"POST /r/{req.id}/approve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nremember=".encode()):
+            s = socket.create_connection((host, int(port)), timeout=10)
+            try:
+                s.sendall(opening)
+                started = time.monotonic()
+                data = b""
+                while True:
+                    chunk = s.recv(4096)          # raises socket.timeout after 10 s: a failure
+                    if not chunk:
+                        break
+                    data += chunk
+                assert time.monotonic() - started < 8
+            finally:
+                s.close()
+        big = socket.create_connection((host, int(port)), timeout=10)
+        try:
+            big.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
+            assert big.recv(4096).split(b" ")[1] in (b"400", b"431")
+        finally:
+            big.close()
+    assert not answer_file(ws, req.id).exists()
