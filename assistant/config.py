@@ -256,8 +256,8 @@ def web_url_problem(url: str) -> str | None:
         return "expected an http:// or https:// URL with a host"
     if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
         return "expected no user:password@, ?query or #fragment (the links add their own)"
-    if any(ch.isspace() or ord(ch) < 0x20 or ch in "<>\"'" for ch in url):
-        return "expected no spaces, quotes, angle brackets or control characters"
+    if any(ch.isspace() or ord(ch) < 0x20 or ch in "<>\"',;" for ch in url):
+        return "expected no spaces, quotes, angle brackets, commas, semicolons or control characters"
     return None
 
 

@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import hmac
 import html
+import os
 import re
 import secrets
 import threading
@@ -239,7 +240,15 @@ class ApprovalApp:
             ids = inbox.ids()
         except InboxError:
             return None
-        for other in ids[-LINK_OWNER_SEARCH:]:       # bounded: a flood of bad links reads few files
+
+        def filed(i: str) -> float:
+            try:
+                return os.stat(self.ws.approvals_dir / f"{i}.json", follow_symlinks=False).st_mtime
+            except OSError:
+                return 0.0
+
+        newest = sorted((i for i in ids if i != rid), key=filed)[-LINK_OWNER_SEARCH:]
+        for other in newest:           # bounded: a flood of bad links reads few files
             if other == rid:
                 continue
             try:
@@ -339,7 +348,8 @@ class ApprovalApp:
                 raise Refused(404, "No such page", "Links end in /show, /approve or /deny.", "unknown action")
             req = await run_in_threadpool(self._request, rid)
             q = request.query_params
-            access = self._access(request, req, action, q.get("exp", "") if link else "", q.get("sig", "") if link else "")
+            access = await run_in_threadpool(self._access, request, req, action, q.get("exp", "") if link else "",
+                                             q.get("sig", "") if link else "")
             state, ans = await run_in_threadpool(self._state, req)
             if access.via == "link":
                 await run_in_threadpool(self._must_be_open, req, access)
@@ -365,7 +375,8 @@ class ApprovalApp:
                 raise Refused(405, "Not an answer", "Only /approve and /deny take an answer.", "post to a non-answer")
             form = await _read_form(request)
             req = await run_in_threadpool(self._request, rid)
-            access = self._access(request, req, action, form.get("exp", ""), form.get("sig", ""))
+            access = await run_in_threadpool(self._access, request, req, action, form.get("exp", ""),
+                                             form.get("sig", ""))
             nonce = request.cookies.get(CSRF_COOKIE, "")
             if not _NONCE.match(nonce) or not self.signer.check_csrf(nonce, form.get("csrf", "")):
                 raise Refused(403, "Form expired", "This answer did not come from the approval page itself "
