@@ -233,9 +233,11 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
     except OSError as exc:
         r.problem("approvals", f"the approval inbox {inbox} is not writable ({exc.strerror or exc})",
                   f"mkdir -p -m 700 {inbox} && chmod u+rwx {inbox}")
+    _check_push(cfg, r, notify=notify)
     argv = list(cfg.notify)
     if not argv:
-        r.ok("approvals", "no notify command: check for requests with `assistant approvals list --follow`")
+        r.ok("approvals", "no notify command: check for requests with `assistant approvals list --follow`"
+             + (" (or the push)" if cfg.push else ""))
         return
     if not notify:
         r.ok("approvals", f"notify command {argv[0]!r} not tried (--no-notify)")
@@ -247,6 +249,26 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
                   "\"{summary}\"]) or set notify = []")
     else:
         r.ok("approvals", f"notify command {argv[0]!r} ran (test notification sent)")
+
+
+def _check_push(cfg, r: Report, *, notify: bool) -> None:
+    """[approvals] web_url and push: where the links point, and a test push (never echoing a URL)."""
+    if cfg.web_url:
+        r.ok("approvals", f"signed links point at {cfg.web_url} (serve it with `assistant approvals serve`)")
+    if not cfg.push:
+        return
+    if not notify:
+        r.ok("approvals", f"{len(cfg.push)} push URL(s) not tried (--no-notify)")
+        return
+    from ..push import pusher
+
+    why = pusher(cfg.push).send(NOTIFY_TEST, {})
+    if why:
+        r.problem("approvals", f"{why}; unattended requests would be denied at once",
+                  "fix [approvals] push in config.toml (apprise URLs, e.g. [\"ntfys://ntfy.sh/my-topic\"]) "
+                  "or set push = []")
+    else:
+        r.ok("approvals", f"{len(cfg.push)} push URL(s) took a test notification")
 
 
 @click.command("doctor")

@@ -131,3 +131,20 @@ def test_a_failing_push_denies_at_once_and_is_logged(tmp_path):
     assert logged and all(e["verdict"] == "deny" for e in logged)
     everything = answer.read_text() + (ws / "state" / "audit.jsonl").read_text() + out + err
     assert "tok-Zq81secretish" not in everything          # the push URL (its token) is never echoed
+
+
+def test_doctor_tries_the_push(tmp_path):
+    import subprocess
+
+    for status, expect in ((200, "took a test notification"), (500, "was not delivered")):
+        ws = make_ws(tmp_path / str(status))
+        receiver = Receiver(status=status)
+        try:
+            set_approvals(ws, f'push = ["json://127.0.0.1:{receiver.port}/hook-tok123"]\nnotify = []')
+            r = subprocess.run([PY, "-m", "assistant", "-w", str(ws), "doctor"], capture_output=True, text=True,
+                               env=env(), timeout=120)
+        finally:
+            receiver.close()
+        assert expect in r.stdout + r.stderr
+        assert receiver.seen and "test notification" in receiver.seen[0]["body"]
+        assert "tok123" not in r.stdout + r.stderr
