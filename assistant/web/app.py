@@ -275,11 +275,22 @@ class ApprovalApp:
                       f"{req.expires_at} or its run gave up, and it was denied. Nothing was changed.",
                       f"request {state}")
 
-    def _access(self, request: HttpRequest, req: Request, action: str, exp: str, sig: str) -> Access:
+    def _authorized(self, request: HttpRequest, rid: str, action: str, exp: str, sig: str) -> tuple[Request, Access]:
+        """The request and how this visitor may reach it; Refused otherwise. Without any
+        credential nothing is read (not even whether the request exists); with a link, an
+        unknown or unreadable request is the same refusal as a bad signature (no oracle)."""
+        if not _ID.match(rid):
+            raise Refused(404, "No such request", "This address names no approval request.", "malformed request id")
         if exp or sig:
-            return Access("link", self._check_link(req, action, exp, sig))
+            try:
+                req = self._request(rid)
+            except Refused as exc:
+                raise Refused(403, "Invalid link", "This link's signature does not match this request: it was "
+                              "altered, or the request changed since the link was made. Nothing was done.",
+                              f"link to an {exc.why}") from None
+            return req, Access("link", self._check_link(req, action, exp, sig))
         if self._session(request):
-            return Access("login")
+            return self._request(rid), Access("login")
         raise Refused(401, "Not signed in", "This page needs the signed link from your notification, or the "
                       "login link that `assistant approvals serve` printed.", "no link and no login")
 
@@ -346,10 +357,9 @@ class ApprovalApp:
         try:
             if action not in ACTIONS:
                 raise Refused(404, "No such page", "Links end in /show, /approve or /deny.", "unknown action")
-            req = await run_in_threadpool(self._request, rid)
             q = request.query_params
-            access = await run_in_threadpool(self._access, request, req, action, q.get("exp", "") if link else "",
-                                             q.get("sig", "") if link else "")
+            req, access = await run_in_threadpool(self._authorized, request, rid, action,
+                                                  q.get("exp", "") if link else "", q.get("sig", "") if link else "")
             state, ans = await run_in_threadpool(self._state, req)
             if access.via == "link":
                 await run_in_threadpool(self._must_be_open, req, access)
@@ -374,9 +384,8 @@ class ApprovalApp:
             if action not in ("approve", "deny"):
                 raise Refused(405, "Not an answer", "Only /approve and /deny take an answer.", "post to a non-answer")
             form = await _read_form(request)
-            req = await run_in_threadpool(self._request, rid)
-            access = await run_in_threadpool(self._access, request, req, action, form.get("exp", ""),
-                                             form.get("sig", ""))
+            req, access = await run_in_threadpool(self._authorized, request, rid, action, form.get("exp", ""),
+                                                  form.get("sig", ""))
             nonce = request.cookies.get(CSRF_COOKIE, "")
             if not _NONCE.match(nonce) or not self.signer.check_csrf(nonce, form.get("csrf", "")):
                 raise Refused(403, "Form expired", "This answer did not come from the approval page itself "

@@ -46,6 +46,11 @@ def test_no_token_no_page(served):
             assert "Not signed in" in r.text and "tea" not in r.text      # nothing of the request shown
         r = c.post(f"/r/{req.id}/approve", data={"remember": "exact", "sha256": req.sha256})
         assert r.status_code == 401
+        # without a secret nothing tells whether a request exists: an unknown id looks the same
+        assert c.get("/r/ffffffffffff/show").status_code == 401
+        sig = links(ws, req, server.base)["show_url"].split("?", 1)[1]
+        unknown = c.get(f"/r/ffffffffffff/show?{sig}")
+        assert unknown.status_code == 403 and "Invalid link" in unknown.text
     assert not answer_file(ws, req.id).exists() and _grants(ws) == grants
     assert any(e["why"] == "no link and no login" and e["request"] == req.id for e in web_refusals(ws))
 
