@@ -60,8 +60,8 @@ _ID = re.compile(r"^[0-9a-f]{12}$")
 _NONCE = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
 
 SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
-                                 b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    (b"content-security-policy", f"default-src 'none'; style-src '{pages.CSS_HASH}'; img-src 'self'; "
+                                 "form-action 'self'; frame-ancestors 'none'; base-uri 'none'".encode("ascii")),
     (b"referrer-policy", b"no-referrer"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),

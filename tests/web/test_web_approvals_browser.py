@@ -160,6 +160,9 @@ def test_phone_browser_opens_link_sees_diff_approves_with_scope(tmp_path):
             assert "Approve memory people/lina.md?" in text
             assert "+Started a pottery class on Thursdays." in text          # the diff is on the page
             assert "always people/lina.md" in text and "Remembered" in text    # scopes explained in words
+            colour = browser.call("Runtime.evaluate", returnByValue=True, expression=(
+                "getComputedStyle(document.querySelector('button.approve')).backgroundColor"))["result"]["value"]
+            assert colour == "rgb(26, 127, 55)"          # the page's own style applies under its CSP
             shot = browser.screenshot()
             assert shot.startswith(b"\x89PNG")
             keep = os.environ.get("ASSISTANT_DOCS_SCREENSHOT")
