@@ -113,7 +113,7 @@ class Answer:
     remember: str = "once"
     reason: str = ""
     answered_at: str = ""
-    by: str = "cli"             # "cli" (a person) or "run" (expiry / unreachable, recorded by the run)
+    by: str = "cli"             # "cli" or "web" (a person: terminal, approval page) or "run" (expiry / unreachable)
     version: int = VERSION
 
     def to_json(self) -> bytes:
