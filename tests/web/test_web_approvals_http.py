@@ -90,6 +90,13 @@ def test_login_then_answer_with_csrf(served):
     assert ans["verdict"] == "approved" and ans["by"] == "web" and ans["sha256"] == req.sha256
     [line] = [e for e in audit_events(ws) if e.get("event") == "approval"]
     assert line["by"] == "web" and line["via"] == "login" and line["request"] == req.id
+    import subprocess
+
+    from web_approvals_support import PY, env
+
+    shown = subprocess.run([PY, "-m", "assistant", "-w", str(ws), "approvals", "show", req.id],
+                           capture_output=True, text=True, env=env(), timeout=60)
+    assert "approved by a person (approval page)" in shown.stdout
 
 
 def test_hostile_content_is_escaped(served):
