@@ -17,7 +17,7 @@ from assistant.tools.base import ToolError
 from assistant.tools.registry import tools_by_name
 from assistant.workspace import open_workspace
 
-from test_e2e_support import Site, make_ws
+from e2e_support import Site, make_ws
 
 
 @pytest.fixture

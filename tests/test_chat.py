@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 
-from test_e2e_support import Site, make_ws, transcripts, write_script
+from e2e_support import Site, make_ws, transcripts, write_script
 
 
 def chat(ws, script, text):
@@ -107,7 +107,7 @@ def test_note_edited_during_chat_reaches_the_next_turn_tail(tmp_path):
     import subprocess
     import time
 
-    from test_e2e_support import PY, cli_env
+    from e2e_support import PY, cli_env
 
     ws = make_ws(tmp_path)
     script = write_script(tmp_path, [{"reply": "first answer"}, {"reply": "second answer"}])

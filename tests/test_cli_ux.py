@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 
-from test_e2e_support import cli_env, make_ws, write_script
+from e2e_support import cli_env, make_ws, write_script
 
 
 class Pty:

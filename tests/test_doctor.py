@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 
-from test_e2e_support import make_ws, write_script
+from e2e_support import make_ws, write_script
 
 
 def doctor(ws, *extra, env=None):

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from assistant.cli import main
 from policy.grants import GrantStore
 
-from test_e2e_support import Site, cli_env, make_ws, memory_files, popen_cli, run_cli, transcripts, write_script
+from e2e_support import Site, cli_env, make_ws, memory_files, popen_cli, run_cli, transcripts, write_script
 
 NOTE = "---\ndescription: Ana - Lina's sister, a nurse in Leeds\n---\nAna is Lina's sister. She works as a nurse in Leeds.\n"
 

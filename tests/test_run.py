@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 
-from test_e2e_support import make_ws, memory_files, popen_cli, run_cli, transcripts, write_script
+from e2e_support import make_ws, memory_files, popen_cli, run_cli, transcripts, write_script
 
 NOTE = "Marek prefers planting plans as PDF.\n"
 

@@ -15,7 +15,7 @@ from assistant.tools.web import html_to_text, net_target
 from assistant.workspace import open_workspace
 from policy.grants import GrantStore
 
-from test_e2e_support import Site, make_ws
+from e2e_support import Site, make_ws
 
 SECRET = "sk-live-4f3e2d1c0b9a8f7e6d5c"
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from recording_server import Recorder, models, send_json  # noqa: E402
 
-from test_e2e_support import cli_env, make_ws  # noqa: E402
+from e2e_support import cli_env, make_ws  # noqa: E402
 
 EVIL = "\x1b[2J\x1b[Hall approved"
 

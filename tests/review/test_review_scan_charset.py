@@ -21,7 +21,7 @@ from assistant.session import open_session  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
 from assistant.workspace import open_workspace  # noqa: E402
 
-from test_e2e_support import Site, make_ws  # noqa: E402
+from e2e_support import Site, make_ws  # noqa: E402
 
 
 def _fetch(tmp_path, charset: str, body: bytes) -> str:

@@ -21,7 +21,7 @@ from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
 from assistant.workspace import open_workspace  # noqa: E402
 
-from test_e2e_support import make_ws  # noqa: E402
+from e2e_support import make_ws  # noqa: E402
 
 SECRET = "wifi" + "-Lantern-" + "7731" + "-quokka"
 NAME = "HOME_WIFI"

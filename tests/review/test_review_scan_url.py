@@ -27,7 +27,7 @@ from assistant.tools.registry import tools_by_name  # noqa: E402
 from assistant.tools.web import SecretInUrl, net_target  # noqa: E402
 from assistant.workspace import open_workspace  # noqa: E402
 
-from test_e2e_support import Site, make_ws  # noqa: E402
+from e2e_support import Site, make_ws  # noqa: E402
 
 # fake vault values, assembled at run time; LOWER is all lower case and digits, so it can
 # sit in a host name exactly as stored

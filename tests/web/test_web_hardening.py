@@ -22,7 +22,7 @@ from assistant.tools.web import net_target  # noqa: E402
 from assistant.workspace import open_workspace  # noqa: E402
 from policy.grants import GrantStore  # noqa: E402
 
-from test_e2e_support import Site, make_ws  # noqa: E402
+from e2e_support import Site, make_ws  # noqa: E402
 
 # a fake vault value, assembled at run time
 SECRET = "wifi" + "-Lantern-" + "7731" + "-quokka"
