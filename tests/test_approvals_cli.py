@@ -8,7 +8,6 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.workspace import init_workspace
 from policy.approvals import ApprovalSettings
 from policy.approvals import Inbox, sha256_hex
 from policy.audit import AuditLog
@@ -17,12 +16,7 @@ from policy.grants import GrantStore
 from policy.kinds import KINDS
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    return root
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def cli(ws, *args):
     return CliRunner().invoke(main, ["-w", str(ws), *args])

@@ -16,7 +16,6 @@ import pytest
 from assistant.confine import ConfinementError, Root
 from assistant.tools.base import ToolContext, ToolError
 from assistant.tools.files import file_tools
-from assistant.workspace import init_workspace, open_workspace
 from policy.approvals import ApprovalSettings
 from policy.approvals import Inbox
 from policy.audit import AuditLog
@@ -25,9 +24,8 @@ from policy.grants import GrantStore
 
 
 @pytest.fixture
-def ws(tmp_path):
-    init_workspace(tmp_path / "ws", example=True)
-    return open_workspace(tmp_path / "ws")
+def ws(opened_ws):
+    return opened_ws     # tests/conftest.py: the example workspace, opened
 
 
 def test_file_tools_cannot_reach_the_inbox(ws, tmp_path):

@@ -6,16 +6,10 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.workspace import init_workspace
 from policy.grants import GrantStore
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    return root
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def cli(ws, *args):
     return CliRunner().invoke(main, [*args, "-w", str(ws)])

@@ -21,17 +21,13 @@ def revision(data, ws):
     """The keyed revision of `data` in workspace `ws` (issue 10: HMAC under state/revision.key)."""
     root = ws if isinstance(ws, Path) else ws.root
     return keyed_revision(data, load_key(root / "state"))
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace import open_workspace
 
 SECRET = "tangerine-Dream-4412-xyzzy"
 PASS = "correct horse battery staple"
 
 
-@pytest.fixture
-def ws(tmp_path):
-    init_workspace(tmp_path / "ws", example=True)
-    return tmp_path / "ws"
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def run(ws, *args, input=None, env=None):
     r = CliRunner().invoke(main, ["-w", str(ws), "memory", *args], input=input, env=env or {})

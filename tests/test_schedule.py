@@ -159,12 +159,7 @@ def test_systemd_units_escape_exec_start():
     assert "OnCalendar=*-*-* 00:00:00" in timer and "Unit=assistant-t.service" in timer
 
 
-@pytest.fixture
-def ws(tmp_path):
-    dest = tmp_path / "ws"
-    init_workspace(dest, example=True)
-    return dest
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def _invoke(*args, env=None):
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 from assistant.vault import ENV_PASSPHRASE, Vault
-from assistant.workspace import init_workspace
 
 PASS = "cli passphrase " + "for tests"
 VALUE = "ghp-like-" + "value-" + "Zq81xY"
@@ -27,14 +26,8 @@ def _clean_env(monkeypatch):
 
 
 @pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    cfg = (root / "config.toml").read_text()
-    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
-    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
-    (root / "config.toml").write_text(cfg)
-    return root
+def ws(vault_ws):
+    return vault_ws      # tests/conftest.py: the example workspace with a cheap vault KDF
 
 
 def run(ws, *args, input=None, env=None):
