@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.catalog import CatalogSettings, render  # noqa: E402
 from assistant.leaks import Scanner  # noqa: E402

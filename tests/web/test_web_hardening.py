@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.session import open_session  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402

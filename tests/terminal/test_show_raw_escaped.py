@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "terminal"))
 from tty_harness import Pty, clean_env  # noqa: E402
 
 from assistant.workspace import init_workspace

@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 pytest.importorskip("httpx")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 from recording_server import Recorder, models, send_json, send_stream  # noqa: E402
 
 from assistant.cli import main  # noqa: E402

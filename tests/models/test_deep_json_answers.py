@@ -16,7 +16,6 @@ import pytest
 
 pytest.importorskip("httpx")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 from recording_server import Recorder, models, send_json, send_stream  # noqa: E402
 
 from assistant.models.base import ModelError  # noqa: E402

@@ -14,7 +14,6 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.models.scripted import ScriptedModel  # noqa: E402
 from assistant.session import open_session  # noqa: E402

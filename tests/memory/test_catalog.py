@@ -13,7 +13,7 @@ from assistant.config import ConfigError, parse
 from assistant.leaks import Scanner
 from assistant.workspace import Workspace
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "workspace.example" / "memory"
+EXAMPLE = Path(__file__).resolve().parents[2] / "workspace.example" / "memory"
 SECRET = "hunter2-correct-horse-battery"
 
 

@@ -37,7 +37,6 @@ def test_a_chat_completions_server_never_receives_the_forged_turn():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
     from recording_server import Recorder, models, send_json, send_stream
 
     from assistant.models.openai import OpenAIModel

