@@ -29,3 +29,15 @@ def test_example_files_are_covered_by_package_data():
         if f.is_file() and not {"state", "history"} & set(f.relative_to(example).parts):
             rel = f.relative_to(example).as_posix()
             assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), f"{rel} would be missing from the wheel"
+
+
+# acceptance (issue 2: packaging), written from the issue's words
+def test_packaging_contract():
+    import tomllib
+    meta = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    proj = meta["project"]
+    assert proj["requires-python"].replace(" ", "") == ">=3.11"
+    assert "assistant" in proj["scripts"]
+    extras = proj["optional-dependencies"]
+    assert any("llama" in k for k in extras) and any(k in ("dev", "test", "tests") for k in extras)
+    assert (Path(__file__).resolve().parents[2] / ".ci" / "run").is_file()

@@ -15,6 +15,9 @@ from assistant.workspace import (
     open_workspace,
     select_workspace,
 )
+import json
+from acceptance_support import out, run_cli
+from pathlib import Path
 
 
 def test_init_creates_private_layout(tmp_path):
@@ -127,3 +130,102 @@ def test_open_a_file_as_workspace_is_clear(tmp_path):
     with pytest.raises(WorkspaceError, match="is not a folder") as e:
         open_workspace(f)
     assert "assistant init" not in str(e.value)
+
+
+def _grant_file(ws, grants):
+    (ws / "grants.json").write_text(json.dumps({"version": 1, "grants": grants}))
+
+
+G1 = {"kind": "memory", "target": "people/lina.md", "granted_at": "2026-01-01T00:00:00Z",
+      "note": "acceptance"}
+
+
+# acceptance (issue 2: workspace), written from the issue's words
+def test_init_creates_workspace(tmp_path):
+    d = tmp_path / "new-ws"
+    r = run_cli(["init", str(d)])
+    assert r.exit_code == 0, out(r)
+    assert out(r).strip(), "init says what it made"
+    for name in ("PERSONA.md", "config.toml"):
+        assert (d / name).is_file()
+    for name in ("memory", "files", "state"):
+        assert (d / name).is_dir()
+    # issue 13 changed init: a clean workspace (one index note), the example only with --example
+    assert [p.name for p in (d / "memory").rglob("*.md")] == ["index.md"]
+    for name in ("memory", "state"):
+        assert stat.S_IMODE((d / name).stat().st_mode) == 0o700
+
+
+def test_init_cli_refuses_non_empty(tmp_path):
+    d = tmp_path / "full"
+    d.mkdir()
+    (d / "mine.txt").write_text("keep me")
+    r = run_cli(["init", str(d)])
+    assert r.exit_code != 0
+    assert (d / "mine.txt").read_text() == "keep me"
+    assert sorted(os.listdir(d)) == ["mine.txt"]
+
+
+def test_init_refuses_existing_workspace(vault_ws):
+    persona = (vault_ws / "PERSONA.md").read_bytes()
+    r = run_cli(["init", str(vault_ws)])
+    assert r.exit_code != 0
+    assert (vault_ws / "PERSONA.md").read_bytes() == persona
+
+
+def test_example_workspace_is_realistic():
+    ex = Path(__file__).resolve().parents[2] / "workspace.example"
+    assert (ex / "PERSONA.md").is_file()
+    assert (ex / "config.toml").is_file()
+    notes = list((ex / "memory").rglob("*.md"))
+    assert len(notes) >= 3
+    assert any(n.read_text().startswith("---") for n in notes), "notes with frontmatter"
+    assert [p for p in (ex / "files").rglob("*") if p.is_file()]
+    import tomllib
+    tomllib.loads((ex / "config.toml").read_text())
+
+
+@pytest.mark.parametrize("where", ["group", "command", "long", "env"])
+def test_workspace_selection(vault_ws, tmp_path, where):
+    _grant_file(vault_ws, [G1])
+    other = tmp_path / "other"
+    run_cli(["init", str(other)])
+    env = {}
+    if where == "group":
+        args = ["-w", str(vault_ws), "grants", "list", "--json"]
+    elif where == "command":
+        args = ["grants", "list", "--json", "-w", str(vault_ws)]
+    elif where == "long":
+        args = ["--workspace", str(vault_ws), "grants", "list", "--json"]
+    else:
+        args = ["grants", "list", "--json"]
+        env = {"ASSISTANT_WORKSPACE": str(vault_ws)}
+    r = run_cli(args, env=env)
+    assert r.exit_code == 0, out(r)
+    assert "people/lina.md" in r.output
+
+
+def test_option_beats_env(vault_ws, tmp_path):
+    _grant_file(vault_ws, [G1])
+    other = tmp_path / "other"
+    run_cli(["init", str(other)])
+    r = run_cli(["-w", str(vault_ws), "grants", "list", "--json"],
+                env={"ASSISTANT_WORKSPACE": str(other)})
+    assert r.exit_code == 0, out(r)
+    assert "people/lina.md" in r.output
+
+
+def test_init_into_existing_empty_dir(tmp_path):
+    d = tmp_path / "empty"
+    d.mkdir()
+    r = run_cli(["init", str(d)])
+    assert r.exit_code == 0, out(r)
+    assert (d / "config.toml").is_file() and (d / "state").is_dir()
+
+
+def test_missing_workspace_is_clear_error(tmp_path):
+    for args in (["grants", "list"], ["approvals", "list"], ["vault", "list"]):
+        r = run_cli(args, ws=tmp_path / "nowhere")
+        assert r.exit_code != 0
+        assert "init" in out(r) and "Traceback" not in out(r)
+    assert not (tmp_path / "nowhere").exists()

@@ -18,6 +18,8 @@ from assistant.confine import (
     validate_relpath,
 )
 from confine_fixtures import layout, mode, root  # noqa: F401  (fixtures)
+import threading
+from pathlib import Path
 
 
 def temps(path):
@@ -472,3 +474,292 @@ def test_bind_mount_of_outside_refused_by_openat2(layout):
         layout.assert_untouched(before)
     finally:
         _umount(layout.root / "bind")
+
+
+@pytest.fixture(params=["auto", "walk"])
+def box(tmp_path, request, monkeypatch):
+    # both resolution paths (openat2 where the kernel has it, and the per-component walk)
+    if request.param == "walk":
+        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    else:
+        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
+    root = tmp_path / "root"
+    root.mkdir()
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_bytes(b"outside")
+    return root, sentinel
+
+
+BAD_PATHS = [
+    "",
+    "/etc/passwd",
+    str(Path("/tmp").resolve() / "x"),
+    ".",
+    "..",
+    "../sentinel.txt",
+    "a/../../sentinel.txt",
+    "a/./b",
+    "a/..",
+    "a//b",
+    "a/",
+    ".hidden",
+    "a/.tmp123",
+    "a\x00b",
+    "a\\b",
+    "..\\sentinel.txt",
+    "a\x01b",
+    "a\nb",
+    "a\x7fb",
+    "evil\u202etxt.md",
+    "a\u200bb",
+    "a\u2066b",
+    "a" * 256,
+    "\u00e9" * 128,
+    "a\u00adb",
+    "\ufeffnote.md",
+    "a\u200fb",
+    "a\x1bb",
+    "a\u0085b",
+    "/".join(["d"] * 33),
+]
+
+
+# acceptance (issue 2: Root), written from the issue's words
+def test_root_api_round_trip(box):
+    root, _ = box
+    with Root(str(root)) as r:
+        r.write_bytes("people/lina.md", b"# Lina\nlikes tea\n")
+        assert r.read_bytes("people/lina.md") == b"# Lina\nlikes tea\n"
+        assert r.read_head("people/lina.md", 6) == b"# Lina"
+        assert r.read_head("people/lina.md", 10_000) == b"# Lina\nlikes tea\n"
+        assert list(r.listdir("people")) == ["lina.md"]
+        st = r.stat("people/lina.md")
+        assert st.st_size == len(b"# Lina\nlikes tea\n")
+        assert stat.S_ISREG(st.st_mode)
+        r.rename("people/lina.md", "people/lina2.md")
+        assert sorted(r.listdir("people")) == ["lina2.md"]
+        r.mkdirs("projects/a/b")
+        assert stat.S_ISDIR(r.stat("projects/a/b").st_mode)
+        r.remove("people/lina2.md")
+        assert list(r.listdir("people")) == []
+    assert (root / "projects" / "a" / "b").is_dir()
+    # parent dirs created by write_bytes are 0o700
+    assert stat.S_IMODE((root / "people").stat().st_mode) == 0o700
+
+
+def test_root_accepts_pathlike(box):
+    root, _ = box
+    with Root(root) as r:
+        r.write_bytes("x.md", b"1")
+    assert (root / "x.md").read_bytes() == b"1"
+
+
+def test_write_is_atomic_and_leaves_no_temp(box):
+    root, _ = box
+    with Root(str(root)) as r:
+        for i in range(20):
+            r.write_bytes("a/b/c.md", b"v%d" % i)
+        assert r.read_bytes("a/b/c.md") == b"v19"
+    assert os.listdir(root / "a" / "b") == ["c.md"]
+    assert stat.S_IMODE((root / "a/b/c.md").stat().st_mode) == 0o600
+
+
+def test_read_head_does_not_need_whole_file(box):
+    root, _ = box
+    (root / "big.md").write_bytes(b"x" * (4 << 20))
+    with Root(str(root)) as r:
+        assert r.read_head("big.md", 1024) == b"x" * 1024
+
+
+@pytest.mark.parametrize("bad", BAD_PATHS, ids=lambda s: repr(s)[:40])
+@pytest.mark.parametrize("op", ["write", "read", "head", "stat", "remove", "mkdirs", "listdir"])
+def test_root_refuses_bad_paths(box, bad, op):
+    root, sentinel = box
+    if op == "listdir" and bad == "":
+        # listdir("") names the root itself (its default argument): allowed, and confined
+        (root / "inside.txt").write_bytes(b"in")
+        with Root(str(root)) as r:
+            assert r.listdir(bad) == ["inside.txt"]     # the root, never its parent
+        return
+    before = sorted(p.name for p in root.parent.rglob("*"))
+    with Root(str(root)) as r:
+        with pytest.raises(ConfinementError) as ei:
+            if op == "write":
+                r.write_bytes(bad, b"pwned")
+            elif op == "read":
+                r.read_bytes(bad)
+            elif op == "head":
+                r.read_head(bad, 10)
+            elif op == "stat":
+                r.stat(bad)
+            elif op == "remove":
+                r.remove(bad)
+            elif op == "mkdirs":
+                r.mkdirs(bad)
+            else:
+                r.listdir(bad)
+        assert str(ei.value)  # a specific message
+    assert sentinel.read_bytes() == b"outside"
+    assert sorted(p.name for p in root.parent.rglob("*")) == before
+
+
+def test_root_rename_refuses_bad_paths(box):
+    root, sentinel = box
+    with Root(str(root)) as r:
+        r.write_bytes("a.md", b"a")
+        for bad in ["../x", "/tmp/x", "a//b", ".x", "x/"]:
+            with pytest.raises(ConfinementError):
+                r.rename("a.md", bad)
+            with pytest.raises(ConfinementError):
+                r.rename(bad, "a.md")
+    assert sentinel.read_bytes() == b"outside"
+    assert (root / "a.md").read_bytes() == b"a"
+
+
+def test_error_message_names_component(box):
+    root, _ = box
+    with Root(str(root)) as r:
+        with pytest.raises(ConfinementError) as ei:
+            r.write_bytes("a/../b.md", b"x")
+        assert ".." in str(ei.value)
+        with pytest.raises(ConfinementError) as ei:
+            r.write_bytes("ok/.secret/b.md", b"x")
+        assert ".secret" in str(ei.value)
+        with pytest.raises(ConfinementError) as ei:
+            r.write_bytes("ok/" + "n" * 300 + "/b.md", b"x")
+        assert "255" in str(ei.value) or "long" in str(ei.value).lower()
+
+
+def test_symlinked_intermediate_refused(box):
+    root, sentinel = box
+    (root / "link").symlink_to(sentinel.parent)
+    with Root(str(root)) as r:
+        with pytest.raises(ConfinementError):
+            r.read_bytes("link/sentinel.txt")
+        with pytest.raises(ConfinementError):
+            r.write_bytes("link/sentinel.txt", b"pwned")
+        with pytest.raises(ConfinementError):
+            r.write_bytes("link/new.txt", b"pwned")
+        with pytest.raises(ConfinementError):
+            r.listdir("link")
+    assert sentinel.read_bytes() == b"outside"
+    assert not (sentinel.parent / "new.txt").exists()
+
+
+def test_leaf_symlink_read_refused_write_replaces_entry(box):
+    root, sentinel = box
+    (root / "note.md").symlink_to(sentinel)
+    with Root(str(root)) as r:
+        with pytest.raises(ConfinementError):
+            r.read_bytes("note.md")
+        with pytest.raises(ConfinementError):
+            r.read_head("note.md", 5)
+        r.write_bytes("note.md", b"new")
+        assert r.read_bytes("note.md") == b"new"
+    assert sentinel.read_bytes() == b"outside"
+    assert not (root / "note.md").is_symlink()
+
+
+def test_dangling_symlink_create(box, tmp_path):
+    root, _ = box
+    target = tmp_path / "created-outside.txt"
+    (root / "d.md").symlink_to(target)
+    with Root(str(root)) as r:
+        r.write_bytes("d.md", b"x")
+    assert not target.exists()
+
+
+def test_rename_onto_and_from_symlink(box):
+    root, sentinel = box
+    (root / "l.md").symlink_to(sentinel)
+    with Root(str(root)) as r:
+        r.write_bytes("a.md", b"A")
+        r.rename("a.md", "l.md")  # replaces the entry
+        assert r.read_bytes("l.md") == b"A"
+    assert sentinel.read_bytes() == b"outside"
+    (root / "m.md").symlink_to(sentinel)
+    with Root(str(root)) as r:
+        try:
+            r.rename("m.md", "moved.md")  # moving the link entry itself is harmless
+        except ConfinementError:
+            pass
+    assert sentinel.read_bytes() == b"outside"
+
+
+def test_hard_link_leaf_not_written_through(box):
+    root, sentinel = box
+    os.link(sentinel, root / "h.md")
+    with Root(str(root)) as r:
+        r.write_bytes("h.md", b"new")
+        assert r.read_bytes("h.md") == b"new"
+    assert sentinel.read_bytes() == b"outside"
+
+
+def test_fifo_and_dir_not_read(box):
+    root, _ = box
+    os.mkfifo(root / "fifo.md")
+    (root / "dir.md").mkdir()
+    done = []
+
+    def go():
+        with Root(str(root)) as r:
+            for name in ("fifo.md", "dir.md"):
+                try:
+                    r.read_bytes(name)
+                    done.append(("read", name))
+                except (ConfinementError, IsADirectoryError, OSError) as e:
+                    done.append((type(e), name))
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "reading a FIFO hung"
+    assert [k for k, _ in done] == [ConfinementError, ConfinementError]
+    with Root(str(root)) as r:
+        with pytest.raises(ConfinementError):
+            r.read_bytes("fifo.md")
+
+
+def test_literal_percent_name_not_decoded(box):
+    root, sentinel = box
+    with Root(str(root)) as r:
+        r.write_bytes("%2e%2e%2fsentinel.txt", b"lit")
+    assert (root / "%2e%2e%2fsentinel.txt").read_bytes() == b"lit"
+    assert sentinel.read_bytes() == b"outside"
+
+
+def test_fullwidth_solidus_is_a_name_or_refused(box):
+    root, sentinel = box
+    with Root(str(root)) as r:
+        try:
+            r.write_bytes("..\uff0fsentinel.txt", b"x")
+        except ConfinementError:
+            pass
+    assert sentinel.read_bytes() == b"outside"
+
+
+def test_missing_is_file_not_found(box):
+    root, _ = box
+    with Root(str(root)) as r:
+        with pytest.raises(FileNotFoundError):
+            r.read_bytes("nope.md")
+
+
+def test_root_edges(box):
+    root, _ = box
+    with Root(str(root)) as r:
+        r.mkdirs("a/b")
+        r.mkdirs("a/b")                       # already there: fine
+        r.write_bytes("/".join(["d"] * 31) + "/x.md", b"deep")   # depth 32 is allowed
+        r.write_bytes("n" * 255, b"long")                        # 255 bytes is allowed
+        assert r.read_head("n" * 255, 0) == b""
+        r.remove("a/b")                       # an empty directory
+        assert r.listdir("a") == []
+
+
+def test_walk_is_forced_by_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    with Root(str(tmp_path)) as r:
+        assert r.uses_openat2 is False
+    with Root(str(tmp_path), use_openat2=False) as r:
+        assert r.uses_openat2 is False

@@ -21,6 +21,7 @@ import pytest
 
 from assistant.confine import ConfinementError
 from confine_fixtures import OUTSIDE_NOTE, layout, mode, root  # noqa: F401  (fixtures)
+from assistant.confine import Root
 
 MIN_DURATION = 1.0   # seconds: at least this long, even when the minimums come sooner
 MAX_DURATION = 20.0  # seconds: generous cap for a loaded machine; minimums unmet by then fail
@@ -196,3 +197,55 @@ def test_directory_renamed_mid_walk(root, layout):
     for d, _, files in os.walk(layout.root):
         for f in files:
             assert (layout.root / d / f).read_bytes() == INSIDE
+
+
+@pytest.fixture(params=["auto", "walk"])
+def box(tmp_path, request, monkeypatch):
+    # both resolution paths (openat2 where the kernel has it, and the per-component walk)
+    if request.param == "walk":
+        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    else:
+        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
+    root = tmp_path / "root"
+    root.mkdir()
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_bytes(b"outside")
+    return root, sentinel
+
+
+# acceptance (issue 2: Root), written from the issue's words
+def test_swap_race_never_escapes(box, tmp_path):
+    root, sentinel = box
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.md").write_bytes(b"outside note")
+    real = root / "d"
+    real.mkdir()
+    stop = threading.Event()
+
+    def swapper():
+        while not stop.is_set():
+            try:
+                os.rename(real, root / "d.real")
+                os.symlink(outside, real)
+                os.unlink(real)
+                os.rename(root / "d.real", real)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=swapper, daemon=True)
+    t.start()
+    end = time.monotonic() + 1.0
+    with Root(str(root)) as r:
+        while time.monotonic() < end:
+            for op in (lambda: r.write_bytes("d/x.md", b"inside"), lambda: r.read_bytes("d/x.md")):
+                try:
+                    data = op()
+                    assert data in (None, b"inside")
+                except OSError:   # ConfinementError, FileNotFoundError, or a lost race: refused
+                    pass
+    stop.set()
+    t.join(5)
+    assert (outside / "x.md").read_bytes() == b"outside note"
+    assert sorted(os.listdir(outside)) == ["x.md"]
+    assert sentinel.read_bytes() == b"outside"

@@ -14,6 +14,11 @@ from policy.audit import AuditLog
 from policy.gate import Gate
 from policy.grants import GrantStore
 from policy.kinds import KINDS
+import os
+import sys
+from acceptance_support import out, run_cli
+from pathlib import Path
+from assistant.config import parse as parse_config
 
 
 # `ws` (the example workspace, a Path) comes from tests/conftest.py
@@ -221,3 +226,101 @@ def test_a_request_whose_run_died_says_so(ws):
     assert rows[rid]["run_alive"] is False and rows[alive_rid]["run_alive"] is True
     r = cli(ws, "approvals", "approve", rid)
     assert r.exit_code == 0 and "nothing will act on this answer" in r.output
+
+
+def _gate(ws, **approvals):
+    cfg = parse_config({"approvals": {"channel": "inbox", "timeout": "20s", **approvals}})
+    return Gate.for_workspace("unattended", run_id="acc-run", config=cfg,
+                              grants_path=ws / "grants.json",
+                              approvals_dir=ws / "state" / "approvals",
+                              audit_path=ws / "state" / "audit.jsonl")
+
+
+def _ask_in_thread(gate, target="people/lina.md", content=b"Lina likes tea\n",
+                   current=b"Lina likes coffee\n"):
+    res = {}
+
+    def go():
+        res["d"] = gate.authorize("memory", target, content=content, current=current,
+                                  summary=f"update {target}")
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    return t, res
+
+
+def _wait_request(ws, timeout=10.0):
+    inbox = ws / "state" / "approvals"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if inbox.is_dir():
+            reqs = [p for p in inbox.iterdir()
+                    if p.suffix == ".json" and not p.name.startswith(".")
+                    and "answer" not in p.name]
+            if reqs:
+                return json.loads(reqs[0].read_text())
+        time.sleep(0.02)
+    raise AssertionError("no request filed")
+
+
+# acceptance (issue 3: approvals CLI), written from the issue's words
+def test_approvals_list_empty(vault_ws):
+    for args in (["approvals", "list"], ["approvals", "list", "--all"],
+                 ["approvals", "list", "--json"], ["approvals", "list", "--all", "--json"]):
+        r = run_cli(args, ws=vault_ws)
+        assert r.exit_code == 0, (args, out(r))
+    data = json.loads(run_cli(["approvals", "list", "--json"], ws=vault_ws).output)
+    items = data["requests"] if isinstance(data, dict) else data
+    assert items == []
+
+
+@pytest.mark.parametrize("args", [["approvals", "show", "nope"],
+                                  ["approvals", "approve", "nope"],
+                                  ["approvals", "approve", "nope", "--remember", "once"],
+                                  ["approvals", "deny", "nope"],
+                                  ["approvals", "deny", "nope", "--reason", "no"]])
+def test_approvals_unknown_id(vault_ws, args):
+    r = run_cli(args, ws=vault_ws)
+    assert r.exit_code != 0
+    assert "nope" in out(r)
+
+
+@pytest.mark.parametrize("choice", ["once", "run", "exact", "dir"])
+def test_remember_choices_accepted(vault_ws, choice):
+    r = run_cli(["approvals", "approve", "nope", "--remember", choice], ws=vault_ws)
+    assert r.exit_code != 0
+    assert "invalid value" not in out(r).lower()
+
+
+def test_remember_bad_choice_refused(vault_ws):
+    r = run_cli(["approvals", "approve", "nope", "--remember", "forever"], ws=vault_ws)
+    assert r.exit_code != 0
+
+
+def test_approvals_list_follow(vault_ws):
+    import subprocess
+    exe = Path(sys.executable).with_name("assistant")
+    env = dict(os.environ, ASSISTANT_WORKSPACE=str(vault_ws), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([str(exe), "approvals", "list", "--follow"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1.0)
+        t, res = _ask_in_thread(_gate(vault_ws, timeout="5s"))
+        req = _wait_request(vault_ws)
+        seen = []
+
+        def reader():
+            for line in proc.stdout:
+                seen.append(line)
+                if req["id"] in line:
+                    return
+
+        rt = threading.Thread(target=reader, daemon=True)
+        rt.start()
+        rt.join(5)
+        assert any(req["id"] in line for line in seen), seen
+        run_cli(["approvals", "deny", req["id"]], ws=vault_ws)
+        t.join(10)
+    finally:
+        proc.terminate()
+        proc.wait(5)

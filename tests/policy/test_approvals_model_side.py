@@ -77,3 +77,13 @@ def test_file_tools_cannot_reach_the_inbox(ws, tmp_path):
     assert not d.allowed and "expired" in d.reason
     assert inbox.entry(rid).state == "expired"
     assert GrantStore(ws.grants_path).load() == []
+
+
+# acceptance (issue 3: approvals flow), written from the issue's words
+def test_model_side_cannot_reach_state(vault_ws):
+    with Root(str(vault_ws / "files")) as r:
+        for bad in ("../state/approvals/x.answer.json", "../state/audit.jsonl",
+                    "../grants.json", str(vault_ws / "state" / "x.json")):
+            with pytest.raises(ConfinementError):
+                r.write_bytes(bad, b"{}")
+    assert not (vault_ws / "state" / "approvals" / "x.answer.json").exists()

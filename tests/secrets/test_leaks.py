@@ -393,3 +393,170 @@ def test_offset_mapping_with_unicode_whitespace_and_backslashes():
         f = found[0]
         assert text[f.start:f.end] == piece
         assert scanner.redact(text) == before + " [redacted:v] " + after
+
+
+ACC_SECRET = "s3cr3t-Value-Xq9Zk2Lm"
+
+
+def _b64_variants(raw: bytes):
+    out_ = set()
+    for enc in (base64.b64encode, base64.urlsafe_b64encode):
+        e = enc(raw).decode()
+        out_.add(e)
+        out_.add(e.rstrip("="))
+    return out_
+
+
+ACC_ENCODINGS = {
+    "raw": lambda v: v,
+    "hex-lower": lambda v: v.encode().hex(),
+    "hex-upper": lambda v: v.encode().hex().upper(),
+    "percent": lambda v: "".join(f"%{b:02X}" for b in v.encode()),
+    "percent-lower": lambda v: "".join(f"%{b:02x}" for b in v.encode()),
+    "json": lambda v: json.dumps(v, ensure_ascii=True)[1:-1],
+    "reversed": lambda v: v[::-1],
+    "split-space": lambda v: v[:7] + " " + v[7:],
+    "split-newline": lambda v: v[:9] + "\n" + v[9:],
+}
+
+
+FAKE_TOKENS = [
+    "AKIA" + "Z7Q3X9LM2NB4VC8D",
+    "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "github_pat_" + "11AQ7ZK2LM0x9Rt3Vb8NcW_" + "h4Jd9sQe2Lr7Ty1Uo6Pa3Sf5Dg8Hj0Kl2Zx4Cv6Bn8Mq1Wz3Ex5Rc7Tv9Yb2Nu4",
+    "sk-" + "proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0hIj3kLm6nOp9qRs2tUv5wXy8zA",
+    "sk-ant-" + "api03-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0hIj3kLm6nOp9qRs2tUv5wXy8zAb3dEf6hIj9kLm2nOp5qRs-AAAAAA",
+    "xoxb-" + "1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "https://hooks.slack.com/services/" + "T01234567/B01234567/AbCdEfGhIjKlMnOpQrStUvWx",
+    "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc9Z",
+    "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    "AGE-SECRET-KEY-" + "1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE",
+]
+
+
+# acceptance (issue 4: leaks), written from the issue's words
+def test_scanner_vault_hit_shape():
+    s = Scanner(secrets={"github": ACC_SECRET})
+    text = f"hello {ACC_SECRET} world"
+    found = s.find(text)
+    assert len(found) == 1
+    f = found[0]
+    assert f.name == "github" and f.rule == "vault"
+    assert (f.start, f.end) == (6, 6 + len(ACC_SECRET))
+    assert ACC_SECRET not in repr(f)
+    assert s.redact(text) == "hello [redacted:github] world"
+
+
+def test_scanner_without_secrets_has_shapes():
+    for s in (Scanner(), Scanner(secrets={})):
+        key = "AKIA" + "Q3ZT7LBN2WXK5RPM"   # AWS's documented example is not a finding
+        text = f"key={key} end"
+        assert [f.rule for f in s.find(text)] == ["aws-access-key"]
+        assert s.redact(text) == "key=[redacted:aws-access-key] end"
+
+
+@pytest.mark.parametrize("enc", sorted(ACC_ENCODINGS))
+def test_vault_value_encodings(enc):
+    value = 'pa"ss/wo\\rd+Val=ue~42'
+    s = Scanner(secrets={"db": value})
+    encoded = ACC_ENCODINGS[enc](value)
+    text = f"before {encoded} after"
+    found = s.find(text)
+    assert any(f.name == "db" for f in found), (enc, encoded)
+    red = s.redact(text)
+    assert "[redacted:db]" in red
+    assert red.startswith("before ") and red.endswith(" after")
+
+
+@pytest.mark.parametrize("prefix", ["", "x", "xy", "user:"])
+@pytest.mark.parametrize("suffix", ["", "\n", "zz"])
+def test_vault_value_base64(prefix, suffix):
+    s = Scanner(secrets={"tok": ACC_SECRET})
+    raw = (prefix + ACC_SECRET + suffix).encode()
+    for e in _b64_variants(raw):
+        text = f"data: {e} ."
+        assert any(f.name == "tok" for f in s.find(text)), e
+        assert "[redacted:tok]" in s.redact(text)
+
+
+def test_vault_value_base64_wrapped():
+    s = Scanner(secrets={"tok": ACC_SECRET})
+    e = base64.b64encode(("prefix-bytes " + ACC_SECRET + " and more").encode()).decode()
+    wrapped = "\n".join(e[i:i + 16] for i in range(0, len(e), 16))
+    assert any(f.name == "tok" for f in s.find(wrapped))
+
+
+@pytest.mark.parametrize("tok", FAKE_TOKENS, ids=lambda t: t[:12])
+def test_shape_rules(tok):
+    s = Scanner(secrets={})
+    text = f"note: {tok} end"
+    found = s.find(text)
+    assert found, tok
+    assert all(f.rule != "vault" for f in found)
+    red = s.redact(text)
+    assert tok not in red and red.startswith("note: ") and red.endswith(" end")
+    assert "[redacted:" in red
+
+
+def test_shape_rules_multiline_and_headers():
+    s = Scanner()
+    pem = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx4d8Qk1+abcdefghijklmnop\n"
+           "qrstuvwxyz0123456789ABCDEFGH==\n-----END RSA PRIVATE KEY-----")
+    ssh = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
+           "AAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQ\n-----END OPENSSH PRIVATE KEY-----")
+    for text in (pem, ssh, "Authorization: Bearer Zq8Lm2Xv9Rt4Kp7Wn3Bc6Yd1",
+                 "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==",
+                 "see https://alice:hunter2pass@example.com/path"):
+        doc = "top\n" + text + "\nbottom"
+        assert s.find(doc), text
+        red = s.redact(doc)
+        assert red.startswith("top\n") and red.endswith("\nbottom")
+        assert "[redacted:" in red
+
+
+def test_no_false_positives_on_ordinary_text():
+    import hashlib
+    import uuid
+    s = Scanner(secrets={"k": ACC_SECRET})
+    parts = ["# Notes\n\nLina likes green tea and hiking in the Alps.\n",
+             "```python\ndef f(x):\n    return x * 2\n```\n",
+             "https://example.com/docs/page?id=42&lang=en\n"]
+    for i in range(200):
+        parts.append(str(uuid.UUID(int=i * 7919 + 1)))
+        parts.append(hashlib.sha256(str(i).encode()).hexdigest())
+        parts.append(hashlib.sha1(str(i).encode()).hexdigest())
+    parts.append("![img](data:image/png;base64,"
+                 + base64.b64encode(bytes(range(256)) * 4).decode() + ")")
+    text = "\n".join(parts)
+    assert s.find(text) == []
+
+
+@pytest.mark.parametrize("how", ["quote", "quote_plus", "quote_all", "json_dumps",
+                                 "json_non_ascii", "multi_split", "crlf_split"])
+def test_vault_value_more_encodings(how):
+    import urllib.parse
+    value = "pa ss/wo+rd&Val=ue~42"
+    enc = {
+        "quote": lambda: urllib.parse.quote(value),
+        "quote_plus": lambda: urllib.parse.quote_plus(value),
+        "quote_all": lambda: urllib.parse.quote(value, safe=""),
+        "json_dumps": lambda: json.dumps({"password": value}),
+        "json_non_ascii": lambda: json.dumps("ü" + value),
+        "multi_split": lambda: "pa ss/w o+rd&V al=ue~42".replace(" ", "\n  ", 1),
+        "crlf_split": lambda: value[:6] + "\r\n" + value[6:],
+    }[how]()
+    s = Scanner(secrets={"db": value})
+    text = f"start {enc} stop"
+    assert any(f.name == "db" for f in s.find(text)), enc
+    red = s.redact(text)
+    assert "[redacted:db]" in red and red.startswith("start ") and red.endswith(" stop")
+
+
+def test_finding_equality():
+    from assistant.leaks import Finding
+    s = Scanner(secrets={"github": ACC_SECRET})
+    assert s.find("hello " + ACC_SECRET) == [Finding(name="github", rule="vault", start=6,
+                                                 end=6 + len(ACC_SECRET))]

@@ -23,6 +23,7 @@ from assistant.vault import (
     unlock,
 )
 from assistant.workspace import init_workspace, open_workspace
+from acceptance_support import PASS as acc_PASS
 
 FAST = {"opslimit": 1, "memlimit": 8 * 1024 * 1024}
 PASS = "correct horse " + "battery staple"
@@ -361,3 +362,45 @@ def test_config_kdf_settings_validated(ws):
         vmod.kdf_settings(open_workspace(ws.root))
     _write_config(ws, opslimit=2, memlimit_mib=16)
     assert vmod.kdf_settings(open_workspace(ws.root)) == (2, 16 * 1024 * 1024)
+
+
+SECRET = "s3cr3t-Value-Xq9Zk2Lm"
+
+
+# acceptance (issue 4: vault), written from the issue's words
+def test_vault_python_round_trip(tmp_path):
+    from assistant.vault import Vault, VaultError
+    path = tmp_path / "vault.enc"
+    v = Vault.create(path, acc_PASS, opslimit=1, memlimit=8 << 20)
+    v.set("github", SECRET)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    first = path.read_bytes()
+    v.set("github", SECRET)
+    assert path.read_bytes() != first          # fresh nonce on every save
+    again = Vault.open(path, acc_PASS)
+    assert again.get("github") == SECRET
+    assert [n for n, _ in again.list()] == ["github"]
+    assert SECRET not in repr(again)
+    with pytest.raises(VaultError) as ei:
+        Vault.open(path, "not the passphrase")
+    assert SECRET not in str(ei.value)
+    with pytest.raises(VaultError):
+        again.set("short", "1234567")
+
+
+def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
+    from assistant.vault import Vault, VaultError
+    path = tmp_path / "vault.enc"
+    Vault.create(path, acc_PASS, opslimit=1, memlimit=8 << 20).set("k", SECRET)
+    good = path.read_bytes()
+    for i in range(len(good)):
+        bad = bytearray(good)
+        bad[i] ^= 0x01
+        path.write_bytes(bytes(bad))
+        with pytest.raises(VaultError) as ei:
+            Vault.open(path, acc_PASS)
+        assert SECRET not in str(ei.value)
+    for n in range(0, len(good), 7):
+        path.write_bytes(good[:n])
+        with pytest.raises(VaultError):
+            Vault.open(path, acc_PASS)

@@ -14,6 +14,10 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 from assistant.vault import ENV_PASSPHRASE, Vault
+import stat
+from acceptance_support import PASS as acc_PASS, out, run_cli
+from pathlib import Path
+from assistant.leaks import Scanner
 
 PASS = "cli passphrase " + "for tests"
 VALUE = "ghp-like-" + "value-" + "Zq81xY"
@@ -220,3 +224,168 @@ def test_entries_without_hosts_load_from_an_older_vault(ws):
     assert v2.get("old") == VALUE and v2.hosts("old") == ()
     rows = json.loads(run(ws, "list", "--json").stdout)
     assert rows == [{"name": "old", "set_at": "2026-01-01T00:00:00Z", "hosts": []}]
+
+
+SECRET = "s3cr3t-Value-Xq9Zk2Lm"
+
+
+# acceptance (issue 4: vault CLI), written from the issue's words
+def test_vault_cli_lifecycle(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    r = run_cli(["vault", "init"], ws=vault_ws, env=env)
+    assert r.exit_code == 0, out(r)
+    vault = vault_ws / "vault.enc"
+    assert vault.is_file()
+    assert stat.S_IMODE(vault.stat().st_mode) == 0o600
+    r = run_cli(["vault", "set", "github"], ws=vault_ws, env=env, input=SECRET + "\n")
+    assert r.exit_code == 0, out(r)
+    assert SECRET not in out(r)
+    assert SECRET.encode() not in vault.read_bytes()
+    assert stat.S_IMODE(vault.stat().st_mode) == 0o600
+    r = run_cli(["vault", "list"], ws=vault_ws, env=env)
+    assert r.exit_code == 0, out(r)
+    assert "github" in r.output and SECRET not in r.output
+    assert time.strftime("%Y") in r.output  # when it was set
+    # too short: refused with the reason
+    r = run_cli(["vault", "set", "short"], ws=vault_ws, env=env, input="1234567\n")
+    assert r.exit_code != 0
+    assert "8" in out(r) and "1234567" not in out(r)
+    assert "short" not in run_cli(["vault", "list"], ws=vault_ws, env=env).output.split()
+    # never from argv
+    r = run_cli(["vault", "set", "argv", SECRET], ws=vault_ws, env=env)
+    assert r.exit_code != 0
+    assert "argv" not in run_cli(["vault", "list"], ws=vault_ws, env=env).output
+    # wrong passphrase: clear error, file untouched
+    before = vault.read_bytes()
+    r = run_cli(["vault", "set", "other"], ws=vault_ws, env={"ASSISTANT_VAULT_PASSPHRASE": "wrong-pass"},
+                input="another-secret-value\n")
+    assert r.exit_code != 0
+    assert "Traceback" not in out(r)
+    assert vault.read_bytes() == before
+    r = run_cli(["vault", "list"], ws=vault_ws, env={"ASSISTANT_VAULT_PASSPHRASE": "wrong-pass"})
+    assert r.exit_code != 0
+    # remove
+    r = run_cli(["vault", "remove", "github"], ws=vault_ws, env=env)
+    assert r.exit_code == 0, out(r)
+    assert "github" not in run_cli(["vault", "list"], ws=vault_ws, env=env).output
+
+
+def test_vault_tampered_and_truncated(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    assert run_cli(["vault", "init"], ws=vault_ws, env=env).exit_code == 0
+    assert run_cli(["vault", "set", "k"], ws=vault_ws, env=env, input=SECRET + "\n").exit_code == 0
+    vault = vault_ws / "vault.enc"
+    good = vault.read_bytes()
+    for bad in (good[:-5], good[: len(good) // 2],
+                bytes([good[0] ^ 1]) + good[1:],
+                good[:-1] + bytes([good[-1] ^ 1])):
+        vault.write_bytes(bad)
+        r = run_cli(["vault", "list"], ws=vault_ws, env=env)
+        assert r.exit_code != 0
+        assert "Traceback" not in out(r)
+        assert vault.read_bytes() == bad
+
+
+def test_vault_init_refuses_existing(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    assert run_cli(["vault", "init"], ws=vault_ws, env=env).exit_code == 0
+    before = (vault_ws / "vault.enc").read_bytes()
+    r = run_cli(["vault", "init"], ws=vault_ws, env=env)
+    assert r.exit_code != 0
+    assert (vault_ws / "vault.enc").read_bytes() == before
+
+
+def test_vault_passwd_and_prompted_passphrase(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    assert run_cli(["vault", "init"], ws=vault_ws, env=env).exit_code == 0
+    assert run_cli(["vault", "set", "k"], ws=vault_ws, env=env, input=SECRET + "\n").exit_code == 0
+    new = "a brand new passphrase"
+    # issue 13: a new passphrase comes from the terminal or ASSISTANT_VAULT_NEW_PASSPHRASE, never a pipe
+    r = run_cli(["vault", "passwd"], ws=vault_ws, env={**env, "ASSISTANT_VAULT_NEW_PASSPHRASE": new})
+    assert r.exit_code == 0, out(r)
+    assert new not in out(r)
+    assert run_cli(["vault", "list"], ws=vault_ws, env=env).exit_code != 0
+    r = run_cli(["vault", "list"], ws=vault_ws, env={"ASSISTANT_VAULT_PASSPHRASE": new})
+    assert r.exit_code == 0 and "k" in r.output.split()
+
+
+def test_vault_key_file_needs_0600(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    assert run_cli(["vault", "init"], ws=vault_ws, env=env).exit_code == 0
+    assert run_cli(["vault", "set", "k"], ws=vault_ws, env=env, input=SECRET + "\n").exit_code == 0
+    key = vault_ws.parent / "vault.key"
+    key.write_text(acc_PASS + "\n")
+    cfg = (vault_ws / "config.toml").read_text()
+    import re
+    if re.search(r"(?m)^\s*key_file\s*=", cfg):
+        cfg = re.sub(r"(?m)^\s*key_file\s*=.*$", f"key_file = {json.dumps(str(key))}", cfg)
+    else:
+        cfg += f"\n[vault]\nkey_file = {json.dumps(str(key))}\n"
+    (vault_ws / "config.toml").write_text(cfg)
+    os.chmod(key, 0o644)
+    r = run_cli(["vault", "list"], ws=vault_ws)
+    assert r.exit_code != 0
+    assert "600" in out(r)
+    os.chmod(key, 0o600)
+    r = run_cli(["vault", "list"], ws=vault_ws)
+    assert r.exit_code == 0, out(r)
+    assert "k" in r.output.split()
+
+
+def test_finding_fields_and_import():
+    from assistant.leaks import Finding  # noqa: F401
+    s = Scanner(secrets={"github": SECRET})
+    f = s.find("x" + SECRET)[0]
+    assert (f.name, f.rule, f.start, f.end) == ("github", "vault", 1, 1 + len(SECRET))
+
+
+def test_concurrent_vault_set_loses_nothing(vault_ws):
+    import subprocess
+    env = dict(os.environ, ASSISTANT_WORKSPACE=str(vault_ws), ASSISTANT_VAULT_PASSPHRASE=acc_PASS)
+    exe = Path(sys.executable).with_name("assistant")
+    assert subprocess.run([str(exe), "vault", "init"], env=env,
+                          capture_output=True).returncode == 0
+    names = ["alpha", "bravo", "charlie"]
+    procs = [subprocess.Popen([str(exe), "vault", "set", n], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for n in names]
+    for n, p in zip(names, procs):
+        o, _ = p.communicate(f"value-of-{n}-0123456789\n".encode(), timeout=60)
+        assert p.returncode == 0, o
+        assert b"value-of" not in o
+    r = subprocess.run([str(exe), "vault", "list"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    listed = r.stdout.split()
+    assert all(n in listed for n in names), r.stdout
+    assert "value-of" not in r.stdout
+
+
+def test_secret_blocked_on_the_way_in_redacted_on_the_way_out(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    assert run_cli(["vault", "init"], ws=vault_ws, env=env).exit_code == 0
+    assert run_cli(["vault", "set", "github"], ws=vault_ws, env=env,
+                   input=SECRET + "\n").exit_code == 0
+    r = run_cli(["memory", "write", "notes/leak.md"], ws=vault_ws, env=env,
+                input=f"the token is {SECRET}\n")
+    assert r.exit_code != 0
+    assert "github" in out(r) and SECRET not in out(r)
+    assert not (vault_ws / "memory" / "notes" / "leak.md").exists()
+    (vault_ws / "memory" / "hand.md").write_text(f"pasted {SECRET} by hand\n")
+    r = run_cli(["memory", "cat", "hand.md"], ws=vault_ws, env=env)
+    assert r.exit_code == 0, out(r)
+    assert "[redacted:github]" in r.output and SECRET not in r.output
+    # vault present but locked: reads and writes fail closed, saying how to unlock
+    for args, inp in ((["memory", "cat", "hand.md"], None),
+                      (["memory", "write", "notes/ok.md"], "harmless\n")):
+        r = run_cli(args, ws=vault_ws, input=inp)
+        assert r.exit_code != 0
+        assert "ASSISTANT_VAULT_PASSPHRASE" in out(r)
+        assert SECRET not in out(r)
+    assert not (vault_ws / "memory" / "notes" / "ok.md").exists()
+
+
+def test_vault_remove_unknown_name(vault_ws):
+    env = {"ASSISTANT_VAULT_PASSPHRASE": acc_PASS}
+    assert run_cli(["vault", "init"], ws=vault_ws, env=env).exit_code == 0
+    r = run_cli(["vault", "remove", "nope"], ws=vault_ws, env=env)
+    assert r.exit_code != 0 and "nope" in out(r)
