@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from assistant.cli import main
 
 from e2e_support import make_ws, write_script
+from acceptance_support import sub
 
 
 def doctor(ws, *extra, env=None):
@@ -172,3 +173,14 @@ def test_missing_workspace_is_a_problem_not_a_crash(tmp_path):
     assert area == "layout" and "no workspace" in msg and "assistant init" in fix
     r = CliRunner().invoke(main, ["-w", str(tmp_path / "nowhere"), "doctor"])
     assert r.exit_code == 1 and "PROBLEM" in r.stdout and "fix: assistant init" in r.stdout
+
+
+# acceptance (issue 6: the assistant), written from the issue's words
+def test_doctor_reports(vault_ws):
+    r = sub(vault_ws, "doctor")
+    assert r.stdout.strip() or r.stderr.strip()
+    os.chmod(vault_ws / "memory", 0o777)
+    r2 = sub(vault_ws, "doctor")
+    assert r2.returncode != 0
+    assert "memory" in (r2.stdout + r2.stderr)
+    os.chmod(vault_ws / "memory", 0o700)

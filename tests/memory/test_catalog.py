@@ -12,6 +12,8 @@ from assistant.catalog import CatalogSettings, Entry, page, render, render_catal
 from assistant.config import ConfigError, parse
 from assistant.leaks import Scanner
 from assistant.workspace import Workspace
+import time
+from acceptance_support import _set_config, cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "workspace.example" / "memory"
 SECRET = "hunter2-correct-horse-battery"
@@ -209,3 +211,78 @@ def test_scan_reports_metadata_without_opening(mem):
     note(mem, "a.md", "a" * 10, mtime=1234)
     [e] = scan(mem)
     assert isinstance(e, Entry) and e.path == "a.md" and e.size == 10 and e.mtime_ns == 1234 * 10**9
+
+
+def _catalog(ws) -> str:
+    return cli(ws, "memory", "catalog").output
+
+
+# acceptance (issue 5: memory), written from the issue's words
+def test_catalog_summaries_and_frontmatter(vault_ws):
+    cli(vault_ws, "memory", "write", "fm.md", input="---\ndescription: From frontmatter\ncategory: x\n---\nBody line\n")
+    cli(vault_ws, "memory", "write", "body.md", input="\n\n# First body line\nmore\n")
+    cli(vault_ws, "memory", "write", "bare.md", input="description: not frontmatter\nsecond\n")
+    cli(vault_ws, "memory", "write", "long.md", input="L" * 5000 + "\n")
+    cat = _catalog(vault_ws)
+    lines = {l.split()[0] if l.split() else "": l for l in cat.splitlines()}
+    fm = next(l for l in cat.splitlines() if "fm.md" in l)
+    assert "From frontmatter" in fm and "Body line" not in fm
+    body = next(l for l in cat.splitlines() if "body.md" in l)
+    assert "First body line" in body
+    bare = next(l for l in cat.splitlines() if "bare.md" in l)
+    assert "description: not frontmatter" in bare
+    lng = next(l for l in cat.splitlines() if "long.md" in l)
+    assert len(lng) < 400  # cut to a bounded width
+    assert lines is not None
+
+
+def test_catalog_hides_dot_and_temp_and_lists_unreadable(vault_ws):
+    mem = vault_ws / "memory"
+    (mem / ".secret.md").write_text("hidden\n")
+    (mem / ".tmp-abc").write_text("temp\n")
+    os.mkfifo(mem / "pipe.md")
+    (mem / "link.md").symlink_to(mem / "index.md")
+    (mem / "latin.md").write_bytes(b"\xff\xfe\xfd not utf8\n")
+    cat = _catalog(vault_ws)
+    assert ".secret.md" not in cat and ".tmp-abc" not in cat
+    for name in ("pipe.md", "link.md", "latin.md"):
+        assert name in cat, name
+    ls = cli(vault_ws, "memory", "ls").output
+    assert ".secret.md" not in ls
+
+
+def test_catalog_budget_drop_is_stated(vault_ws):
+    _set_config(vault_ws, "memory", "catalog_budget_bytes", "600")
+    for i in range(60):
+        cli(vault_ws, "memory", "write", f"many/n{i:03d}.md", input=f"note number {i}\n")
+    cat = _catalog(vault_ws)
+    assert len(cat.encode()) <= 600 + 400
+    listed = sum(1 for i in range(60) if f"many/n{i:03d}.md" in cat)
+    assert listed < 60
+    assert "memory_list" in cat
+    # it says how many were left out
+    import re
+    nums = [int(n) for n in re.findall(r"\d+", cat)]
+    assert any(n >= 60 - listed for n in nums)
+
+
+def test_catalog_order_pinned_then_recent(vault_ws):
+    cli(vault_ws, "memory", "write", "old.md", input="old note\n")
+    t = time.time() - 1000
+    os.utime(vault_ws / "memory/old.md", (t, t))
+    cli(vault_ws, "memory", "write", "fresh.md", input="fresh note\n")
+    cat = _catalog(vault_ws)
+    pos = {n: cat.find(n) for n in ("index.md", "fresh.md", "old.md")}
+    assert all(v >= 0 for v in pos.values()), cat
+    assert pos["index.md"] < pos["fresh.md"] < pos["old.md"]
+
+
+def test_catalog_huge_sparse_note_costs_nothing(vault_ws):
+    p = vault_ws / "memory" / "huge.md"
+    with open(p, "wb") as f:
+        f.write(b"---\ndescription: a huge note\n---\n")
+        f.truncate(100 * 1024 * 1024)
+    t0 = time.perf_counter()
+    cat = _catalog(vault_ws)
+    assert time.perf_counter() - t0 < 5
+    assert "huge.md" in cat and "a huge note" in cat

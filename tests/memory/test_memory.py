@@ -26,6 +26,7 @@ from assistant.tools.memory import memory_list, memory_read, memory_tools, memor
 from assistant.workspace import init_workspace, open_workspace
 from policy.approvals import Inbox
 from policy.gate import Gate
+from acceptance_support import PASS, SECRET as acc_SECRET, script, sub, with_vault
 
 SECRET = "tangerine-Dream-4412-xyzzy"
 NOTE = "---\ndescription: Anna, Sam's neighbour\n---\nAnna lives at number 12 and keeps bees.\n"
@@ -525,3 +526,116 @@ def test_session_start_sweeps_stale_temp_files_only(tmp_path):
         assert (root / "memory" / "people" / "lina.md").exists()
     finally:
         parts.close()
+
+
+# acceptance (issue 5: plain-function API), written from the issue's words
+def test_plain_memory_write_read_base(vault_ws, monkeypatch):
+    # issue 9: the plain API is assistant.memory only (the tool functions no longer switch on a
+    # str first argument), and a Note is read by its fields (no tuple/dict shapes)
+    import assistant.memory as mod
+
+    monkeypatch.setenv("ASSISTANT_WORKSPACE", str(vault_ws))
+    mod.memory_write("api/a.md", "first\n")
+    note = mod.memory_read("api/a.md")
+    content, rev = note.content, note.revision
+    assert content == "first\n" and note.path == "api/a.md" and len(rev) == 12
+    # creating over an existing note without base is refused
+    with pytest.raises(Exception, match="memory_read|base|exists"):
+        mod.memory_write("api/a.md", "clobber\n")
+    # the person edits it meanwhile: the stale base is refused with the issue's words
+    (vault_ws / "memory/api/a.md").write_text("hand edit\n")
+    with pytest.raises(Exception, match="changed since you read it, read it again"):
+        mod.memory_write("api/a.md", "second\n", rev)
+    assert (vault_ws / "memory/api/a.md").read_text() == "hand edit\n"
+    fresh = mod.memory_read("api/a.md")
+    mod.memory_write("api/a.md", "second\n", base=fresh.revision)
+    assert (vault_ws / "memory/api/a.md").read_text() == "second\n"
+
+
+def test_plain_memory_refusals(vault_ws):
+    from assistant.memory import memory_read, memory_write
+
+    for bad in ("../x.md", "a\x00.md", "/abs.md", "x.txt", ".dot.md"):
+        with pytest.raises(Exception):
+            memory_write(bad, "hi\n", workspace=vault_ws)
+    with pytest.raises(Exception):
+        memory_write("nul.md", "a\x00b", workspace=vault_ws)
+    os.mkfifo(vault_ws / "memory" / "fifo.md")
+    (vault_ws / "memory" / "ln.md").symlink_to("index.md")
+    (vault_ws / "memory" / "bad.md").write_bytes(b"\xff\xfe")
+    for p in ("fifo.md", "ln.md", "bad.md", "missing.md"):
+        with pytest.raises(Exception) as ei:
+            memory_read(p, workspace=vault_ws)
+        assert str(ei.value)
+
+
+def test_plain_memory_read_redacts_later_secret(vault_ws):
+    from assistant.memory import memory_read, memory_write
+
+    memory_write("code.md", f"door code {acc_SECRET}\n", workspace=vault_ws)
+    with_vault(vault_ws)
+    os.environ["ASSISTANT_VAULT_PASSPHRASE"] = PASS
+    try:
+        note = memory_read("code.md", workspace=vault_ws)
+    finally:
+        del os.environ["ASSISTANT_VAULT_PASSPHRASE"]
+    assert acc_SECRET not in note.content and "[redacted:bank]" in note.content
+    with pytest.raises(Exception) as ei:
+        memory_read("code.md", workspace=vault_ws)   # vault locked: fail closed
+    assert acc_SECRET not in str(ei.value)
+
+
+def test_plain_memory_list(vault_ws):
+    # issue 9: the plain API is assistant.memory only (the tool function takes (args, ctx))
+    from assistant.memory import memory_list as plain_list
+
+    paths = [e.path for e in plain_list(workspace=vault_ws)]
+    assert paths[0] == "index.md" and "people/lina.md" in paths
+    assert [e.path for e in plain_list(1, limit=2, workspace=vault_ws)] == paths[1:3]
+
+
+def test_base_is_the_keyed_revision_only(vault_ws, tmp_path):
+    """Issue 10 item 6 deliberately changes issue 2's "a caller that hashed the note itself is
+    accepted too": a plain sha256 (full or a prefix) would be an oracle for a redacted secret
+    (a right guess succeeds, a wrong one conflicts), so only the keyed revision memory_read
+    gives is a base."""
+    import hashlib
+
+    from assistant.memory import memory_read, memory_write
+
+    data = (vault_ws / "memory/people/lina.md").read_bytes()
+    for plain in (hashlib.sha256(data).hexdigest(), hashlib.sha256(data).hexdigest()[:12],
+                  hashlib.sha256(data).hexdigest()[:8]):
+        with pytest.raises(Exception, match="changed since you read it"):
+            memory_write("people/lina.md", "x\n", base=plain, workspace=vault_ws)
+    assert (vault_ws / "memory/people/lina.md").read_bytes() == data
+    memory_write("people/lina.md", "Lina, updated.\n", base=memory_read("people/lina.md", workspace=vault_ws).revision,
+                 workspace=vault_ws)
+    assert (vault_ws / "memory/people/lina.md").read_text() == "Lina, updated.\n"
+    # and through a scripted watched chat: a plain-sha256 base is refused, the keyed one works
+    rev = memory_read("people/lina.md", workspace=vault_ws).revision
+    sub(vault_ws, "chat", "--model", script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina v2.\n",
+                                          "base": hashlib.sha256(b"Lina, updated.\n").hexdigest()[:12]}},
+        {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "Lina v3.\n", "base": rev}},
+        {"reply": "ok"}]), input="update lina\n/quit\n")
+    assert (vault_ws / "memory/people/lina.md").read_text() == "Lina v3.\n"
+
+
+# acceptance (issue 5): the names the issue spells out. This was `test_modules_exist`, which imported
+# four modules and asserted nothing; it now holds the contract: the plain functions' signatures and
+# the model's memory tools by name.
+def test_the_issue_five_names_keep_their_shape():
+    import inspect
+
+    import assistant.memory as memory_api
+    from assistant.prompt import Conversation
+    from assistant.tools.memory import memory_tools as tool_defs
+
+    write = inspect.signature(memory_api.memory_write).parameters
+    assert list(write)[:3] == ["path", "content", "base"] and write["base"].default is None
+    assert list(inspect.signature(memory_api.memory_read).parameters)[:1] == ["path"]
+    assert list(inspect.signature(memory_api.memory_list).parameters)[:2] == ["offset", "limit"]
+    names = {t.name for t in tool_defs()}
+    assert {"memory_write", "memory_read", "memory_list"} <= names
+    assert callable(Conversation.system_prompt)

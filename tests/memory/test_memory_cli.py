@@ -22,6 +22,7 @@ def revision(data, ws):
     root = ws if isinstance(ws, Path) else ws.root
     return keyed_revision(data, load_key(root / "state"))
 from assistant.workspace import open_workspace
+from acceptance_support import SECRET as acc_SECRET, _env, _set_config, cli as acc_cli, pending_files, sub, with_vault
 
 SECRET = "tangerine-Dream-4412-xyzzy"
 PASS = "correct horse battery staple"
@@ -353,3 +354,141 @@ def test_rm_of_something_that_is_not_a_note_says_how_to_remove_it(ws):
     assert r.exit_code == 1
     assert f"rm {link}" in r.output, r.output
     assert link.is_symlink()
+
+
+def _editor(tmp_path: Path, body: str) -> str:
+    ed = tmp_path / "ed.py"
+    ed.write_text("import sys\n" + body)
+    return f"{sys.executable} {ed}"
+
+
+# acceptance (issue 5: memory), written from the issue's words
+def test_memory_ls_and_json(vault_ws):
+    r = acc_cli(vault_ws, "memory", "ls")
+    assert "people/lina.md" in r.output
+    r = acc_cli(vault_ws, "memory", "ls", "--json")
+    data = json.loads(r.output)
+    assert "people/lina.md" in json.dumps(data)
+
+
+def test_memory_write_cat_rm_roundtrip(vault_ws):
+    acc_cli(vault_ws, "memory", "write", "notes/tea.md", input="---\ndescription: tea likes\n---\nGreen tea.\n")
+    assert (vault_ws / "memory/notes/tea.md").read_text() == "---\ndescription: tea likes\n---\nGreen tea.\n"
+    r = acc_cli(vault_ws, "memory", "cat", "notes/tea.md")
+    assert "Green tea." in r.output
+    assert "notes/tea.md" in acc_cli(vault_ws, "memory", "ls").output
+    acc_cli(vault_ws, "memory", "rm", "notes/tea.md")
+    assert not (vault_ws / "memory/notes/tea.md").exists()
+    r = acc_cli(vault_ws, "memory", "rm", "notes/tea.md", ok=False)
+    assert r.exit_code != 0 and r.output.strip()
+
+
+@pytest.mark.parametrize("bad", [
+    "/etc/x.md", "../x.md", "a/../../x.md", "a/./x.md", "x.txt", "x", "a\\b.md", ".hidden.md",
+    "a/.git/x.md", "a//b.md", "a/", "", "a\x01b.md", "a\u202eb.md", "x" * 300 + ".md",
+    "/".join(["d"] * 40) + "/x.md",
+])
+def test_cli_write_path_rules(vault_ws, bad):
+    before = sorted(p.relative_to(vault_ws) for p in (vault_ws / "memory").rglob("*"))
+    r = acc_cli(vault_ws, "memory", "write", bad, input="hello\n", ok=False)
+    assert r.exit_code != 0, bad
+    assert r.output.strip()
+    after = sorted(p.relative_to(vault_ws) for p in (vault_ws / "memory").rglob("*"))
+    assert before == after
+    assert not (vault_ws / "x.md").exists() and not (vault_ws.parent / "x.md").exists()
+
+
+def test_cli_write_content_rules(vault_ws):
+    r = CliRunner().invoke(main, ["memory", "write", "bin.md"], input=b"\xff\xfe bad",
+                           env=_env(vault_ws))
+    assert r.exit_code != 0 and not (vault_ws / "memory/bin.md").exists()
+    r = acc_cli(vault_ws, "memory", "write", "nul.md", input="a\x00b", ok=False)
+    assert r.exit_code != 0 and not (vault_ws / "memory/nul.md").exists()
+    r = acc_cli(vault_ws, "memory", "write", "big.md", input="a" * (256 * 1024 + 10), ok=False)
+    assert r.exit_code != 0 and not (vault_ws / "memory/big.md").exists()
+    # exactly at the cap is fine
+    acc_cli(vault_ws, "memory", "write", "cap.md", input="a" * (256 * 1024))
+    assert (vault_ws / "memory/cap.md").stat().st_size == 256 * 1024
+
+
+def test_cli_write_size_cap_from_config(vault_ws):
+    _set_config(vault_ws, "memory", "max_note_bytes", "100")
+    r = acc_cli(vault_ws, "memory", "write", "n.md", input="a" * 101, ok=False)
+    assert r.exit_code != 0 and not (vault_ws / "memory/n.md").exists()
+    acc_cli(vault_ws, "memory", "write", "n.md", input="a" * 100)
+
+
+def test_cli_write_secret_blocked_names_secret_not_value(vault_ws):
+    with_vault(vault_ws)
+    r = acc_cli(vault_ws, "memory", "write", "leak.md", input=f"my pin is {acc_SECRET}\n", ok=False)
+    assert r.exit_code != 0
+    assert "bank" in r.output
+    assert acc_SECRET not in r.output
+    assert not (vault_ws / "memory/leak.md").exists()
+    assert pending_files(vault_ws) == []
+
+
+def test_cat_redacts_secret_added_after_the_note(vault_ws):
+    acc_cli(vault_ws, "memory", "write", "acct.md", input=f"account code {acc_SECRET} here\n")
+    with_vault(vault_ws)
+    r = acc_cli(vault_ws, "memory", "cat", "acct.md")
+    assert acc_SECRET not in r.output
+    assert "[redacted:bank]" in r.output
+    assert "account code" in r.output and "here" in r.output
+
+
+def test_cli_edit_writes_back(vault_ws, tmp_path):
+    acc_cli(vault_ws, "memory", "write", "e.md", input="old\n")
+    ed = _editor(tmp_path, "p=sys.argv[-1]\ns=open(p).read()\nopen(p,'w').write(s.replace('old','new'))\n")
+    acc_cli(vault_ws, "memory", "edit", "e.md", env={"EDITOR": ed, "VISUAL": ed})
+    assert (vault_ws / "memory/e.md").read_text() == "new\n"
+
+
+def test_cli_edit_conflict_refused(vault_ws, tmp_path):
+    acc_cli(vault_ws, "memory", "write", "e.md", input="old\n")
+    target = vault_ws / "memory" / "e.md"
+    ed = _editor(tmp_path, f"open({str(target)!r},'w').write('someone else\\n')\n"
+                 "p=sys.argv[-1]\nopen(p,'w').write('mine\\n')\n")
+    r = acc_cli(vault_ws, "memory", "edit", "e.md", env={"EDITOR": ed, "VISUAL": ed}, ok=False)
+    assert r.exit_code != 0
+    assert "changed since you read it" in r.output
+    assert target.read_text() == "someone else\n"
+
+
+def test_cli_edit_secret_refused(vault_ws, tmp_path):
+    with_vault(vault_ws)
+    acc_cli(vault_ws, "memory", "write", "e.md", input="old\n")
+    ed = _editor(tmp_path, f"p=sys.argv[-1]\nopen(p,'w').write('pin {acc_SECRET}\\n')\n")
+    r = acc_cli(vault_ws, "memory", "edit", "e.md", env={"EDITOR": ed, "VISUAL": ed}, ok=False)
+    assert r.exit_code != 0 and acc_SECRET not in r.output
+    assert (vault_ws / "memory/e.md").read_text() == "old\n"
+
+
+def test_cli_read_before_overwrite(vault_ws):
+    # issue 5: overwriting an existing note requires base = the revision memory_read gave
+    acc_cli(vault_ws, "memory", "write", "p.md", input="one\n")
+    r = acc_cli(vault_ws, "memory", "write", "p.md", input="two\n", ok=False)
+    assert r.exit_code != 0 and "p.md" in r.output
+    assert (vault_ws / "memory/p.md").read_text() == "one\n"
+    rev = json.loads(acc_cli(vault_ws, "memory", "cat", "p.md", "--json").output)["revision"]
+    (vault_ws / "memory/p.md").write_text("hand edit\n")
+    r = acc_cli(vault_ws, "memory", "write", "p.md", "--base", rev, input="two\n", ok=False)
+    assert "changed since you read it, read it again" in r.output
+    assert (vault_ws / "memory/p.md").read_text() == "hand edit\n"
+    rev = json.loads(acc_cli(vault_ws, "memory", "cat", "p.md", "--json").output)["revision"]
+    acc_cli(vault_ws, "memory", "write", "p.md", "--base", rev, input="two\n")
+    assert (vault_ws / "memory/p.md").read_text() == "two\n"
+
+
+def test_cli_edit_uses_editor_even_when_visual_is_set(vault_ws, tmp_path):
+    acc_cli(vault_ws, "memory", "write", "v.md", input="old\n")
+    ed = _editor(tmp_path, "p=sys.argv[-1]\nopen(p,'w').write('via EDITOR\\n')\n")
+    r = acc_cli(vault_ws, "memory", "edit", "v.md", env={"EDITOR": ed, "VISUAL": "/bin/false"})
+    assert (vault_ws / "memory/v.md").read_text() == "via EDITOR\n", r.output
+
+
+def test_cli_cat_output_is_exactly_the_note(vault_ws):
+    text = "---\ndescription: exact\n---\nbody line\n"
+    acc_cli(vault_ws, "memory", "write", "exact.md", input=text)
+    assert acc_cli(vault_ws, "memory", "cat", "exact.md").output == text
+    assert sub(vault_ws, "memory", "cat", "exact.md").stdout == text

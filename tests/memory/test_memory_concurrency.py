@@ -120,3 +120,41 @@ def test_four_processes_two_hundred_writes_each(tmp_path):
     # no temp file left behind
     leftovers = [n for _, _, fns in os.walk(ws.memory_dir) for n in fns if n.startswith(".")]
     assert leftovers == []
+
+
+def _writer(ws_path: str, worker: int, n: int, q) -> None:
+    from assistant.memory import Conflict, memory_read, memory_write
+
+    seen_conflicts = 0
+    for i in range(n):
+        path = f"race/n{i % 2}.md"
+        try:
+            rev = memory_read(path, workspace=ws_path).revision
+        except FileNotFoundError:
+            rev = None
+        try:
+            memory_write(path, f"w{worker} i{i}\n" * 20, base=rev, workspace=ws_path)
+        except Conflict:
+            seen_conflicts += 1
+        except Exception as exc:  # a lost creation race is a refusal too
+            assert "exists" in str(exc) or "meanwhile" in str(exc), exc
+            seen_conflicts += 1
+    q.put(seen_conflicts)
+
+
+# acceptance (issue 5: memory), written from the issue's words
+def test_concurrent_writers_no_torn_note(vault_ws):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(str(vault_ws), w, 25, q)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    for k in (0, 1):
+        text = (vault_ws / f"memory/race/n{k}.md").read_text()
+        lines = text.splitlines()
+        assert len(lines) == 20 and len(set(lines)) == 1, text

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from assistant.locking import FileLock, LockTimeout
+from acceptance_support import cli
 
 HOLDER = r"""
 import sys, time
@@ -89,3 +90,20 @@ def test_double_acquire_is_an_error(tmp_path):
     with lock:
         with pytest.raises(RuntimeError):
             lock.acquire()
+
+
+# acceptance (issue 5: memory), written from the issue's words
+def test_lock_lives_under_state_and_stale_lock_does_not_block(vault_ws):
+    cli(vault_ws, "memory", "write", "l.md", input="one\n")
+    state_files_before = {p for p in (vault_ws / "state").rglob("*")}
+    assert state_files_before  # something (the lock) lives under state/
+    # a dead process's lock: find lock-ish files and plant a dead pid in them
+    locks = [p for p in (vault_ws / "state").rglob("*lock*") if p.is_file()]
+    assert locks, "advisory lock file under state/"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for lk in locks:
+        lk.write_text(str(dead.pid))
+    t0 = time.perf_counter()
+    cli(vault_ws, "memory", "write", "l2.md", input="two\n")
+    assert time.perf_counter() - t0 < 10

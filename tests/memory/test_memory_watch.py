@@ -4,6 +4,9 @@ import os
 import threading
 
 from assistant.watch import MemoryWatcher, NoteChange, note_relpath, watch_notes
+import subprocess
+import time
+from acceptance_support import ASSISTANT, _env
 
 
 def wait_for(w, paths, timeout=5.0):
@@ -91,3 +94,24 @@ def test_watcher_sees_memory_writes_and_hand_edits(tmp_path):
         seen = wait_for(w, {"people/anna.md", "people/lina.md", "people/marek.md"})
     assert set(seen) == {"people/anna.md", "people/lina.md", "people/marek.md"}
     assert seen["people/marek.md"] == "deleted"
+
+
+# acceptance (issue 5: memory), written from the issue's words
+def test_memory_watch_prints_changes(vault_ws):
+    e = dict(os.environ)
+    e.update(_env(vault_ws))
+    proc = subprocess.Popen([str(ASSISTANT), "memory", "watch"], env=e, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        out = []
+        reader = threading.Thread(target=lambda: out.extend(iter(proc.stdout.readline, "")),
+                                  daemon=True)
+        reader.start()
+        deadline = time.time() + 15
+        while time.time() < deadline and "watched.md" not in "".join(out):
+            (vault_ws / "memory" / "watched.md").write_text(f"edit {time.time()}\n")
+            time.sleep(0.5)
+        assert "watched.md" in "".join(out)
+    finally:
+        proc.terminate()
+        proc.wait(10)

