@@ -7,6 +7,8 @@ import os
 import pytest
 
 from policy.grants import GrantIndex, Grant, GrantsError, GrantStore
+import threading
+from policy.engine import Session, decide
 
 
 def test_missing_file_is_no_grants(tmp_path):
@@ -161,3 +163,80 @@ def test_suffix_indexed_patterns():
     assert idx.find("net", "example.com") is None
     assert idx.find("memory", "top.md").target == "*"
     assert idx.find("memory", "a/top.md") is None
+
+
+def in_thread(fn):
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # surfaced by the test
+            out["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def _unblock_fifo(path):
+    """Open a FIFO for writing (non-blocking if possible) so a reader stuck in open() returns."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+    except OSError:
+        pass
+
+
+# review (policy): grants.json that is not a list of grants
+@pytest.mark.parametrize("body", [
+    '{"version": 1, "grants": [{"kind": [], "target": "people/*"}]}',        # unhashable kind
+    '{"version": 1, "grants": [{"kind": {}, "target": "people/*"}]}',
+    '{"version": 1, "grants": ' + "[" * 100000 + "]" * 100000 + "}",        # nesting past the recursion limit
+    '{"version": true, "grants": [{"kind": "memory", "target": "people/*"}]}',   # true == 1 in Python
+    '{"version": 1.0, "grants": [{"kind": "memory", "target": "people/*"}]}',
+    '{"version": 1, "grants": [], "version": 2}',                              # duplicate keys
+    '{"version": 1, "grants": [{"kind": "memory", "target": "people/*", "target": "*"}]}',
+])
+def test_odd_grants_json_is_a_clear_error_and_counts_as_no_grant(tmp_path, body):
+    path = tmp_path / "grants.json"
+    path.write_text(body)
+    store = GrantStore(path)
+    with pytest.raises(GrantsError):
+        store.load()
+    s = Session("r", grants=store)
+    watched = decide("memory", "people/lina.md", "watched", s)
+    assert watched.verdict == "allow"          # the root policy still stands
+    r = decide("memory", "people/lina.md", "unattended", s)
+    assert r.verdict == "ask" and "grants.json unreadable" in r.reason
+
+
+def test_engine_never_raises_for_an_unhashable_kind():
+    s = Session("r")
+    assert decide(["memory"], "people/a.md", "watched", s).verdict == "deny"
+    assert decide("memory", "people/a.md", ["watched"], s).verdict == "deny"
+
+
+# review (policy): FIFOs: a hang is not a ruling
+def test_grants_json_fifo_is_unreadable_not_a_hang(tmp_path):
+    path = tmp_path / "grants.json"
+    os.mkfifo(path)
+    s = Session("r", grants=GrantStore(path))
+    t, out = in_thread(lambda: decide("memory", "people/a.md", "unattended", s))
+    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
+    hung = t.is_alive()
+    while t.is_alive():
+        _unblock_fifo(path)
+        t.join(0.2)
+    assert not hung, "decide() hung opening a FIFO grants.json"
+    r = out["value"]
+    assert r.verdict == "ask" and "grants.json unreadable" in r.reason
+
+
+# review (policy): what held up (pinned so it stays)
+def test_hand_written_star_grants_stay_at_the_root(tmp_path):
+    (tmp_path / "grants.json").write_text(json.dumps({"version": 1, "grants": [
+        {"kind": "memory", "target": "*"}, {"kind": "memory", "target": "**"}]}))
+    s = Session("r", grants=GrantStore(tmp_path / "grants.json"))
+    assert decide("memory", "top.md", "unattended", s).verdict == "allow"
+    assert decide("memory", "people/lina.md", "unattended", s).verdict == "ask"

@@ -209,3 +209,12 @@ def test_config_cannot_loosen_memory_unattended():
         engine.Session("r", policy={"memory": {"unattended": "allow"}})
     with pytest.raises(ValueError):
         engine.Session("r", policy={"memory_unattended": "allow"})
+
+
+# review (policy): what held up (pinned so it stays)
+def test_config_cannot_loosen_and_typos_are_errors():
+    from policy.kinds import PolicyConfigError
+    for bad in ({"memory_unattended": "allow"}, {"memory_unatended": "deny"}, {"net_watched": "allow"},
+                {"memory_unattended": "Allow"}, {"memory_unattended": None}):
+        with pytest.raises(PolicyConfigError):
+            Session("r", policy=bad)

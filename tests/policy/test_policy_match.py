@@ -12,6 +12,9 @@ from pathlib import PurePosixPath
 import pytest
 
 from policy.match import PatternError, escape, is_literal, literal_prefix, match
+import json
+from policy.engine import Session, decide
+from policy.grants import GrantStore
 
 E = PatternError  # expected: malformed pattern
 
@@ -166,3 +169,36 @@ def test_match_go_semantics(pattern, name, expected):
 def test_match_bad_pattern(pattern, name):
     with pytest.raises(PatternError):
         match(pattern, name)
+
+
+# review (policy): match: Go's algorithm, not a regex
+# Go's path.Match matches each chunk after a star at its leftmost position and never backtracks
+# into an earlier chunk. A regex backtracks, so a class that can match '/' let a grant reach
+# below its folder. Traced against src/path/match.go:
+#   Match("*[^a]*", "x/y"): chunk [^a] matches 'x', rest "/y" is left to a trailing '*',
+#   which refuses a '/': false.
+@pytest.mark.parametrize("pattern,name,want", [
+    ("*[^a]*", "x/y", False),
+    ("notes/*[^x]*", "notes/a/b", False),
+    ("*[.-0]*", "./b", False),        # the range . - 0 includes '/'; '.' is matched first
+    ("*[.-0]*", "a/b", True),         # 'a' is not in it, so the star slides to '/'
+    ("*[^a]", "x/", True),            # the last chunk slides until the name is used up
+    ("*[^a]", "/", True),
+    ("[^a]*", "/x", True),
+    ("*[^a]*", "xy", True),
+    ("a*b?c*x", "abxbbxdbxebxczzx", True),
+    ("a*b?c*x", "abxbbxdbxebxczzy", False),
+    ("a*/b", "abc/b", True),
+    ("a*b*c*d*e*/f", "axbxcxdxexxx/f", True),
+    ("a*b*c*d*e*/f", "axbxcxdxexxx/fff", False),
+])
+def test_match_follows_go_leftmost_chunks(pattern, name, want):
+    assert match(pattern, name) is want
+
+
+def test_grant_with_a_slash_matching_class_does_not_reach_below_its_folder(tmp_path):
+    (tmp_path / "grants.json").write_text(json.dumps(
+        {"version": 1, "grants": [{"kind": "memory", "target": "notes/*[^x]*"}]}))
+    s = Session("r", grants=GrantStore(tmp_path / "grants.json"))
+    assert decide("memory", "notes/ab.md", "unattended", s).verdict == "allow"
+    assert decide("memory", "notes/a/b.md", "unattended", s).verdict == "ask"
