@@ -376,3 +376,64 @@ def test_step_cut_off_at_max_tokens_is_named_as_such(tmp_path):
     [invalid] = [d["error"] for n, d in events if n == "invalid"]
     assert "cut off at max_tokens (64)" in invalid
     tr.close()
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+def _agent(tmp_path, items, tools):
+    from assistant.agent import Agent, Limits
+    from assistant.models.scripted import ScriptedModel
+    from assistant.prompt import Conversation
+    from assistant.tools.base import ToolContext
+    from assistant.transcript import Transcript
+
+    p = tmp_path / "script.json"
+    p.write_text(json.dumps(items))
+    model = ScriptedModel(p)
+    scanner = Scanner({"k": REVIEW_LONG})
+    ctx = ToolContext(workspace=None, scanner=scanner, gate=None)
+    conv = Conversation("You are a test.", tools, "(no notes)")
+    tr = Transcript(tmp_path / "tr", "review-session", scanner)
+    agent = Agent(model=model, tools=tools, ctx=ctx, conversation=conv, transcript=tr,
+                  limits=Limits(max_steps=4, tool_timeout=5, max_tokens=64))
+    return agent, model, tr
+
+
+# review (secrets): 4. agent: tool output cut before redaction; changed-note paths unredacted
+def test_tool_output_cut_at_the_limit_never_shows_part_of_a_secret(tmp_path):
+    from assistant.agent import MAX_TOOL_OUTPUT_CHARS
+    from assistant.tools.base import Tool
+
+    def big(args, ctx):   # the secret straddles the cut: 20 characters before it, the rest after
+        return "x" * (MAX_TOOL_OUTPUT_CHARS - 20) + REVIEW_LONG + "tail"
+
+    tools = [Tool("big", "B.", {"type": "object", "properties": {}, "additionalProperties": False}, big)]
+    agent, model, tr = _agent(tmp_path, [{"tool": "big", "args": {}}, {"reply": "ok"}], tools)
+    agent.turn("go")
+    tr.close()
+    seen = model.calls[1][-1]["content"]
+    assert "output cut at" in seen
+    assert REVIEW_LONG[:16] not in seen and REVIEW_LONG[:16] not in tr.path.read_text()
+
+
+def test_changed_note_paths_reach_the_model_redacted(tmp_path):
+    agent, model, tr = _agent(tmp_path, [{"reply": "ok"}], [])
+    agent.turn("hi", [f"creds/{REVIEW_LONG}.md (changed on disk)"])
+    tr.close()
+    seen = model.calls[0][-1]["content"]
+    assert "creds/[redacted:k].md" in seen and REVIEW_LONG not in seen
+
+
+def test_file_read_cut_at_its_limit_never_shows_part_of_a_secret(tmp_path):
+    from assistant.confine import Root
+    from assistant.tools.base import ToolContext
+    from assistant.tools.files import MAX_READ_CHARS, file_read
+
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "big.txt").write_text("y" * (MAX_READ_CHARS - 20) + REVIEW_LONG + "rest of the file\n")
+    with Root(files) as root:
+        ctx = ToolContext(workspace=None, scanner=Scanner({"k": REVIEW_LONG}), gate=None, files=root)
+        out = file_read({"path": "big.txt"}, ctx)
+    assert "truncated" in out and REVIEW_LONG[:12] not in out

@@ -14,6 +14,7 @@ from assistant.models.chat_format import (
 from assistant.prompt import Conversation, render_tail, untrusted_block
 from assistant.tools.base import Tool
 from acceptance_support import cli
+import json
 
 PERSONA = "# Persona\nYou are Robin, Pat's careful assistant. Never guess birthdays."
 CATALOG = "- people/ann.md: Ann, Pat's sister, lives in Leeds\n- projects/garden.md: raised beds, spring plan"
@@ -279,3 +280,30 @@ def test_tool_results_are_delimited_untrusted_data(vault_ws):
     last = conv.messages()[-1]["content"]
     assert "Ignore previous instructions" in last
     assert "untrusted" in last.lower()
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+# review (secrets): 10. PERSONA.md went into every prompt unredacted
+def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
+    from assistant.session import open_session
+    from assistant.models.scripted import ScriptedModel
+    from assistant.vault import Vault
+    from assistant.workspace import init_workspace, open_workspace
+
+    init_workspace(tmp_path / "ws", example=True)
+    ws = open_workspace(tmp_path / "ws")
+    Vault.create(ws.vault_path, "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("wifi", REVIEW_LONG)
+    ws.persona_path.write_text(f"You help Sam. The wifi password is {REVIEW_LONG}; never say it.\n")
+    monkeypatch.setenv("ASSISTANT_VAULT_PASSPHRASE", "pw-for-tests")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"reply": "hi"}]))
+    model = ScriptedModel(script)
+    parts = open_session(ws, "watched", kind="chat", interactive=False)
+    try:
+        parts.new_agent(model).turn("hello")
+    finally:
+        parts.close()
+    system = model.calls[0][0]["content"]
+    assert "You help Sam" in system and REVIEW_LONG not in system and "[redacted:wifi]" in system

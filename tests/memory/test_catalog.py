@@ -286,3 +286,34 @@ def test_catalog_huge_sparse_note_costs_nothing(vault_ws):
     cat = _catalog(vault_ws)
     assert time.perf_counter() - t0 < 5
     assert "huge.md" in cat and "a huge note" in cat
+
+
+GH_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+# review (secrets): 3. a secret cut by the end of a note's head showed in part in the catalog
+@pytest.mark.parametrize("body", [
+    pytest.param("\n" * 2030 + REVIEW_LONG + "\n", id="vault-value-body-line"),
+    pytest.param(" " * 2020 + GH_TOKEN + "\n", id="shape-token-body-line"),
+    pytest.param("---\n" + "k: v\n" * 404 + "description: " + REVIEW_LONG + "\n---\n", id="description"),
+    pytest.param("x" * 1000 + "\n" + REVIEW_LONG * 100, id="long-value-after-summary"),
+])
+def test_catalog_never_shows_part_of_a_secret_cut_by_the_head(tmp_path, body):
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    (mem / "n.md").write_text(body)
+    block = render(mem, CatalogSettings(), Scanner({"k": REVIEW_LONG}))
+    for value in (REVIEW_LONG, GH_TOKEN):
+        for k in range(6, len(value) + 1):
+            assert value[:k] not in block, f"{k} leading characters of a secret in the catalog"
+
+
+def test_catalog_summary_of_a_huge_one_line_note_is_kept(tmp_path):
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    (mem / "big.md").write_text("long line of prose " * 2000)
+    block = render(mem, CatalogSettings(), Scanner({"k": REVIEW_LONG}))
+    assert "- big.md: long line of prose long line of prose" in block

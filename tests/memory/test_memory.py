@@ -639,3 +639,28 @@ def test_the_issue_five_names_keep_their_shape():
     names = {t.name for t in tool_defs()}
     assert {"memory_write", "memory_read", "memory_list"} <= names
     assert callable(Conversation.system_prompt)
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+# review (secrets): 9. memory: a non-revision base was echoed back cut to 16 characters
+def test_conflict_message_never_echoes_a_base_that_is_not_a_revision(tmp_path):
+    from assistant.memory import Conflict, Memory
+    from assistant.workspace import init_workspace, open_workspace
+    from policy.gate import Gate
+
+    init_workspace(tmp_path / "ws", example=True)
+    ws = open_workspace(tmp_path / "ws")
+    ws.ensure_state()
+    scanner = Scanner({"k": REVIEW_LONG})
+    gate = Gate.for_workspace("watched", run_id="review", config=ws.config, grants_path=ws.grants_path,
+                              approvals_dir=ws.approvals_dir, audit_path=ws.audit_path, redact=scanner.redact)
+    mem = Memory(ws, scanner, gate)
+    mem.write("n.md", "first\n")
+    with pytest.raises(Conflict) as info:
+        mem.write("n.md", "second\n", base=REVIEW_LONG)
+    msg = str(info.value)
+    assert "changed since you read it" in msg and REVIEW_LONG[:6] not in msg
+    with pytest.raises(Conflict, match="'abcdef123456'"):
+        mem.write("n.md", "second\n", base="abcdef123456")

@@ -492,3 +492,33 @@ def test_cli_cat_output_is_exactly_the_note(vault_ws):
     acc_cli(vault_ws, "memory", "write", "exact.md", input=text)
     assert acc_cli(vault_ws, "memory", "cat", "exact.md").output == text
     assert sub(vault_ws, "memory", "cat", "exact.md").stdout == text
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+# review (secrets): 11. `memory edit` handed the vault passphrase to the editor
+def test_memory_edit_does_not_pass_the_vault_passphrase_to_the_editor(tmp_path):
+    import sys
+
+    from click.testing import CliRunner
+
+    from assistant.cli import main
+    from assistant.vault import Vault
+    from assistant.workspace import init_workspace
+
+    ws = tmp_path / "ws"
+    init_workspace(ws, example=True)
+    Vault.create(ws / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("k", REVIEW_LONG)
+    seen = tmp_path / "editor-env.txt"
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import os, sys, pathlib\n"
+        f"pathlib.Path({str(seen)!r}).write_text(os.environ.get('ASSISTANT_VAULT_PASSPHRASE', '<unset>'))\n"
+        "p = pathlib.Path(sys.argv[1]); p.write_text(p.read_text() + 'edited\\n')\n")
+    r = CliRunner().invoke(main, ["-w", str(ws), "memory", "edit", "people/lina.md"],
+                           env={"ASSISTANT_VAULT_PASSPHRASE": "pw-for-tests", "VISUAL": "",
+                                "EDITOR": f"{sys.executable} {script}"})
+    assert r.exit_code == 0, r.output
+    assert seen.read_text() == "<unset>"
+    assert (ws / "memory/people/lina.md").read_text().endswith("edited\n")

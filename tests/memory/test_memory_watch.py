@@ -7,6 +7,7 @@ from assistant.watch import MemoryWatcher, NoteChange, note_relpath, watch_notes
 import subprocess
 import time
 from acceptance_support import ASSISTANT, _env
+import json
 
 
 def wait_for(w, paths, timeout=5.0):
@@ -115,3 +116,37 @@ def test_memory_watch_prints_changes(vault_ws):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+GH_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+# review (secrets): 7. `memory watch` printed note names unredacted
+def test_memory_watch_redacts_a_secret_in_a_note_name(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from assistant.vault import Vault
+    from assistant.workspace import init_workspace
+
+    ws = tmp_path / "ws"
+    init_workspace(ws, example=True)
+    Vault.create(ws / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("k", REVIEW_LONG)
+    env = {**os.environ, "ASSISTANT_VAULT_PASSPHRASE": "pw-for-tests"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(1.5)   # let the watcher start
+        (ws / "memory" / f"creds {GH_TOKEN}.md").write_text("x\n")
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        change = json.loads(line)
+        assert GH_TOKEN not in change["path"] and change["path"] == "creds [redacted:github-token].md"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -19,6 +19,9 @@ from leak_corpus import (
     ordinary_notes,
     random_secrets,
 )
+import itertools
+import string
+import threading
 
 TOKENS = fake_tokens()
 SHAPES = Scanner({})
@@ -560,3 +563,129 @@ def test_finding_equality():
     s = Scanner(secrets={"github": ACC_SECRET})
     assert s.find("hello " + ACC_SECRET) == [Finding(name="github", rule="vault", start=6,
                                                  end=6 + len(ACC_SECRET))]
+
+
+REVIEW_SECRET = "Zq8#pL2!vN7xR4tW"
+
+
+def _bounded(fn, limit: float):
+    """Run fn in a thread; fail (not hang) if it takes longer than `limit` seconds.
+
+    The limit is generous (linear work takes well under a tenth of it); it only separates
+    linear from quadratic, it is not a speed target."""
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
+    t.start()
+    t.join(limit)
+    assert not t.is_alive(), f"still running after {limit}s: super-linear on hostile input"
+    return box.get("r")
+
+
+def _distinct_begin_lines(size: int) -> str:
+    parts, n = [], 0
+    for k in itertools.count(1):
+        for t in itertools.product(string.ascii_uppercase, repeat=k):
+            p = f"-----BEGIN {''.join(t)} PRIVATE KEY-----\n"
+            parts.append(p)
+            n += len(p)
+            if n >= size:
+                return "".join(parts)
+    raise AssertionError
+
+
+REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
+
+
+# review (secrets): 1. private-key rule: quadratic on hostile input
+@pytest.mark.parametrize("text", [
+    pytest.param(_distinct_begin_lines(1 << 20), id="distinct-kinds"),
+    pytest.param("-----BEGIN RSA PRIVATE KEY-----\n" * (1 << 15), id="same-kind"),
+    pytest.param("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n" * (1 << 15), id="same-kind-body"),
+])
+def test_private_key_rule_is_linear_on_a_mebibyte_of_begin_lines(text):
+    scanner = Scanner({})
+    found = _bounded(lambda: scanner.find(text), 8.0)
+    assert found and all(f.rule == "private-key" for f in found)
+
+
+def test_private_key_rule_still_pairs_begin_with_its_own_end():
+    rsa = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
+    ec_open = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBB\n"
+    text = f"a\n{ec_open}\nprose after\n{rsa}\nz"
+    red = Scanner({}).redact(text)
+    assert "MIIEowIBAAKCAQEA" not in red and "MHcCAQEEIBB" not in red
+    assert red.startswith("a\n[redacted:private-key]") and red.endswith("\nz")
+    assert "prose after" in red
+
+
+# review (secrets): 2. vault matching: quadratic when hits overlap
+@pytest.mark.parametrize("value,text", [
+    ("a" * 16, "a" * (1 << 20)),
+    ("ab" * 8, "ab" * (1 << 19)),
+    ("aaaaaaaa", " a" * (1 << 19)),
+])
+def test_overlapping_vault_hits_are_linear_and_redacted_once(value, text):
+    scanner = Scanner({"x": value})
+    red = _bounded(lambda: scanner.redact(text), 20.0)
+    assert red.strip() == "[redacted:x]"
+
+
+def test_overlapping_hits_of_distinct_variants_map_to_exact_spans():
+    # The end of one hit is the start of the next (a shared position): spans stay exact.
+    text = "pre " + REVIEW_SECRET + REVIEW_SECRET[::-1] + " " + REVIEW_SECRET + " post"
+    red = Scanner({"k": REVIEW_SECRET}).redact(text)
+    assert red == "pre [redacted:k][redacted:k] [redacted:k] post"
+
+
+# review (secrets): 3. a secret cut by the end of a note's head showed in part in the catalog
+def test_redact_prefix_redacts_a_vault_value_cut_by_the_end_in_any_encoding():
+    import base64
+    scanner = Scanner({"k": REVIEW_LONG})
+    forms = [REVIEW_LONG, REVIEW_LONG.encode().hex().upper(), base64.b64encode(b"user:" + REVIEW_LONG.encode()).decode()]
+    for form in forms:
+        for keep in (16, 20, len(form) - 1):
+            text = "x" * 400 + " " + form[:keep]
+            out = scanner.redact_prefix(text)
+            assert form[:8] not in out
+            assert out.startswith("x" * 80)
+
+
+def test_redact_prefix_keeps_text_before_the_guard_and_marks_the_cut():
+    scanner = Scanner({"k": REVIEW_LONG})
+    text = "hello " * 200
+    out = scanner.redact_prefix(text)
+    assert out.endswith("\u2026") and out.startswith("hello hello")
+    assert len(out) < len(text)
+    assert scanner.redact_prefix("tiny") == "\u2026"
+
+
+# review (secrets): 5. encodings and matching the scanner missed
+@pytest.mark.parametrize("before,after", [("token ", " more"), ("İ token ", " more"), ("x", "y")])
+def test_value_with_a_capital_sigma_is_found_whatever_follows(before, after):
+    value = "abcdefghΣ"   # str.lower() gives final sigma alone, medial sigma before a letter
+    red = Scanner({"k": value}).redact(before + value + after)
+    assert red == before + "[redacted:k]" + after
+
+
+def test_value_with_only_a_lowercase_final_sigma_lookalike_is_not_a_hit():
+    assert Scanner({"k": "abcdefghΣ"}).find("token abcdefghς more") == []
+
+
+@pytest.mark.parametrize("encoded", [
+    # Go's encoding/json escapes <, > and & (json.Marshal's default HTML escaping)
+    '{"pw":"p\\u0026ss\\u003cw\\u003erd\\"q\'1"}',
+    # PHP json_encode with JSON_HEX_TAG|JSON_HEX_AMP|JSON_HEX_APOS|JSON_HEX_QUOT
+    '{"pw":"p\\u0026ss\\u003Cw\\u003Erd\\u0022q\\u00271"}',
+])
+def test_json_with_html_safe_unicode_escapes_is_found(encoded):
+    value = "p&ss<w>rd\"q'1"
+    assert Scanner({"k": value}).redact(encoded) == '{"pw":"[redacted:k]"}'
+
+
+# review (secrets): encodings the scanner missed
+@pytest.mark.parametrize("value", ["pässwörd-ünïcode", "emoji🔑key-12345678", "ΣΑΛΑΜΙ-secret-ΣΣ"])
+def test_c_style_byte_escapes_of_a_non_ascii_value_are_found(value):
+    escaped = repr(value.encode("utf-8"))          # b'p\xc3\xa4ssw...'
+    scanner = Scanner({"k": value})
+    assert scanner.redact(f"log: {escaped} end") == "log: b'[redacted:k]' end"
+    assert scanner.redact(f"log: {escaped.upper()} end") != f"log: {escaped.upper()} end"

@@ -24,6 +24,8 @@ from assistant.vault import (
 )
 from assistant.workspace import init_workspace, open_workspace
 from acceptance_support import PASS as acc_PASS
+import threading
+from assistant.leaks import Scanner
 
 FAST = {"opslimit": 1, "memlimit": 8 * 1024 * 1024}
 PASS = "correct horse " + "battery staple"
@@ -269,9 +271,8 @@ def test_concurrency_check_would_catch_a_missing_lock(vault_path):
 # -- unlocking within a workspace --------------------------------------------------------
 
 @pytest.fixture
-def ws(tmp_path):
-    init_workspace(tmp_path / "ws", example=True)
-    return open_workspace(tmp_path / "ws")
+def ws(opened_ws):
+    return opened_ws     # tests/conftest.py: the example workspace, opened
 
 
 def _write_config(ws_obj, **vault_cfg) -> None:
@@ -404,3 +405,69 @@ def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
         path.write_bytes(good[:n])
         with pytest.raises(VaultError):
             Vault.open(path, acc_PASS)
+
+
+def _bounded(fn, limit: float):
+    """Run fn in a thread; fail (not hang) if it takes longer than `limit` seconds.
+
+    The limit is generous (linear work takes well under a tenth of it); it only separates
+    linear from quadratic, it is not a speed target."""
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
+    t.start()
+    t.join(limit)
+    assert not t.is_alive(), f"still running after {limit}s: super-linear on hostile input"
+    return box.get("r")
+
+
+# review (secrets): 6. vault: a value that is mostly spaces or backslashes
+@pytest.mark.parametrize("value", ["a b c d e f", "ab\\\\\\\\\\\\\\\\", "x\ty\tz\tw\tv", "\\\\\\\\\\\\\\\\\\\\"])
+def test_vault_refuses_a_value_whose_scannable_part_is_too_short(value, tmp_path):
+    from assistant.vault import Vault, VaultError
+    assert len(value) >= 8
+    v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
+    with pytest.raises(VaultError, match="too short to scan for") as info:
+        v.set("weak", value)
+    assert value not in str(info.value)
+    assert "weak" not in v
+
+
+def test_vault_accepts_a_value_split_by_spaces_with_enough_characters(tmp_path):
+    from assistant.vault import Vault
+    v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
+    v.set("phrase", "correct horse battery")
+    assert Scanner(v.secrets()).redact("it is correct horse\nbattery!") == "it is [redacted:phrase]!"
+
+
+# review (secrets): 8. vault: a FIFO at vault.enc or at the key file hung the open
+def test_fifo_at_the_vault_path_is_a_clear_error_not_a_hang(tmp_path):
+    import os
+
+    from assistant.vault import Vault, VaultError
+    fifo = tmp_path / "vault.enc"
+    os.mkfifo(fifo)
+
+    def attempt():
+        with pytest.raises(VaultError, match="not a regular file"):
+            Vault.open(fifo, "pw-for-tests")
+        return True
+
+    assert _bounded(attempt, 5.0)
+
+
+def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
+    import os
+
+    from assistant.vault import VaultError, read_key_file
+    from assistant.workspace import init_workspace, open_workspace
+    init_workspace(tmp_path / "ws", example=True)
+    ws = open_workspace(tmp_path / "ws")
+    os.mkfifo(tmp_path / "key", 0o600)
+    ws.config = ws.config.updated({"vault": {"key_file": str(tmp_path / "key")}})
+
+    def attempt():
+        with pytest.raises(VaultError, match="not a regular file"):
+            read_key_file(ws)
+        return True
+
+    assert _bounded(attempt, 5.0)
