@@ -19,6 +19,11 @@ from assistant.models.scripted import ScriptedModel, load_script
 from assistant.prompt import Conversation
 from assistant.tools.base import Tool, ToolContext, ToolError
 from assistant.transcript import Transcript, read_transcript
+import os
+from e2e_support import make_ws
+from assistant.agent import SafeStream
+from assistant.session import open_session
+from assistant.workspace import open_workspace
 
 SECRET = "tok-9f8e7d6c5b4a39281706"
 
@@ -437,3 +442,137 @@ def test_file_read_cut_at_its_limit_never_shows_part_of_a_secret(tmp_path):
         ctx = ToolContext(workspace=None, scanner=Scanner({"k": REVIEW_LONG}), gate=None, files=root)
         out = file_read({"path": "big.txt"}, ctx)
     assert "truncated" in out and REVIEW_LONG[:12] not in out
+
+
+LONG_VAULT_VALUE = "lv-" + "".join(f"{i:03d}Qx" for i in range(40))   # a 203-character vault value
+
+
+# review (agent): the streamed reply: no part of a secret reaches the terminal
+def test_stream_never_shows_the_start_of_a_long_vault_value():
+    """SafeStream held back 96 characters: a vault value longer than that was shown in part
+    (everything but its last 96 characters) before the whole value was there to be redacted."""
+    scanner = Scanner({"LONG_TOKEN": LONG_VAULT_VALUE})
+    shown = []
+    s = SafeStream(shown.append, scanner.redact, scanner=scanner)
+    text = "Here it is: " + LONG_VAULT_VALUE + " and that is all, thanks for asking about it today."
+    for ch in text:
+        s.feed(ch)
+    s.finish()
+    out = "".join(shown)
+    assert LONG_VAULT_VALUE[:16] not in out and LONG_VAULT_VALUE[3:19] not in out
+    for i in range(0, len(LONG_VAULT_VALUE) - 16):
+        assert LONG_VAULT_VALUE[i:i + 16] not in out, i
+    assert out.startswith("Here it is: ")
+
+
+def test_turn_loop_streams_no_part_of_a_long_vault_value(tmp_path):
+    """The same through Agent.turn: the token events (what `assistant chat` prints as the reply
+    streams) carry no 16-character piece of a 203-character vault value; the final reply event
+    is redacted."""
+    import json
+
+    from assistant.agent import Agent, Limits
+    from assistant.models.scripted import ScriptedModel
+    from assistant.prompt import Conversation
+    from assistant.tools.base import ToolContext
+
+    scanner = Scanner({"LONG_TOKEN": LONG_VAULT_VALUE})
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps([{"reply": "Sure: " + LONG_VAULT_VALUE + " is what the page said, more or less."}]))
+    events = []
+
+    class Allow:
+        def authorize(self, *a, **k):
+            raise AssertionError("no tool runs here")
+
+    agent = Agent(model=ScriptedModel(p), tools=[], ctx=ToolContext(workspace=None, scanner=scanner, gate=Allow()),
+                  conversation=Conversation("t", [], ""), limits=Limits(max_steps=2, tool_timeout=5, max_tokens=400),
+                  on_event=lambda n, d: events.append((n, d)))
+    res = agent.turn("what did it say")
+    assert res.outcome == "reply"
+    streamed = "".join(d["text"] for n, d in events if n == "token")
+    for i in range(0, len(LONG_VAULT_VALUE) - 16):
+        assert LONG_VAULT_VALUE[i:i + 16] not in streamed, i
+    reply = [d for n, d in events if n == "reply"][0]
+    assert LONG_VAULT_VALUE[:16] not in reply["text"] and "[redacted:LONG_TOKEN]" in reply["text"]
+
+
+# review (agent): a hostile-review finding, pinned (it failed before its fix)
+def test_a_memory_write_that_timed_out_does_not_land_later(tmp_path):
+    """limits.tool_timeout fired while memory_write waited for the writers' lock (after the gate
+    had allowed it): the model and the transcript were told the call was stopped, and then the
+    worker thread took the lock and wrote the note anyway. A timed-out call must write nothing."""
+    import json
+    import time
+
+    from assistant.agent import Limits
+    from assistant.locking import FileLock
+    from assistant.models.scripted import ScriptedModel
+
+    ws_path = make_ws(tmp_path / "ws")
+    parts = open_session(open_workspace(ws_path), "watched", kind="review", interactive=False)
+    try:
+        parts.limits = Limits(max_steps=4, tool_timeout=0.4, max_tokens=256)
+        p = tmp_path / "s.json"
+        p.write_text(json.dumps([{"tool": "memory_write", "args": {"path": "late.md", "content": "late note\n"}},
+                                 {"reply": "ok"}]))
+        agent = parts.new_agent(ScriptedModel(p))
+        with FileLock(parts.ws.lock_path, timeout=5):
+            res = agent.turn("remember it")
+            assert res.outcome == "reply"
+            [result] = [e for e in agent.model.calls[1] if "took longer" in e.get("content", "")] or [None]
+            assert result is not None
+        time.sleep(1.5)   # the worker is still waiting on the lock (timeout 10 s): it gets it now
+        assert not (ws_path / "memory" / "late.md").exists()
+    finally:
+        parts.close()
+
+
+def test_a_transcript_that_cannot_be_opened_is_a_clear_session_error(tmp_path):
+    """state/transcripts not a folder (a file, or a dangling symlink): open_session raised a raw
+    FileExistsError/OSError (a traceback from `assistant chat`) and left the files/ Root open."""
+    from assistant.session import SessionError
+
+    ws_path = make_ws(tmp_path / "ws")
+    ws = open_workspace(ws_path)
+    ws.ensure_state()
+    tdir = ws.transcripts_dir
+    if tdir.exists():
+        for p in tdir.iterdir():
+            p.unlink()
+        tdir.rmdir()
+    tdir.write_text("not a folder")
+    with pytest.raises(SessionError, match="transcript"):
+        open_session(ws, "watched", kind="review", interactive=False)
+
+
+def test_transcript_refuses_a_fifo_or_symlink_at_its_path(tmp_path):
+    """A FIFO at the transcript's path hung the session start forever (O_WRONLY waits for a
+    reader); a symlink is refused (O_NOFOLLOW). Both are clear errors, nothing written elsewhere."""
+    import threading
+
+    from assistant.transcript import Transcript
+
+    d = tmp_path / "tr"
+    d.mkdir()
+    os.mkfifo(d / "s1.jsonl")
+    box = {}
+
+    def attempt():
+        try:
+            Transcript(d, "s1", None)
+            box["ok"] = True
+        except OSError as exc:
+            box["error"] = exc
+
+    t = threading.Thread(target=attempt, daemon=True)
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "opening a FIFO as the transcript hung"
+    assert "error" in box
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    (d / "s2.jsonl").symlink_to(outside)
+    with pytest.raises(OSError):
+        Transcript(d, "s2", None)
+    assert outside.read_text() == "keep"

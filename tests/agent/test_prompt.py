@@ -307,3 +307,16 @@ def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
         parts.close()
     system = model.calls[0][0]["content"]
     assert "You help Sam" in system and REVIEW_LONG not in system and "[redacted:wifi]" in system
+
+
+# review (agent): the untrusted-data marker cannot be forged
+def test_untrusted_marker_tag_is_too_long_to_forge_by_search():
+    """The end marker's tag is a prefix of sha256(output); a page that contains its own end
+    marker needs a fixed point on that prefix. At 12 hex digits (48 bits) that is a few GPU
+    hours of search for a static text/plain page; at 32 (128 bits) it is out of reach."""
+    from assistant.prompt import untrusted_block
+
+    block = untrusted_block("web_fetch", "some page")
+    tag = block.splitlines()[1][len("<<<UNTRUSTED DATA "):-3]
+    assert len(tag) >= 32 and all(c in "0123456789abcdef" for c in tag)
+    assert block.count(tag) == 2
