@@ -14,15 +14,12 @@ import sys
 
 import pytest
 
-from assistant.workspace import init_workspace
+from e2e_support import make_ws
 
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    cfg = (root / "config.toml").read_text().replace('channel = "inbox"', 'channel = "none"')
-    (root / "config.toml").write_text(cfg)
+    root = make_ws(tmp_path, channel="none")     # the example; nobody to ask
     return root
 
 

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from assistant.workspace import init_workspace
+from e2e_support import make_ws
 
 PASS = "review-oracle-pass"
 SECRETS = {"bank_pin": "Tr0ub4dor-zeta-9931", "mail_pw": "k7-Qx2-mellon-8814"}
@@ -31,10 +31,7 @@ def cli(ws, *args, stdin=None):
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    cfg = (root / "config.toml").read_text().replace('channel = "inbox"', 'channel = "none"')
-    (root / "config.toml").write_text(cfg)
+    root = make_ws(tmp_path, channel="none")     # the example; nobody to ask
     assert cli(root, "vault", "init").returncode == 0
     for name, value in SECRETS.items():
         r = cli(root, "vault", "set", name, stdin=value + "\n")
