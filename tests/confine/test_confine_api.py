@@ -20,6 +20,7 @@ from assistant.confine import (
 from confine_fixtures import SENTINEL_BYTES, layout, mode, root  # noqa: F401  (fixtures)
 import threading
 from pathlib import Path
+from confine_fixtures import box
 
 
 def temps(path):
@@ -480,20 +481,6 @@ def test_bind_mount_of_outside_refused_by_openat2(layout):
         layout.assert_untouched(before)
     finally:
         _umount(layout.root / "bind")
-
-
-@pytest.fixture(params=["auto", "walk"])
-def box(tmp_path, request, monkeypatch):
-    # both resolution paths (openat2 where the kernel has it, and the per-component walk)
-    if request.param == "walk":
-        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
-    else:
-        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
-    root = tmp_path / "root"
-    root.mkdir()
-    sentinel = tmp_path / "sentinel.txt"
-    sentinel.write_bytes(b"outside")
-    return root, sentinel
 
 
 BAD_PATHS = [

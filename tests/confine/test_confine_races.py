@@ -23,6 +23,7 @@ from assistant.confine import ConfinementError
 from confine_fixtures import OUTSIDE_NOTE, layout, mode, root  # noqa: F401  (fixtures)
 from assistant.confine import Root
 from confine_fixtures import make_root
+from confine_fixtures import box
 
 MIN_DURATION = 1.0   # seconds: at least this long, even when the minimums come sooner
 MAX_DURATION = 20.0  # seconds: generous cap for a loaded machine; minimums unmet by then fail
@@ -198,20 +199,6 @@ def test_directory_renamed_mid_walk(root, layout):
     for d, _, files in os.walk(layout.root):
         for f in files:
             assert (layout.root / d / f).read_bytes() == INSIDE
-
-
-@pytest.fixture(params=["auto", "walk"])
-def box(tmp_path, request, monkeypatch):
-    # both resolution paths (openat2 where the kernel has it, and the per-component walk)
-    if request.param == "walk":
-        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
-    else:
-        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
-    root = tmp_path / "root"
-    root.mkdir()
-    sentinel = tmp_path / "sentinel.txt"
-    sentinel.write_bytes(b"outside")
-    return root, sentinel
 
 
 # acceptance (issue 2: Root), written from the issue's words

@@ -106,3 +106,18 @@ def root(layout, mode):
         yield r
     finally:
         r.close()
+
+
+@pytest.fixture(params=["auto", "walk"])
+def box(tmp_path, request, monkeypatch):
+    """(root directory, sentinel file outside it), in both resolution paths (openat2 where the
+    kernel has it, and the per-component walk); the acceptance tests' simpler layout."""
+    if request.param == "walk":
+        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    else:
+        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
+    root = tmp_path / "root"
+    root.mkdir()
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_bytes(b"outside")
+    return root, sentinel

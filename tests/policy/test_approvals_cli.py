@@ -19,6 +19,7 @@ import sys
 from acceptance_support import out, run_cli
 from pathlib import Path
 from assistant.config import parse as parse_config
+from gate_support import ask_in_thread, unattended_gate, wait_request_file
 
 
 # `ws` (the example workspace, a Path) comes from tests/conftest.py
@@ -228,41 +229,6 @@ def test_a_request_whose_run_died_says_so(ws):
     assert r.exit_code == 0 and "nothing will act on this answer" in r.output
 
 
-def _gate(ws, **approvals):
-    cfg = parse_config({"approvals": {"channel": "inbox", "timeout": "20s", **approvals}})
-    return Gate.for_workspace("unattended", run_id="acc-run", config=cfg,
-                              grants_path=ws / "grants.json",
-                              approvals_dir=ws / "state" / "approvals",
-                              audit_path=ws / "state" / "audit.jsonl")
-
-
-def _ask_in_thread(gate, target="people/lina.md", content=b"Lina likes tea\n",
-                   current=b"Lina likes coffee\n"):
-    res = {}
-
-    def go():
-        res["d"] = gate.authorize("memory", target, content=content, current=current,
-                                  summary=f"update {target}")
-
-    t = threading.Thread(target=go, daemon=True)
-    t.start()
-    return t, res
-
-
-def _wait_request(ws, timeout=10.0):
-    inbox = ws / "state" / "approvals"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if inbox.is_dir():
-            reqs = [p for p in inbox.iterdir()
-                    if p.suffix == ".json" and not p.name.startswith(".")
-                    and "answer" not in p.name]
-            if reqs:
-                return json.loads(reqs[0].read_text())
-        time.sleep(0.02)
-    raise AssertionError("no request filed")
-
-
 # acceptance (issue 3: approvals CLI), written from the issue's words
 def test_approvals_list_empty(vault_ws):
     for args in (["approvals", "list"], ["approvals", "list", "--all"],
@@ -305,8 +271,8 @@ def test_approvals_list_follow(vault_ws):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(1.0)
-        t, res = _ask_in_thread(_gate(vault_ws, timeout="5s"))
-        req = _wait_request(vault_ws)
+        t, res = ask_in_thread(unattended_gate(vault_ws, timeout="5s"))
+        req = wait_request_file(vault_ws)
         seen = []
 
         def reader():

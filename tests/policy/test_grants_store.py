@@ -9,6 +9,7 @@ import pytest
 from policy.grants import GrantIndex, Grant, GrantsError, GrantStore
 import threading
 from policy.engine import Session, decide
+from gate_support import in_thread, unblock_fifo
 
 
 def test_missing_file_is_no_grants(tmp_path):
@@ -165,29 +166,6 @@ def test_suffix_indexed_patterns():
     assert idx.find("memory", "a/top.md") is None
 
 
-def in_thread(fn):
-    out = {}
-
-    def run():
-        try:
-            out["value"] = fn()
-        except BaseException as exc:  # surfaced by the test
-            out["error"] = exc
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t, out
-
-
-def _unblock_fifo(path):
-    """Open a FIFO for writing (non-blocking if possible) so a reader stuck in open() returns."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        os.close(fd)
-    except OSError:
-        pass
-
-
 # review (policy): grants.json that is not a list of grants
 @pytest.mark.parametrize("body", [
     '{"version": 1, "grants": [{"kind": [], "target": "people/*"}]}',        # unhashable kind
@@ -226,7 +204,7 @@ def test_grants_json_fifo_is_unreadable_not_a_hang(tmp_path):
     t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
-        _unblock_fifo(path)
+        unblock_fifo(path)
         t.join(0.2)
     assert not hung, "decide() hung opening a FIFO grants.json"
     r = out["value"]

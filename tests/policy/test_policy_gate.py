@@ -27,6 +27,8 @@ from policy import engine
 from policy.approvals import APPROVED, InboxError
 from policy.kinds import KINDS
 from policy.match import match
+from gate_support import ask_in_thread, unattended_gate, wait_request_file
+from gate_support import in_thread, unblock_fifo
 
 
 class Writer:
@@ -449,41 +451,6 @@ def test_half_written_answer_is_denied(ws):
 SECRET = "s3cr3t-Value-Xq9Zk2Lm"
 
 
-def _gate(ws, **approvals):
-    cfg = parse_config({"approvals": {"channel": "inbox", "timeout": "20s", **approvals}})
-    return Gate.for_workspace("unattended", run_id="acc-run", config=cfg,
-                              grants_path=ws / "grants.json",
-                              approvals_dir=ws / "state" / "approvals",
-                              audit_path=ws / "state" / "audit.jsonl")
-
-
-def _ask_in_thread(gate, target="people/lina.md", content=b"Lina likes tea\n",
-                   current=b"Lina likes coffee\n"):
-    res = {}
-
-    def go():
-        res["d"] = gate.authorize("memory", target, content=content, current=current,
-                                  summary=f"update {target}")
-
-    t = threading.Thread(target=go, daemon=True)
-    t.start()
-    return t, res
-
-
-def _wait_request(ws, timeout=10.0):
-    inbox = ws / "state" / "approvals"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if inbox.is_dir():
-            reqs = [p for p in inbox.iterdir()
-                    if p.suffix == ".json" and not p.name.startswith(".")
-                    and "answer" not in p.name]
-            if reqs:
-                return json.loads(reqs[0].read_text())
-        time.sleep(0.02)
-    raise AssertionError("no request filed")
-
-
 def _audit(ws):
     path = ws / "state" / "audit.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -491,8 +458,8 @@ def _audit(ws):
 
 # acceptance (issue 3: approvals flow), written from the issue's words
 def test_request_file_contents(vault_ws):
-    t, res = _ask_in_thread(_gate(vault_ws))
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws))
+    req = wait_request_file(vault_ws)
     import hashlib
     text = json.dumps(req)
     assert req["id"] and req["kind"] == "memory" and req["target"] == "people/lina.md"
@@ -538,8 +505,8 @@ def test_request_file_contents(vault_ws):
                                             ("exact", "people/lina.md"), ("dir", "people/*")])
 def test_approve_remember(vault_ws, remember, grant):
     (vault_ws / "grants.json").unlink(missing_ok=True)
-    t, res = _ask_in_thread(_gate(vault_ws))
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws))
+    req = wait_request_file(vault_ws)
     r = run_cli(["approvals", "approve", req["id"], "--remember", remember], ws=vault_ws)
     assert r.exit_code == 0, out(r)
     t.join(10)
@@ -569,8 +536,8 @@ def test_approve_remember(vault_ws, remember, grant):
 
 
 def test_approve_with_mismatched_hash_refused(vault_ws):
-    t, res = _ask_in_thread(_gate(vault_ws, timeout="3s"))
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws, timeout="3s"))
+    req = wait_request_file(vault_ws)
     r = run_cli(["approvals", "approve", req["id"], "--sha256", "0" * 64], ws=vault_ws)
     assert r.exit_code != 0
     time.sleep(0.2)
@@ -581,8 +548,8 @@ def test_approve_with_mismatched_hash_refused(vault_ws):
 
 
 def test_no_dir_offer_at_memory_root(vault_ws):
-    t, res = _ask_in_thread(_gate(vault_ws), target="top.md")
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws), target="top.md")
+    req = wait_request_file(vault_ws)
     r = run_cli(["approvals", "approve", req["id"], "--remember", "dir"], ws=vault_ws)
     assert r.exit_code != 0
     r = run_cli(["approvals", "approve", req["id"], "--remember", "once"], ws=vault_ws)
@@ -596,9 +563,9 @@ def test_no_dir_offer_at_memory_root(vault_ws):
 def test_two_approvers_at_once_lose_no_grant(vault_ws):
     import subprocess
     (vault_ws / "grants.json").unlink(missing_ok=True)
-    gate = _gate(vault_ws)
+    gate = unattended_gate(vault_ws)
     targets = [f"people/p{i}.md" for i in range(4)]
-    threads = [_ask_in_thread(gate, target=tg) for tg in targets]
+    threads = [ask_in_thread(gate, target=tg) for tg in targets]
     inbox = vault_ws / "state" / "approvals"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -623,8 +590,8 @@ def test_two_approvers_at_once_lose_no_grant(vault_ws):
 
 
 def test_timeout_is_deny_recorded_expired(vault_ws):
-    t, res = _ask_in_thread(_gate(vault_ws, timeout="1s"))
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws, timeout="1s"))
+    req = wait_request_file(vault_ws)
     t.join(10)
     assert res["d"].allowed is False
     r = run_cli(["approvals", "list", "--all", "--json"], ws=vault_ws)
@@ -644,7 +611,7 @@ def test_timeout_is_deny_recorded_expired(vault_ws):
                                      {"notify": ["false", "{summary}"]}])
 def test_unreachable_approver_is_deny(vault_ws, setting):
     start = time.monotonic()
-    d = _gate(vault_ws, **setting).authorize("memory", "people/lina.md", content=b"x\n",
+    d = unattended_gate(vault_ws, **setting).authorize("memory", "people/lina.md", content=b"x\n",
                                        current=None, summary="s")
     assert d.allowed is False and d.verdict == "deny"
     assert time.monotonic() - start < 10
@@ -657,8 +624,8 @@ def test_notify_command_gets_summary(vault_ws, tmp_path):
     got = tmp_path / "notified.txt"
     notify = [sys.executable, "-c",
               f"import sys; open({str(got)!r}, 'w').write(sys.argv[1])", "{summary}"]
-    t, res = _ask_in_thread(_gate(vault_ws, notify=notify))
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws, notify=notify))
+    req = wait_request_file(vault_ws)
     deadline = time.monotonic() + 10
     while not (got.exists() and got.read_text()) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -674,15 +641,15 @@ def test_inbox_not_a_directory_is_deny(vault_ws):
     inbox = vault_ws / "state" / "approvals"
     shutil.rmtree(inbox)
     inbox.write_text("not a folder")
-    d = _gate(vault_ws).authorize("memory", "people/lina.md", content=b"x\n", current=None,
+    d = unattended_gate(vault_ws).authorize("memory", "people/lina.md", content=b"x\n", current=None,
                             summary="s")
     assert d.allowed is False and d.verdict == "deny"
     assert _audit(vault_ws)[-1]["verdict"] == "deny"
 
 
 def test_corrupt_request_while_waiting_is_deny(vault_ws):
-    t, res = _ask_in_thread(_gate(vault_ws, timeout="2s"))
-    req = _wait_request(vault_ws)
+    t, res = ask_in_thread(unattended_gate(vault_ws, timeout="2s"))
+    req = wait_request_file(vault_ws)
     path = vault_ws / "state" / "approvals" / f"{req['id']}.json"
     assert path.exists()
     os.chmod(path, 0o600)
@@ -702,9 +669,9 @@ def test_approval_request_is_redacted(vault_ws):
                               grants_path=vault_ws / "grants.json",
                               approvals_dir=vault_ws / "state" / "approvals",
                               audit_path=vault_ws / "state" / "audit.jsonl", redact=scanner.redact)
-    t, res = _ask_in_thread(gate, content=b"new text\n",
+    t, res = ask_in_thread(gate, content=b"new text\n",
                             current=f"old text with {SECRET}\n".encode())
-    req = _wait_request(vault_ws)
+    req = wait_request_file(vault_ws)
     raw = "".join(p.read_text() for p in (vault_ws / "state" / "approvals").glob("*.json"))
     assert SECRET not in raw and "[redacted:github]" in raw
     r = run_cli(["approvals", "show", req["id"]], ws=vault_ws)
@@ -738,29 +705,6 @@ def wait_for_request(inbox, limit=15.0):
     raise TimeoutError("no request appeared")
 
 
-def in_thread(fn):
-    out = {}
-
-    def run():
-        try:
-            out["value"] = fn()
-        except BaseException as exc:  # surfaced by the test
-            out["error"] = exc
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t, out
-
-
-def _unblock_fifo(path):
-    """Open a FIFO for writing (non-blocking if possible) so a reader stuck in open() returns."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        os.close(fd)
-    except OSError:
-        pass
-
-
 def _file_request(inbox, target="people/lina.md"):
     from policy.kinds import offers
     req, _ = inbox.create(run_id="r", kind="memory", target=target, summary="s", reason="why",
@@ -789,7 +733,7 @@ def test_answer_fifo_is_a_deny_not_a_hang(ws):
     t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
-        _unblock_fifo(fifo)
+        unblock_fifo(fifo)
         t.join(0.2)
     assert not hung, "the waiting run hung opening a FIFO answer"
     d = out["value"]
@@ -821,7 +765,7 @@ def test_request_fifo_is_listed_as_corrupt_not_a_hang(ws):
     t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
     hung = t.is_alive()
     while t.is_alive():
-        _unblock_fifo(fifo)
+        unblock_fifo(fifo)
         t.join(0.2)
     assert not hung, "listing hung on a FIFO request file"
     [entry] = out["value"]

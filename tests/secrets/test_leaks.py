@@ -22,6 +22,7 @@ from leak_corpus import (
 import itertools
 import string
 import threading
+from bounded import bounded
 
 TOKENS = fake_tokens()
 SHAPES = Scanner({})
@@ -568,19 +569,6 @@ def test_finding_equality():
 REVIEW_SECRET = "Zq8#pL2!vN7xR4tW"
 
 
-def _bounded(fn, limit: float):
-    """Run fn in a thread; fail (not hang) if it takes longer than `limit` seconds.
-
-    The limit is generous (linear work takes well under a tenth of it); it only separates
-    linear from quadratic, it is not a speed target."""
-    box: dict = {}
-    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
-    t.start()
-    t.join(limit)
-    assert not t.is_alive(), f"still running after {limit}s: super-linear on hostile input"
-    return box.get("r")
-
-
 def _distinct_begin_lines(size: int) -> str:
     parts, n = [], 0
     for k in itertools.count(1):
@@ -604,7 +592,7 @@ REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
 ])
 def test_private_key_rule_is_linear_on_a_mebibyte_of_begin_lines(text):
     scanner = Scanner({})
-    found = _bounded(lambda: scanner.find(text), 8.0)
+    found = bounded(lambda: scanner.find(text), 8.0)
     assert found and all(f.rule == "private-key" for f in found)
 
 
@@ -626,7 +614,7 @@ def test_private_key_rule_still_pairs_begin_with_its_own_end():
 ])
 def test_overlapping_vault_hits_are_linear_and_redacted_once(value, text):
     scanner = Scanner({"x": value})
-    red = _bounded(lambda: scanner.redact(text), 20.0)
+    red = bounded(lambda: scanner.redact(text), 20.0)
     assert red.strip() == "[redacted:x]"
 
 

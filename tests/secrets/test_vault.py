@@ -26,6 +26,7 @@ from assistant.workspace import init_workspace, open_workspace
 from acceptance_support import PASS as acc_PASS
 import threading
 from assistant.leaks import Scanner
+from bounded import bounded
 
 FAST = {"opslimit": 1, "memlimit": 8 * 1024 * 1024}
 PASS = "correct horse " + "battery staple"
@@ -407,19 +408,6 @@ def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
             Vault.open(path, acc_PASS)
 
 
-def _bounded(fn, limit: float):
-    """Run fn in a thread; fail (not hang) if it takes longer than `limit` seconds.
-
-    The limit is generous (linear work takes well under a tenth of it); it only separates
-    linear from quadratic, it is not a speed target."""
-    box: dict = {}
-    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
-    t.start()
-    t.join(limit)
-    assert not t.is_alive(), f"still running after {limit}s: super-linear on hostile input"
-    return box.get("r")
-
-
 # review (secrets): 6. vault: a value that is mostly spaces or backslashes
 @pytest.mark.parametrize("value", ["a b c d e f", "ab\\\\\\\\\\\\\\\\", "x\ty\tz\tw\tv", "\\\\\\\\\\\\\\\\\\\\"])
 def test_vault_refuses_a_value_whose_scannable_part_is_too_short(value, tmp_path):
@@ -452,7 +440,7 @@ def test_fifo_at_the_vault_path_is_a_clear_error_not_a_hang(tmp_path):
             Vault.open(fifo, "pw-for-tests")
         return True
 
-    assert _bounded(attempt, 5.0)
+    assert bounded(attempt, 5.0)
 
 
 def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
@@ -470,4 +458,4 @@ def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
             read_key_file(ws)
         return True
 
-    assert _bounded(attempt, 5.0)
+    assert bounded(attempt, 5.0)
