@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assistant.workspace import init_workspace
+from e2e_support import make_ws as example_make_ws
+from e2e_support import write_script  # noqa: F401  (re-exported for tests/secrets)
+from workspaces import cheap_kdf
 
 PY = sys.executable
 PASSPHRASE = "correct horse battery staple"
@@ -16,11 +18,8 @@ WIFI = "tangerine-Dream-4412-xyzzy"          # a vault value (never printed by t
 
 
 def make_ws(tmp_path: Path, *, secrets: dict[str, str] | None = None, extra_config: str = "") -> Path:
-    ws = tmp_path / "ws"
-    init_workspace(ws, example=True)
-    cfg = ws / "config.toml"
-    text = cfg.read_text().replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256", "memlimit_mib = 8")
-    cfg.write_text(text + extra_config)
+    """The example workspace with a cheap vault KDF; with SECRETS, a vault holding them."""
+    ws = cheap_kdf(example_make_ws(tmp_path, extra_config=extra_config))
     if secrets is not None:
         from assistant.vault import Vault
 
@@ -28,12 +27,6 @@ def make_ws(tmp_path: Path, *, secrets: dict[str, str] | None = None, extra_conf
         for name, value in secrets.items():
             v.set(name, value)
     return ws
-
-
-def write_script(tmp_path: Path, items: list, name: str = "script.json") -> Path:
-    p = tmp_path / name
-    p.write_text(json.dumps(items))
-    return p
 
 
 def env(**extra: str) -> dict:

@@ -2,7 +2,7 @@
 
 from assistant.vault import Vault
 
-from test_e2e_scripted import cli_env, make_ws, run_cli, write_script
+from e2e_support import cli_env, make_ws, run_cli, write_script
 
 
 def test_wrong_passphrase_fails_closed_with_unlock_help(tmp_path):
