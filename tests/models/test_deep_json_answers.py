@@ -33,40 +33,31 @@ def _send_raw(h, text, ctype="application/json"):
     h.wfile.write(data)
 
 
-def test_a_deeply_nested_model_list_is_a_model_error():
-    rec = Recorder(lambda h, path, body: _send_raw(h, DEEP))
-    try:
-        with pytest.raises(ModelError, match="did not answer JSON"):
-            OpenAIModel({"endpoint": rec.url}, timeout=10)
-    finally:
-        rec.close()
+def test_a_deeply_nested_model_list_is_a_model_error(recording_server):
+    rec = recording_server(lambda h, path, body: _send_raw(h, DEEP))      # conftest: closed at teardown
+    with pytest.raises(ModelError, match="did not answer JSON"):
+        OpenAIModel({"endpoint": rec.url}, timeout=10)
 
 
-def test_a_deeply_nested_stream_event_ends_the_step_as_malformed():
+def test_a_deeply_nested_stream_event_ends_the_step_as_malformed(recording_server):
     def answer(h, path, body):
         if path == "/v1/models":
             return send_json(h, models("vllm"))
         return send_stream(h, [f"data: {DEEP}\n", "data: [DONE]\n"])
 
-    rec = Recorder(answer)
-    try:
-        m = OpenAIModel({"endpoint": rec.url}, timeout=10)
-        got = m.step([{"role": "user", "content": "hi"}], {"type": "object"}, max_tokens=10)
-        assert got.finish_reason == "malformed" and got.text == ""
-    finally:
-        rec.close()
+    rec = recording_server(answer)      # conftest: closed at teardown
+    m = OpenAIModel({"endpoint": rec.url}, timeout=10)
+    got = m.step([{"role": "user", "content": "hi"}], {"type": "object"}, max_tokens=10)
+    assert got.finish_reason == "malformed" and got.text == ""
 
 
-def test_a_deeply_nested_tokenize_answer_is_a_model_error():
+def test_a_deeply_nested_tokenize_answer_is_a_model_error(recording_server):
     def answer(h, path, body):
         if path == "/v1/models":
             return send_json(h, models("llamacpp"))
         return _send_raw(h, DEEP)
 
-    rec = Recorder(answer)
-    try:
-        m = OpenAIModel({"endpoint": rec.url}, timeout=10)
-        with pytest.raises(ModelError):
-            m.step([{"role": "user", "content": "hi"}], {"type": "object"}, max_tokens=10)
-    finally:
-        rec.close()
+    rec = recording_server(answer)      # conftest: closed at teardown
+    m = OpenAIModel({"endpoint": rec.url}, timeout=10)
+    with pytest.raises(ModelError):
+        m.step([{"role": "user", "content": "hi"}], {"type": "object"}, max_tokens=10)

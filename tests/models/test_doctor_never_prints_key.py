@@ -48,7 +48,7 @@ def _doctor(ws):
     return res.exit_code, res.output
 
 
-def test_a_test_step_echoing_the_key_is_not_printed(tmp_path):
+def test_a_test_step_echoing_the_key_is_not_printed(tmp_path, recording_server):
     value = "sk-review-" + os.urandom(8).hex()
 
     def answer(h, path, body):
@@ -58,29 +58,23 @@ def test_a_test_step_echoing_the_key_is_not_printed(tmp_path):
         return send_stream(h, [f"data: {json.dumps({'choices': [{'delta': {'content': echoed}}]})}\n",
                                "data: [DONE]\n"])
 
-    rec = Recorder(answer)
-    try:
-        ws = _workspace(tmp_path, rec, value)
-        code, out = _doctor(ws)
-        assert rec.posts("/v1/chat/completions"), out      # the step did run, with the key
-        assert rec.posts("/v1/chat/completions")[-1]["headers"].get("Authorization") == f"Bearer {value}"
-        assert "ignored the action schema" in out
-        assert value not in out
-    finally:
-        rec.close()
+    rec = recording_server(answer)      # conftest: closed at teardown
+    ws = _workspace(tmp_path, rec, value)
+    code, out = _doctor(ws)
+    assert rec.posts("/v1/chat/completions"), out      # the step did run, with the key
+    assert rec.posts("/v1/chat/completions")[-1]["headers"].get("Authorization") == f"Bearer {value}"
+    assert "ignored the action schema" in out
+    assert value not in out
 
 
-def test_an_error_echoing_the_key_is_not_printed(tmp_path):
+def test_an_error_echoing_the_key_is_not_printed(tmp_path, recording_server):
     value = "sk-review-" + os.urandom(8).hex()
 
     def answer(h, path, body):
         return send_json(h, {"error": f"denied for {h.headers.get('Authorization')}"}, status=403)
 
-    rec = Recorder(answer)
-    try:
-        ws = _workspace(tmp_path, rec, value)
-        code, out = _doctor(ws)
-        assert code == 1 and "refused the request (HTTP 403)" in out
-        assert value not in out
-    finally:
-        rec.close()
+    rec = recording_server(answer)      # conftest: closed at teardown
+    ws = _workspace(tmp_path, rec, value)
+    code, out = _doctor(ws)
+    assert code == 1 and "refused the request (HTTP 403)" in out
+    assert value not in out

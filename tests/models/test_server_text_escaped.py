@@ -48,13 +48,10 @@ def _run_on_a_terminal(ws, url) -> str:
     lambda h, path, body: send_json(h, models("vllm", (EVIL, "other"))),
     lambda h, path, body: _send_text(h, "bad request: " + EVIL, 400),
 ], ids=["model-ids", "error-body"])
-def test_server_text_is_escaped_on_the_terminal(tmp_path, answer):
-    rec = Recorder(answer)
-    try:
-        ws = make_ws(tmp_path)
-        out = _run_on_a_terminal(ws, rec.url)
-        assert "error:" in out, out
-        assert "\x1b" not in out, repr(out)
-        assert "\\x1b[2J" in out
-    finally:
-        rec.close()
+def test_server_text_is_escaped_on_the_terminal(tmp_path, answer, recording_server):
+    rec = recording_server(answer)      # conftest: closed at teardown
+    ws = make_ws(tmp_path)
+    out = _run_on_a_terminal(ws, rec.url)
+    assert "error:" in out, out
+    assert "\x1b" not in out, repr(out)
+    assert "\\x1b[2J" in out

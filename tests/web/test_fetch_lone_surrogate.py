@@ -32,20 +32,20 @@ class Encoding(ScriptedModel):
         return super().step(messages, *args, **kwargs)
 
 
-def test_a_utf7_page_with_a_lone_surrogate_does_not_end_the_turn(tmp_path):
+def test_a_utf7_page_with_a_lone_surrogate_does_not_end_the_turn(tmp_path, loopback_site):
     page = b"hello +2AA- world"
-    with Site({"/": (200, {"Content-Type": "text/plain; charset=utf-7"}, page)}) as site:
-        ws = make_ws(tmp_path)
-        script = write_script(tmp_path, [{"tool": "web_fetch", "args": {"url": site.url("/")}},
-                                         {"reply": "read it"}])
-        session = open_session(open_workspace(ws), "watched", kind="test", interactive=False,
-                               inline_ask=lambda q: "once")
-        try:
-            agent = session.new_agent(Encoding(script))
-            result = agent.turn("fetch the page")
-        finally:
-            session.close()
-        assert site.seen_headers, "the page was not fetched"
+    site = loopback_site({"/": (200, {"Content-Type": "text/plain; charset=utf-7"}, page)})      # conftest: closed at teardown
+    ws = make_ws(tmp_path)
+    script = write_script(tmp_path, [{"tool": "web_fetch", "args": {"url": site.url("/")}},
+                                     {"reply": "read it"}])
+    session = open_session(open_workspace(ws), "watched", kind="test", interactive=False,
+                           inline_ask=lambda q: "once")
+    try:
+        agent = session.new_agent(Encoding(script))
+        result = agent.turn("fetch the page")
+    finally:
+        session.close()
+    assert site.seen_headers, "the page was not fetched"
     assert result.outcome != "error", result.message
     assert "read it" in (result.reply or "")
     records = [r for t in transcripts(ws) for r in t]

@@ -90,25 +90,25 @@ def test_vault_value_spelled_for_the_host_normaliser_is_refused_before_asking(se
     assert asked == []                          # nobody was asked
 
 
-def test_five_layers_of_percent_encoding_are_seen_through(session):
+def test_five_layers_of_percent_encoding_are_seen_through(session, loopback_site):
     asked: list = []
-    with Site({}) as site:
-        parts = session(asked=asked)
-        enc = MIXED
-        for _ in range(5):
-            enc = urllib.parse.quote(enc, safe="")
-        with pytest.raises(SecretInUrl):
-            fetch(parts, site.url("/search?q=" + enc))
-        assert asked == [] and site.seen_headers == []
+    site = loopback_site({})      # conftest: closed at teardown
+    parts = session(asked=asked)
+    enc = MIXED
+    for _ in range(5):
+        enc = urllib.parse.quote(enc, safe="")
+    with pytest.raises(SecretInUrl):
+        fetch(parts, site.url("/search?q=" + enc))
+    assert asked == [] and site.seen_headers == []
 
 
 @pytest.mark.parametrize("literal", ["[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[0:0:0:0:0:ffff:7f00:1]"])
-def test_ipv4_mapped_ipv6_spelling_is_refused(session, literal):
+def test_ipv4_mapped_ipv6_spelling_is_refused(session, literal, loopback_site):
     """The gate would rule on '[::ffff:7f00:1]' while the socket reaches 127.0.0.1: one host,
     two spellings. Like 127.1 or 0x7f.1, it is refused with the spelling to use instead."""
     asked: list = []
-    with Site({"/": (200, {"Content-Type": "text/plain"}, b"reached")}) as site:
-        parts = session(asked=asked)
-        with pytest.raises(ToolError, match="IPv4"):
-            fetch(parts, f"http://{literal}:{site.port}/")
-        assert asked == [] and site.seen_headers == []
+    site = loopback_site({"/": (200, {"Content-Type": "text/plain"}, b"reached")})      # conftest: closed at teardown
+    parts = session(asked=asked)
+    with pytest.raises(ToolError, match="IPv4"):
+        fetch(parts, f"http://{literal}:{site.port}/")
+    assert asked == [] and site.seen_headers == []
