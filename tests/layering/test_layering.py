@@ -24,18 +24,22 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
              # other doors into the same session (DESIGN.md): they start at open_session like cli
              "assistant.mcp", "assistant.web")),
     ("session", ("assistant.session",)),
-    ("agent", ("assistant.agent",)),
+    ("agent", ("assistant.agent", "assistant.gate_view", "assistant.streaming")),
     ("prompt/models/tools", ("assistant.prompt", "assistant.actions", "assistant.models",
                              "assistant.tools")),
     ("memory/index/history", ("assistant.memory", "assistant.index", "assistant.history",
                               "assistant.history_scan", "assistant.catalog", "assistant.notes",
                               "assistant.names", "assistant.recall", "assistant.embed",
+                              "assistant.gated_write",
+                              # the approval side channels (web approvals, issue 16)
+                              "assistant.approving", "assistant.approval_links", "assistant.push",
                               "assistant.revision_key", "assistant.call_context",
                               "assistant.transcript", "assistant.runs", "assistant.watch")),
     ("vault/leaks", ("assistant.vault", "assistant.leaks", "assistant.leak_rules",
                      "assistant.remembered", "assistant.unredact")),
-    # terminal escapes what is shown (ConfinementError texts included); it sits beside confine
-    ("confine", ("assistant.confine", "assistant.terminal")),
+    # terminal escapes what is shown (ConfinementError texts included); it and the other display
+    # helpers (colour, local time) sit beside confine
+    ("confine", ("assistant.confine", "assistant.terminal", "assistant.colour", "assistant.localtime")),
     ("workspace", ("assistant.workspace", "assistant.config", "assistant.hidden", "assistant.schedule",
                    "assistant.locking", "assistant.interrupt")),
     ("policy.gate", ("policy", "policy.gate")),
@@ -106,10 +110,13 @@ def imports_of(module: str) -> set[str]:
 
 
 def layer_of(module: str) -> int | None:
+    """The index in LAYERS of MODULE's longest matching prefix. A top package's own name
+    (`assistant`, `policy`: its __init__) matches only itself, so a new module is never placed
+    by accident under the package's layer."""
     best: tuple[int, int] | None = None   # (prefix length, layer index)
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
+            if module == prefix or (prefix not in PACKAGES and module.startswith(prefix + ".")):
                 if best is None or len(prefix) > best[0]:
                     best = (len(prefix), index)
     return None if best is None else best[1]
@@ -129,6 +136,13 @@ def test_policy_never_imports_assistant():
     bad = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if m.split(".")[0] == "policy"
                  for d in deps if d.split(".")[0] == "assistant")
     assert bad == [], "policy/ must not depend on assistant/:\n" + "\n".join(bad)
+
+
+def test_a_new_module_is_not_placed_by_its_package_name():
+    assert layer_of("assistant") is not None and layer_of("policy") is not None
+    assert layer_of("assistant.brand_new_module") is None
+    assert layer_of("policy.brand_new_module") is None
+    assert layer_of("assistant.cli.brand_new_command") == layer_of("assistant.cli")
 
 
 def test_every_module_has_a_layer():
