@@ -18,6 +18,8 @@ import pytest
 pytest.importorskip("httpx")
 pexpect = pytest.importorskip("pexpect")
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from recording_server import Recorder, models, send_json  # noqa: E402
 
 from e2e_support import cli_env, make_ws  # noqa: E402
@@ -48,10 +50,13 @@ def _run_on_a_terminal(ws, url) -> str:
     lambda h, path, body: send_json(h, models("vllm", (EVIL, "other"))),
     lambda h, path, body: _send_text(h, "bad request: " + EVIL, 400),
 ], ids=["model-ids", "error-body"])
-def test_server_text_is_escaped_on_the_terminal(tmp_path, answer, recording_server):
-    rec = recording_server(answer)      # conftest: closed at teardown
-    ws = make_ws(tmp_path)
-    out = _run_on_a_terminal(ws, rec.url)
-    assert "error:" in out, out
-    assert "\x1b" not in out, repr(out)
-    assert "\\x1b[2J" in out
+def test_server_text_is_escaped_on_the_terminal(tmp_path, answer):
+    rec = Recorder(answer)
+    try:
+        ws = make_ws(tmp_path)
+        out = _run_on_a_terminal(ws, rec.url)
+        assert "error:" in out, out
+        assert "\x1b" not in out, repr(out)
+        assert "\\x1b[2J" in out
+    finally:
+        rec.close()
