@@ -488,7 +488,7 @@ def server_runs_part(args) -> bool:
     loopback): its KV cache lives in the server process, so run 2 of a new client reuses it."""
     try:
         import llama_cpp.server.app  # noqa: F401
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "models"))
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
         from model_server import ALIAS, start_server
     except ImportError as exc:
         print(f"\nPart 3b skipped: {exc} (pip install 'assistant[server]')")

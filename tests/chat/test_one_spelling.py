@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_e2e_support import make_ws, memory_files
+from e2e_support import make_ws, memory_files
 
 NFC = "people/jos\u00e9.md"
 NFD = "people/jose\u0301.md"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 
-from test_e2e_support import Site, make_ws, write_script
+from e2e_support import Site, make_ws, write_script
 
 
 def _grants(ws) -> list:

@@ -13,6 +13,7 @@ import pytest
 
 from assistant.vault import ENV_PASSPHRASE, Vault
 from assistant.workspace import init_workspace
+from workspaces import cheap_kdf
 
 PASS = "daily passphrase " + "for tests"
 VALUE = "daily-" + "value-" + "Rt52Kc9w"
@@ -22,10 +23,7 @@ VALUE = "daily-" + "value-" + "Rt52Kc9w"
 def ws(tmp_path):
     root = tmp_path / "ws"
     init_workspace(root)
-    cfg = (root / "config.toml").read_text()
-    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
-    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
-    (root / "config.toml").write_text(cfg)
+    cheap_kdf(root)
     return root
 
 

@@ -11,18 +11,13 @@ import sys
 
 import pytest
 
-from assistant.workspace import init_workspace
+from e2e_support import make_ws
 
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    cfg = (root / "config.toml").read_text()
-    cfg = cfg.replace('channel = "inbox"', 'channel = "none"')
-    cfg += '\n[[schedule]]\nname = "morning"\ncron = "0 7 * * *"\ntask = "morning review"\n'
-    (root / "config.toml").write_text(cfg)
-    return root
+    return make_ws(tmp_path, channel="none",
+                   extra_config='\n[[schedule]]\nname = "morning"\ncron = "0 7 * * *"\ntask = "morning review"\n')
 
 
 def cli(ws, *args, timeout=60):

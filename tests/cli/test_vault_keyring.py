@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ import pytest
 
 from assistant.vault import ENV_PASSPHRASE, Vault
 from assistant.workspace import init_workspace
+from workspaces import cheap_kdf
 
 PASS = "keyring passphrase " + "for tests"
 VALUE = "kr-" + "value-" + "Wm38Tz1q"
@@ -31,10 +31,7 @@ pytestmark = pytest.mark.skipif(
 def ws(tmp_path):
     root = tmp_path / "ws"
     init_workspace(root, example=True)
-    cfg = (root / "config.toml").read_text()
-    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
-    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
-    (root / "config.toml").write_text(cfg)
+    cheap_kdf(root)
     env = {**os.environ, ENV_PASSPHRASE: PASS}
     for args in (["vault", "init"], ["vault", "set", "wifi"]):
         r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(root), *args], input=VALUE,

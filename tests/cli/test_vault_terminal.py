@@ -4,7 +4,6 @@ retried when mistyped, never read from a pipe (issue 13, items 2 and 3)."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 
@@ -13,6 +12,7 @@ import pytest
 
 from assistant.vault import ENV_PASSPHRASE, Vault
 from assistant.workspace import init_workspace
+from workspaces import cheap_kdf
 
 PASS = "terminal passphrase " + "for tests"
 VALUE = "piped-" + "value-" + "Qx71Lm0p"
@@ -22,10 +22,7 @@ VALUE = "piped-" + "value-" + "Qx71Lm0p"
 def ws(tmp_path):
     root = tmp_path / "ws"
     init_workspace(root)
-    cfg = (root / "config.toml").read_text()
-    cfg = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", cfg)
-    cfg = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", cfg)
-    (root / "config.toml").write_text(cfg)
+    cheap_kdf(root)
     return root
 
 

@@ -8,17 +8,12 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 from assistant.config import ConfigError, LimitsConfig, parse, read
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace import open_workspace
 from policy.approvals import ApprovalSettings, Inbox, sha256_hex
 from policy.kinds import KINDS
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    return root
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def cli(ws, *args):
     return CliRunner().invoke(main, ["-w", str(ws), *args])

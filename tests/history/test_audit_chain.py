@@ -171,11 +171,7 @@ def test_a_held_lock_is_a_bounded_wait_then_an_error(tmp_path):
 
 # --- the CLI -----------------------------------------------------------------------------------
 
-@pytest.fixture
-def ws(tmp_path):
-    init_workspace(tmp_path / "ws", example=True)
-    return tmp_path / "ws"
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def audit_cli(ws, *args):
     return CliRunner().invoke(main, ["-w", str(ws), "audit", *args])

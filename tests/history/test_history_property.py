@@ -29,7 +29,6 @@ def revision_for(ws):
     key = load_key(Path(ws) / "state")
     return lambda data: keyed_revision(data, key)
 from assistant.session import open_session
-from assistant.workspace import init_workspace
 
 DRIVER = Path(history_driver.__file__)
 
@@ -38,11 +37,7 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@pytest.fixture
-def ws(tmp_path):
-    init_workspace(tmp_path / "ws", example=True)
-    return tmp_path / "ws"
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def journal(path: Path) -> list[dict]:
     if not path.exists():

@@ -22,7 +22,6 @@ def revision_for(ws):
     key = load_key(Path(ws) / "state")
     return lambda data: keyed_revision(data, key)
 from assistant.session import open_session
-from assistant.workspace import init_workspace
 
 
 
@@ -69,11 +68,7 @@ SECRET = "correct-horse-7Qz!battery"
 PASS = "a passphrase for the test vault"
 
 
-@pytest.fixture
-def ws(tmp_path):
-    init_workspace(tmp_path / "ws", example=True)
-    return tmp_path / "ws"
-
+# `ws` (the example workspace, a Path) comes from tests/conftest.py
 
 def session(ws, **kw):
     return open_session(ws, "watched", kind="api", transcript=False, **kw)

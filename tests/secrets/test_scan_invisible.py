@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.catalog import CatalogSettings, render  # noqa: E402
 from assistant.leaks import Scanner  # noqa: E402
@@ -22,7 +21,7 @@ from assistant.tools.registry import tools_by_name  # noqa: E402
 from assistant.workspace import open_workspace  # noqa: E402
 
 from leak_corpus import fake_tokens  # noqa: E402
-from test_e2e_support import make_ws  # noqa: E402
+from e2e_support import make_ws  # noqa: E402
 
 SECRET = "Marmalade" + "-Orbit-" + "5519"
 INVISIBLE = ["\u200b", "\u00ad", "\u2060", "\ufeff", "\u200c", "\u200d", "\u2063", "\u180e",

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.leaks import Scanner  # noqa: E402
 from leak_corpus import B62, B64URL, fake_tokens, ordinary_notes, random_secrets  # noqa: E402

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from test_e2e_support import Site, make_ws, transcripts, write_script
+from e2e_support import Site, make_ws, transcripts, write_script
 from tty_harness import Pty
 
 

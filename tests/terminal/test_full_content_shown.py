@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 
-from test_e2e_support import make_ws, memory_files, write_script
+from e2e_support import make_ws, memory_files, write_script
 from tty_harness import Pty
 
 ASK = 'memory_watched = "ask"\n'

@@ -4,7 +4,7 @@ path and query are each shown in full, escaped, with their lengths. Against a lo
 
 from __future__ import annotations
 
-from test_e2e_support import Site, make_ws, write_script
+from e2e_support import Site, make_ws, write_script
 from tty_harness import Pty
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 SIGINT_TESTS = [
-    "test_cli_ux.py::test_ctrl_c_at_the_prompt_clears_the_line_and_the_chat_goes_on",
-    "test_cli_ux.py::test_ctrl_c_ends_follow_and_watch_cleanly_on_a_fresh_line",
-    "test_run.py::test_an_interrupted_run_does_not_leave_its_request_pending[SIGINT]",
+    "cli/test_cli_ux.py::test_ctrl_c_at_the_prompt_clears_the_line_and_the_chat_goes_on",
+    "cli/test_cli_ux.py::test_ctrl_c_ends_follow_and_watch_cleanly_on_a_fresh_line",
+    "run/test_run.py::test_an_interrupted_run_does_not_leave_its_request_pending[SIGINT]",
     "terminal/test_deliberate_answers.py::test_ctrl_c_at_the_question_denies_at_once_and_the_next_line_is_a_message",
 ]
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_e2e_support import make_ws, memory_files, write_script
+from e2e_support import make_ws, memory_files, write_script
 from tty_harness import Pty
 
 ERASE = "\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K"

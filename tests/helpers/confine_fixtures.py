@@ -1,0 +1,123 @@
+"""Shared fixtures for the confine tests: a root, an outside directory with a sentinel, and the
+two resolver modes (openat2 and the per-component walk). Import the fixtures by name."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from assistant.confine import Root, openat2_available
+
+MODES = ["openat2", "walk"]
+SENTINEL_BYTES = b"SENTINEL: outside the root, must never be created, changed or read\n"
+OUTSIDE_NOTE = b"OUTSIDE NOTE: a followed link would land here\n"
+
+
+def make_root(path, mode: str) -> Root:
+    r = Root(path, use_openat2=(mode == "openat2"))
+    assert r.uses_openat2 == (mode == "openat2")
+    return r
+
+
+@dataclass
+class Layout:
+    base: Path
+    root: Path
+    outside: Path
+    sentinel: Path
+
+    def _scan(self) -> dict:
+        """Stat-only picture of everything outside the root (reading would touch atimes)."""
+        seen = {}
+        for dirpath, dirnames, filenames in os.walk(self.base):
+            d = Path(dirpath)
+            if d == self.root or self.root in d.parents:
+                dirnames[:] = []
+                continue
+            for name in dirnames + filenames:
+                p = d / name
+                if p == self.root:
+                    continue
+                st = os.lstat(p)
+                seen[str(p)] = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns,
+                                None if stat.S_ISDIR(st.st_mode) else st.st_atime_ns,
+                                st.st_nlink if not stat.S_ISDIR(st.st_mode) else None)
+        return seen
+
+    def snapshot(self) -> dict:
+        return self._scan()
+
+    def assert_untouched(self, before: dict) -> None:
+        after = self._scan()
+        created = sorted(set(after) - set(before))
+        removed = sorted(set(before) - set(after))
+        assert not created, f"created outside the root: {created}"
+        assert not removed, f"removed outside the root: {removed}"
+        for k in before:
+            b, a = before[k], after[k]
+            # nlink of the sentinel may drop when a test removes a hard link inside the root
+            assert b[:4] == a[:4], f"changed outside the root: {k}"
+            assert b[4] == a[4], f"read outside the root (atime moved): {k}"
+        # content check last: it reads the file itself, so put its atime back afterwards
+        st = os.stat(self.sentinel)
+        assert self.sentinel.read_bytes() == SENTINEL_BYTES
+        os.utime(self.sentinel, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def build_layout(base: Path) -> Layout:
+    root = base / "root"
+    outside = base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "sub").mkdir()
+    sentinel = outside / "secret.txt"
+    sentinel.write_bytes(SENTINEL_BYTES)
+    for p in (outside / "sub" / "note.md",):
+        p.write_bytes(OUTSIDE_NOTE)
+    # atime far in the past: on relatime mounts any read of these files moves it
+    old = time.time() - 30 * 86400
+    for p in (sentinel, outside / "sub" / "note.md"):
+        st = os.stat(p)
+        os.utime(p, ns=(int(old * 1e9), st.st_mtime_ns))
+    return Layout(base=base, root=root, outside=outside, sentinel=sentinel)
+
+
+@pytest.fixture(params=MODES)
+def mode(request) -> str:
+    if request.param == "openat2" and not openat2_available():
+        pytest.skip("openat2 not available on this kernel")
+    return request.param
+
+
+@pytest.fixture
+def layout(tmp_path) -> Layout:
+    return build_layout(tmp_path)
+
+
+@pytest.fixture
+def root(layout, mode):
+    r = make_root(layout.root, mode)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+@pytest.fixture(params=["auto", "walk"])
+def box(tmp_path, request, monkeypatch):
+    """(root directory, sentinel file outside it), in both resolution paths (openat2 where the
+    kernel has it, and the per-component walk); the acceptance tests' simpler layout."""
+    if request.param == "walk":
+        monkeypatch.setenv("ASSISTANT_CONFINE_NO_OPENAT2", "1")
+    else:
+        monkeypatch.delenv("ASSISTANT_CONFINE_NO_OPENAT2", raising=False)
+    root = tmp_path / "root"
+    root.mkdir()
+    sentinel = tmp_path / "sentinel.txt"
+    sentinel.write_bytes(b"outside")
+    return root, sentinel

@@ -1,0 +1,56 @@
+"""Helpers for tests/secrets (no tests here): a workspace with a cheap vault, the CLI in a child."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from e2e_support import make_ws as example_make_ws
+from e2e_support import write_script  # noqa: F401  (re-exported for tests/secrets)
+from workspaces import cheap_kdf
+
+PY = sys.executable
+PASSPHRASE = "correct horse battery staple"
+WIFI = "tangerine-Dream-4412-xyzzy"          # a vault value (never printed by these tests)
+
+
+def make_ws(tmp_path: Path, *, secrets: dict[str, str] | None = None, extra_config: str = "") -> Path:
+    """The example workspace with a cheap vault KDF; with SECRETS, a vault holding them."""
+    ws = cheap_kdf(example_make_ws(tmp_path, extra_config=extra_config))
+    if secrets is not None:
+        from assistant.vault import Vault
+
+        v = Vault.create(ws / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 << 20)
+        for name, value in secrets.items():
+            v.set(name, value)
+    return ws
+
+
+def env(**extra: str) -> dict:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    out.update(extra)
+    return out
+
+
+def vault_env(**extra: str) -> dict:
+    return env(ASSISTANT_VAULT_PASSPHRASE=PASSPHRASE, **extra)
+
+
+def cli(*args: str, environ: dict | None = None, input: str | None = None, timeout: float = 60):
+    return subprocess.run([PY, "-m", "assistant", *args], capture_output=True, text=True,
+                          env=environ or env(), timeout=timeout, input=input)
+
+
+def transcript_events(ws: Path) -> list[dict]:
+    out: list[dict] = []
+    for p in sorted((ws / "state" / "transcripts").glob("*.jsonl")):
+        out.extend(json.loads(line) for line in p.read_text().splitlines() if line.strip())
+    return out
+
+
+def audit_events(ws: Path) -> list[dict]:
+    p = ws / "state" / "audit.jsonl"
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()] if p.exists() else []

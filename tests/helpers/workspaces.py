@@ -1,0 +1,27 @@
+"""Test support: workspaces for tests (no tests here). The pytest fixtures built on these are in
+tests/conftest.py; the plain functions are here so a test can also build a second workspace."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from assistant.workspace import init_workspace
+
+
+def cheap_kdf(root: Path) -> Path:
+    """Lower the vault's argon2id cost in ROOT/config.toml ([vault] is configurable) to the minimum,
+    so a test that creates or unlocks a vault takes milliseconds instead of a second."""
+    cfg = root / "config.toml"
+    text = cfg.read_text()
+    text = re.sub(r"(?m)^opslimit = .*$", "opslimit = 1", text)
+    text = re.sub(r"(?m)^memlimit_mib = .*$", "memlimit_mib = 8", text)
+    cfg.write_text(text)
+    return root
+
+
+def example_ws(tmp_path: Path, name: str = "ws") -> Path:
+    """A fresh workspace from the shipped example (persona, config, notes), at TMP_PATH/NAME."""
+    root = tmp_path / name
+    init_workspace(root, example=True)
+    return root
