@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 import threading
 import time
 from typing import TYPE_CHECKING
