@@ -312,7 +312,7 @@ def chat_command(model_spec: str | None) -> None:
     from ..models.base import ModelError
     from ..session import SessionError, open_session
     from ..watch import MemoryWatcher
-    from .model_load import load_session_model
+    from .model_load import LoadInterrupted, load_session_model
 
     ws = get_workspace()
     ui = ChatUI()
@@ -328,8 +328,9 @@ def chat_command(model_spec: str | None) -> None:
             model = load_session_model(session, model_spec)
         except ModelError as exc:
             fail(str(exc))
-        except KeyboardInterrupt:   # Ctrl-C while llama.cpp loads: leave at once
-            click.echo("\ninterrupted while loading the model", err=True)
+        except LoadInterrupted as stop:   # Ctrl-C while llama.cpp loads: leave at once
+            click.echo("\ninterrupted while loading the model", file=stop.err)
+            stop.err.flush()
             return
         session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
         watcher = MemoryWatcher(ws.memory_dir).start()

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from ..interrupt import call_interruptibly
 from ..terminal import is_terminal
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..models.base import Model
     from ..session import Session
 
-__all__ = ["LoadBar", "load_session_model"]
+__all__ = ["LoadBar", "LoadInterrupted", "load_session_model"]
 
 TICK = 0.1          # seconds between redraws
 WIDTH = 12          # cells of the bar
@@ -116,11 +117,23 @@ class LoadBar(io.TextIOBase):
             pass   # a closed terminal: the load goes on, nothing to show it on
 
 
+class LoadInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM in a run) while the model loaded. The abandoned load goes on inside
+    llama.cpp, which points descriptors 1 and 2 at /dev/null (and swaps sys.stdout/sys.stderr)
+    around each of its steps: what the caller says now goes to `out` / `err`, streams on copies
+    of the real stdout and stderr taken before the load, which no step of it can redirect."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        super().__init__()
+        self.out = out
+        self.err = err
+
+
 def load_session_model(session: "Session", spec: str | None, *, interrupted_exit_code: int | None = None) -> "Model":
     """The session's model, loaded interruptibly, with a bar on a terminal.
 
-    A ModelError is recorded in the transcript and raised; so is KeyboardInterrupt (Ctrl-C,
-    or SIGTERM in a run), recorded as the session's end (with `interrupted_exit_code`)."""
+    A ModelError is recorded in the transcript and raised. Ctrl-C (or SIGTERM in a run) is
+    recorded as the session's end (with `interrupted_exit_code`) and raised as LoadInterrupted."""
     from ..models.base import ModelError
     from ..models.loader import load_model
 
@@ -128,6 +141,9 @@ def load_session_model(session: "Session", spec: str | None, *, interrupted_exit
         return call_interruptibly(lambda: load_model(spec, session.ws, progress=progress,  # type: ignore[arg-type]
                                                      vault=session.vault), name="model-load")
 
+    sys.stdout.flush()
+    sys.stderr.flush()
+    real = [os.dup(1), os.dup(2)]
     try:
         if is_terminal(2):
             with LoadBar(2) as bar:
@@ -141,4 +157,9 @@ def load_session_model(session: "Session", spec: str | None, *, interrupted_exit
         if session.transcript is not None:
             extra = {} if interrupted_exit_code is None else {"exit_code": interrupted_exit_code}
             session.transcript.append("session_end", outcome="interrupted", **extra)
-        raise
+        out, err = (open(fd, "w", encoding="utf-8", errors="replace", closefd=True) for fd in real)
+        real = []
+        raise LoadInterrupted(out, err) from None
+    finally:
+        for fd in real:
+            os.close(fd)

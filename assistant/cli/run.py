@@ -102,7 +102,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     """Run one unattended task; print the one-line outcome; return the exit code."""
     from ..models.base import ModelError
     from ..session import SessionError, open_session
-    from .model_load import load_session_model
+    from .model_load import LoadInterrupted, load_session_model
 
     if not task or not task.strip():
         return _early_error("the task is empty", EXIT_USAGE)
@@ -122,12 +122,11 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             model = load_session_model(session, model_spec, interrupted_exit_code=EXIT_ERROR)
         except ModelError as exc:
             return _early_error(str(exc))
-        except KeyboardInterrupt:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
-            click.echo("error: interrupted while loading the model; nothing was done")
+        except LoadInterrupted as stop:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
+            click.echo("error: interrupted while loading the model; nothing was done", file=stop.out)
             # the abandoned load may still be inside llama.cpp when the interpreter shuts down:
             # the outcome line is out before anything there can cut the process short
-            sys.stdout.flush()
-            sys.stderr.flush()
+            stop.out.flush()
             return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
         calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order

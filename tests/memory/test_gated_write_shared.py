@@ -19,11 +19,10 @@ TOOLS = {t.name: t for t in all_tools()}
 
 @pytest.fixture
 def session(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
-    s = open_session(open_workspace(root), "watched", kind="test", interactive=False)
-    yield s
-    s.close()
+    """A watched session on the example workspace (open_session is a context manager)."""
+    init_workspace(tmp_path / "ws", example=True)
+    with open_session(open_workspace(tmp_path / "ws"), "watched", kind="test", interactive=False) as opened:
+        yield opened
 
 
 def refusal(session, tool, **args):
