@@ -20,7 +20,12 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Union
+from typing import TYPE_CHECKING, Iterable, NoReturn, Union
+
+from policy.strict_json import unique_keys
+
+if TYPE_CHECKING:
+    from .tools.base import Tool
 
 # Strings without an explicit maxLength get this bound (in characters).
 DEFAULT_MAX_STRING = 4000
@@ -64,7 +69,7 @@ class Reply:
 @dataclass(frozen=True)
 class ToolCall:
     name: str
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, object] = field(default_factory=dict)
 
 
 Action = Union[Reply, ToolCall]
@@ -74,7 +79,7 @@ Action = Union[Reply, ToolCall]
 # Schema construction
 
 
-def _bounded(schema: Any, where: str, depth: int = 0) -> dict:
+def _bounded(schema: object, where: str, depth: int = 0) -> dict:
     """Check a tool parameter schema against the supported subset; return a copy with every
     string and array given an explicit bound and every object closed (additionalProperties
     false)."""
@@ -139,7 +144,7 @@ def _bounded(schema: Any, where: str, depth: int = 0) -> dict:
     return out
 
 
-def action_schema(tools: Iterable[Any], *, max_reply: int = DEFAULT_MAX_REPLY) -> dict:
+def action_schema(tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) -> dict:
     """The JSON schema of one model step: exactly one of a reply or one call of one tool.
 
     `tools` are assistant.tools.base.Tool objects (name, description, parameters, ...).
@@ -174,30 +179,22 @@ def action_schema(tools: Iterable[Any], *, max_reply: int = DEFAULT_MAX_REPLY) -
 # Validation (the same subset)
 
 
-def _type_name(value: Any) -> str:
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+               (dict, "object"))   # bool before int: True is an int too
+
+
+def _type_name(value: object) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
 
 
-def _short(value: Any, n: int = 40) -> str:
+def _short(value: object, n: int = 40) -> str:
     s = json.dumps(value, ensure_ascii=False)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def validate(value: Any, schema: dict, where: str) -> None:
+def validate(value: object, schema: dict, where: str) -> None:
     """Raise ActionError naming `where` if `value` does not satisfy the (bounded) schema."""
     if "const" in schema:
         if _type_name(value) != _type_name(schema["const"]) or value != schema["const"]:
@@ -252,16 +249,10 @@ def validate(value: Any, schema: dict, where: str) -> None:
 # Parsing
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ActionError(f"duplicate key {k!r} in the action")
-        out[k] = v
-    return out
+_no_duplicates = unique_keys(lambda key: ActionError(f"duplicate key {key!r} in the action"))
 
 
-def _no_constants(name: str) -> Any:
+def _no_constants(name: str) -> NoReturn:
     raise ActionError(f"{name} is not valid JSON")
 
 
@@ -282,7 +273,7 @@ def _parse_float(literal: str) -> float:
     return value
 
 
-def _check_numbers(value: Any) -> None:
+def _check_numbers(value: object) -> None:
     """The same bounds for an already-decoded value (a script item): a huge integer or a
     non-finite float is an invalid step."""
     if isinstance(value, bool):
@@ -301,7 +292,7 @@ def _check_numbers(value: Any) -> None:
             _check_numbers(v)
 
 
-def _depth(value: Any, d: int = 0) -> int:
+def _depth(value: object, d: int = 0) -> int:
     if d > MAX_DEPTH + 2:
         return d
     if isinstance(value, dict):
@@ -339,7 +330,7 @@ def parse_json(text: str) -> dict:
     return value
 
 
-def _check_text(value: Any) -> None:
+def _check_text(value: object) -> None:
     """JSON may spell a lone UTF-16 surrogate (\\ud800); Python then holds a string that cannot
     be encoded as UTF-8 and would fail far from here (writing a note). Refuse it at the door."""
     if isinstance(value, str):
@@ -354,13 +345,13 @@ def _check_text(value: Any) -> None:
             _check_text(v)
 
 
-def parse_action(text: str, tools: Iterable[Any], *, max_reply: int = DEFAULT_MAX_REPLY) -> Action:
+def parse_action(text: str, tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) -> Action:
     """Turn one model step into a Reply or a ToolCall, or raise ActionError saying why not."""
     value = parse_json(text)
     return action_from_value(value, tools, max_reply=max_reply)
 
 
-def action_from_value(value: Any, tools: Iterable[Any], *, max_reply: int = DEFAULT_MAX_REPLY) -> Action:
+def action_from_value(value: object, tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) -> Action:
     """Like parse_action, for an already-decoded JSON value (e.g. one entry of a script)."""
     if not isinstance(value, dict):
         raise ActionError(f"an action must be a JSON object, got {_type_name(value)}")

@@ -16,32 +16,35 @@ Guards the model/tool boundary at run time:
   transcript, audit log).
 Every ruling the gate makes is reported the moment it happens (`on_event("ruling", ...)`) and
 remembered, so an unattended run can report "denied" with its own exit code.
+
+The gate observer and each call's own gate view live in assistant.gate_view, the streaming
+display in assistant.streaming; this module is the loop that uses them (and the name their
+tests and callers import: `assistant.agent.ObservedGate`, `ReplyStream`, ... are those).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
-from policy.gate import Decision, Gate
+from policy.gate import Gate
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
-from .call_context import Authorizer
 from .config import Config
 from .leaks import VAULT_RULE, Scanner
 from .models.base import ContextOverflow, Model, ModelError, StepResult
+from .gate_view import EventSink, GateRecord, ObservedGate, ToolCallState
 from .prompt import Conversation
+from .streaming import ReplyStream, SafeStream
 from .tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from .transcript import Transcript
 
 if TYPE_CHECKING:
     from .recall import Recaller
 
-EventSink = Callable[[str, dict], None]
 DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
 
@@ -58,19 +61,6 @@ class Limits:
         config.require("limits", "model")
         return cls(max_steps=config.limits.max_steps, tool_timeout=config.limits.tool_timeout,
                    max_tokens=config.model.max_tokens)
-
-
-@dataclass(frozen=True)
-class GateRecord:
-    """One gate Decision as the session saw it: which tool asked, for what, and the outcome.
-    (Not policy.engine.Ruling, which is the engine's verdict before anyone is asked.)"""
-
-    tool: str
-    kind: str
-    target: str
-    allowed: bool
-    verdict: str
-    reason: str
 
 
 @dataclass
@@ -108,253 +98,6 @@ def _call_target(args: dict) -> str:
         if isinstance(args.get(key), str):
             return args[key]
     return ""
-
-
-def _deny(reason: str) -> Decision:
-    return Decision(allowed=False, verdict="deny", reason=reason, sha256=None)
-
-
-class ObservedGate:
-    """The session's policy Gate, observed: every ruling is reported as it happens and
-    remembered (an unattended run reports "denied" with its own exit code). A gate that
-    raises is a deny. `gate` is the policy Gate itself."""
-
-    def __init__(self, gate: Authorizer, emit: EventSink) -> None:
-        self.gate = gate
-        self.emit = emit
-        self.rulings: list[GateRecord] = []
-        self._lock = threading.Lock()
-        self._asking: list["ToolCallState"] = []   # tool calls now inside the gate (a person may be asked)
-
-    def still_wanted(self) -> bool:
-        """False once a tool call now waiting in the gate has been given up on (Ctrl-C at a
-        question in the chat): the question is cancelled and nothing typed later answers it."""
-        with self._lock:
-            asking = list(self._asking)
-        return not any(state.cancelled() for state in asking)
-
-    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
-                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
-        """A ruling for a call made outside any tool call (the person's CLI, the Python API)."""
-        return self.authorize_for("?", kind, target, content=content, current=current, summary=summary, url=url)
-
-    def authorize_for(self, tool: str, kind: str, target: str, *, content: bytes | None = None,
-                      current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
-        try:
-            decision = self.gate.authorize(kind, target, content=content, current=current, summary=summary,
-                                           url=url)
-        except Exception as exc:   # the gate fails closed; so do we if it ever raises
-            decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
-        self.record(tool, kind, target, decision)
-        return decision
-
-    def record(self, tool: str, kind: str, target: str, decision: Decision) -> None:
-        r = GateRecord(tool=tool, kind=kind, target=str(target), allowed=bool(decision.allowed),
-                       verdict=str(decision.verdict), reason=str(decision.reason))
-        with self._lock:
-            self.rulings.append(r)
-        self.emit("ruling", {"tool": r.tool, "kind": r.kind, "target": r.target, "allowed": r.allowed,
-                             "verdict": r.verdict, "reason": r.reason, "sha256": decision.sha256})
-
-
-class ToolCallState:
-    """One tool call's view of the gate (passed to the tool in its ToolContext, as `gate` and
-    `cancel`): time spent in the gate is excluded from the call's timeout, and once the agent
-    has given up on the call (timed out, interrupted) it can no longer pass the gate and a
-    writer asking `cancelled()` just before it commits writes nothing."""
-
-    def __init__(self, tool: str, gate: ObservedGate) -> None:
-        self.tool = tool
-        self.observed = gate
-        self.lock = threading.Lock()
-        self.gate_seconds = 0.0
-        self.in_gate_since: float | None = None
-        self._cancelled = False
-
-    def cancel(self) -> None:
-        with self.lock:
-            self._cancelled = True
-
-    def cancelled(self) -> bool:
-        with self.lock:
-            return self._cancelled
-
-    def work_seconds(self, started: float, now: float) -> float:
-        with self.lock:
-            in_gate = (now - self.in_gate_since) if self.in_gate_since is not None else 0.0
-            return (now - started) - self.gate_seconds - in_gate
-
-    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
-                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
-        with self.lock:
-            if self._cancelled:
-                decision = _deny("the tool call ran out of time before this was allowed")
-                late = True
-            else:
-                late = False
-                self.in_gate_since = time.monotonic()
-        if late:
-            self.observed.record(self.tool, kind, target, decision)
-            return decision
-        with self.observed._lock:
-            self.observed._asking.append(self)
-        try:
-            decision = self.observed.gate.authorize(kind, target, content=content, current=current,
-                                                    summary=summary, url=url)
-        except Exception as exc:   # the gate fails closed; so do we if it ever raises
-            decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
-        finally:
-            with self.observed._lock:
-                self.observed._asking.remove(self)
-            with self.lock:
-                if self.in_gate_since is not None:
-                    self.gate_seconds += time.monotonic() - self.in_gate_since
-                self.in_gate_since = None
-        if self.cancelled() and decision.allowed:
-            decision = _deny("the tool call ran out of time while waiting; denied")
-        self.observed.record(self.tool, kind, target, decision)
-        if decision.allowed and content is not None and decision.remember is None:
-            # allowed without a question (a watched chat, a grant): the person sees the whole
-            # write now, not just the call's line (display only: the transcript has the args)
-            self.observed.emit("write_shown", {
-                "kind": kind, "target": str(target), "content": content.decode("utf-8", "replace"),
-                "current": current.decode("utf-8", "replace") if current is not None else None})
-        return decision
-
-
-_REPLY_START = re.compile(r'\s*\{\s*"reply"\s*:\s*"')
-
-
-class ReplyStream:
-    """Feeds the text of a `{"reply": "..."}` action to `on_text` as the model produces it.
-
-    Only the reply string is shown (decoded from its JSON escapes); a tool-call action shows
-    nothing. Anything it cannot follow is simply not streamed (the final reply is printed by
-    the caller from the parsed action, so display never depends on this)."""
-
-    _PREFIX_CHARS = 64
-
-    def __init__(self, on_text: Callable[[str], None]) -> None:
-        self.on_text = on_text
-        self.buf = ""
-        self.state = "prefix"      # prefix -> string -> done
-        self.pending = ""          # an escape sequence not yet complete
-        self.shown = ""
-
-    def feed(self, piece: str) -> None:
-        if self.state == "done":
-            return
-        if self.state == "prefix":
-            self.buf += piece
-            m = _REPLY_START.match(self.buf)
-            if not m:
-                if len(self.buf) > self._PREFIX_CHARS or '"tool"' in self.buf:
-                    self.state = "done"
-                return
-            self.state = "string"
-            piece = self.buf[m.end():]
-        out = []
-        text = self.pending + piece
-        self.pending = ""
-        i = 0
-        while i < len(text):
-            c = text[i]
-            if c == "\\":
-                if i + 1 >= len(text):
-                    self.pending = text[i:]
-                    break
-                e = text[i + 1]
-                if e == "u":
-                    if i + 6 > len(text):
-                        self.pending = text[i:]
-                        break
-                    code = text[i + 2:i + 6]
-                    try:
-                        cp = int(code, 16)
-                    except ValueError:
-                        self.state = "done"
-                        break
-                    if 0xD800 <= cp < 0xDC00:
-                        if i + 12 > len(text):
-                            self.pending = text[i:]
-                            break
-                        try:
-                            out.append(json.loads('"' + text[i:i + 12] + '"'))
-                        except ValueError:
-                            pass
-                        i += 12
-                        continue
-                    out.append(chr(cp))
-                    i += 6
-                    continue
-                out.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(e, e))
-                i += 2
-                continue
-            if c == '"':
-                self.state = "done"
-                break
-            out.append(c)
-            i += 1
-        if out:
-            chunk = "".join(out)
-            self.shown += chunk
-            self.on_text(chunk)
-
-
-class SafeStream:
-    """Redacts a streamed reply before any of it is shown.
-
-    The whole text so far is redacted on every piece and only what lies more than `holdback`
-    characters before its end is emitted, so a secret still being produced (shorter than the
-    holdback) is never shown in part. With a `scanner`, a vault value of any length that is
-    still being produced (its first KEY_PREFIX characters present) also holds the stream back
-    from its start: a value longer than the holdback is not shown in part either. `finish()`
-    emits the redacted rest. If a redaction ever reaches back into text already shown,
-    streaming stops (`intact` False) and the caller prints the full redacted reply instead."""
-
-    def __init__(self, emit: Callable[[str], None], redact: Callable[[str], str], holdback: int = 96,
-                 *, scanner: Scanner | None = None) -> None:
-        self.emit, self.redact, self.holdback = emit, redact, holdback
-        self.scanner = scanner
-        self.step = 24
-        self._pushed_at = 0
-        self.raw = ""
-        self.shown = ""
-        self.intact = True
-
-    def _push(self, upto_end: bool) -> None:
-        if not self.intact:
-            return
-        if upto_end:
-            stable = self.redact(self.raw)
-        elif self.scanner is not None:
-            # Cut before any hit that runs past the cut, counting a vault value cut by the end
-            # of the text so far (truncated=True) as a hit: then redact only what is kept.
-            cut = max(0, len(self.raw) - self.holdback)
-            for h in reversed(self.scanner.find(self.raw, truncated=True)):
-                if h.start < cut < h.end or (h.start < cut and h.end >= len(self.raw)):
-                    cut = h.start
-            stable = self.redact(self.raw[:cut])
-        else:
-            red = self.redact(self.raw)
-            stable = red[: max(0, len(red) - self.holdback)]
-        if not stable.startswith(self.shown):
-            self.intact = False
-            return
-        new = stable[len(self.shown):]
-        if new:
-            self.shown = stable
-            self.emit(new)
-
-    def feed(self, piece: str) -> None:
-        self.raw += piece
-        # Redact in steps of a few words, not per token: the whole text is rescanned each time.
-        if len(self.raw) - self._pushed_at >= self.step:
-            self._pushed_at = len(self.raw)
-            self._push(False)
-
-    def finish(self) -> None:
-        self._push(True)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -20,7 +20,7 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Mapping, TypeVar
+from typing import Callable, Generic, Mapping, TypeVar
 from urllib.parse import urlsplit
 
 from policy.approvals import ApprovalSettings
@@ -149,41 +149,33 @@ class _Reader:
     def _get(self, key: str, default: object) -> object:
         return self.raw.get(key, default)
 
-    def integer(self, key: str, default: int, low: int) -> int:
+    def _checked(self, key: str, default: object, ok: Callable[[object], bool], want: str, example: str) -> object:
+        """The value at `key` if `ok` says it is one; else a Problem (`want`, `example`) and the default."""
         v = self._get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            self.bad(f"{self.section}.{key}", v, f"expected a whole number >= {low}", f"{key} = {default}")
-            return default
-        return v
+        if ok(v):
+            return v
+        self.bad(f"{self.section}.{key}", v, want, example)
+        return default
+
+    def integer(self, key: str, default: int, low: int) -> int:
+        return int(self._checked(key, default, lambda v: type(v) is int and v >= low,
+                                 f"expected a whole number >= {low}", f"{key} = {default}"))
 
     def number(self, key: str, default: float, low: float) -> float:
-        v = self._get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < low:
-            self.bad(f"{self.section}.{key}", v, f"expected a number >= {low:g}", f"{key} = {default}")
-            return default
-        return float(v)
+        return float(self._checked(key, default, lambda v: type(v) in (int, float) and v >= low,
+                                   f"expected a number >= {low:g}", f"{key} = {default}"))
 
     def text(self, key: str, default: str) -> str:
-        v = self._get(key, default)
-        if not isinstance(v, str):
-            self.bad(f"{self.section}.{key}", v, "expected a string", f'{key} = "{default}"')
-            return default
-        return v
+        return str(self._checked(key, default, lambda v: isinstance(v, str), "expected a string",
+                                 f'{key} = "{default}"'))
 
     def boolean(self, key: str, default: bool) -> bool:
-        v = self._get(key, default)
-        if not isinstance(v, bool):
-            self.bad(f"{self.section}.{key}", v, "expected true or false", f"{key} = {str(default).lower()}")
-            return default
-        return v
+        return bool(self._checked(key, default, lambda v: isinstance(v, bool), "expected true or false",
+                                  f"{key} = {str(default).lower()}"))
 
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
-        v = self._get(key, default)
-        if v not in choices:
-            self.bad(f"{self.section}.{key}", v, "expected " + " or ".join(f'"{c}"' for c in choices),
-                     f'{key} = "{default}"')
-            return default
-        return str(v)
+        return str(self._checked(key, default, lambda v: v in choices,
+                                 "expected " + " or ".join(f'"{c}"' for c in choices), f'{key} = "{default}"'))
 
     def duration(self, key: str, default: str) -> float:
         v = self._get(key, default)
@@ -341,6 +333,21 @@ SECTIONS = (*_READERS, "schedule")
 T = TypeVar("T")
 
 
+class _Section(Generic[T]):
+    """A typed section of a Config, as an attribute: reading it raises ConfigError when the
+    section (or the file) has a problem, so a broken section stops only what reads it."""
+
+    def __init__(self, kind: type[T]) -> None:
+        self.kind = kind
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, config: "Config", owner: type | None = None) -> T:
+        return config._section(self.name, self.kind)
+
+
 @dataclass(frozen=True)
 class Config:
     """The typed config of one workspace. Reading a section whose values are bad raises a
@@ -372,42 +379,20 @@ class Config:
         assert isinstance(value, kind)
         return value
 
-    @property
-    def model(self) -> ModelConfig:
-        return self._section("model", ModelConfig)
-
-    @property
-    def limits(self) -> LimitsConfig:
-        return self._section("limits", LimitsConfig)
-
-    @property
-    def memory(self) -> MemoryConfig:
-        return self._section("memory", MemoryConfig)
+    model = _Section(ModelConfig)
+    limits = _Section(LimitsConfig)
+    memory = _Section(MemoryConfig)
 
     @property
     def policy(self) -> Mapping[str, object]:
         self.require("policy")
         return self.sections["policy"]   # type: ignore[return-value]  # a read-only mapping
 
-    @property
-    def approvals(self) -> ApprovalSettings:
-        return self._section("approvals", ApprovalSettings)
-
-    @property
-    def vault(self) -> VaultConfig:
-        return self._section("vault", VaultConfig)
-
-    @property
-    def web(self) -> WebConfig:
-        return self._section("web", WebConfig)
-
-    @property
-    def recall(self) -> RecallConfig:
-        return self._section("recall", RecallConfig)
-
-    @property
-    def files(self) -> FilesConfig:
-        return self._section("files", FilesConfig)
+    approvals = _Section(ApprovalSettings)
+    vault = _Section(VaultConfig)
+    web = _Section(WebConfig)
+    recall = _Section(RecallConfig)
+    files = _Section(FilesConfig)
 
     @property
     def schedule(self) -> tuple[Schedule, ...]:

@@ -19,6 +19,7 @@ done by a caller holding the memory writers' lock; only `prune` and `forget` eve
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from policy.fileio import FileLock, NotRegularFile, check_in_place
+from policy.fileio import FileLock, NotRegularFile, check_in_place, write_all
 
 from .confine import Root
 from .locking import LockTimeout
@@ -212,11 +213,9 @@ class History:
         self._storing: tuple[threading.Thread, dict] | None = None
 
     def _has_object(self, sha256: str) -> bool:
-        try:
-            self.object_bytes(sha256)
-            return True
-        except HistoryError:
-            return False
+        with contextlib.suppress(HistoryError):
+            return self.object_bytes(sha256) is not None
+        return False
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -311,10 +310,7 @@ class History:
                     self.root().write_bytes(object_relpath(sha), data)
                     return
                 try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
+                    write_all(fd, data)
                 finally:
                     os.close(fd)
                 os.fsync(sub)
@@ -441,10 +437,7 @@ class History:
                         raise HistoryError(exc.strerror) from None
                     if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                         _cut_torn_tail(fd, st.st_size)
-                    view = memoryview(payload)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
+                    write_all(fd, payload)
                 finally:
                     os.close(fd)
         except LockTimeout as exc:

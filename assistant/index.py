@@ -193,13 +193,20 @@ def vault_fingerprint(vault: "Vault | None") -> str:
 
 # --- walking memory/ ---------------------------------------------------------------------------
 
+def _open_folder(path: Path | str) -> int | None:
+    """A descriptor of the folder, None if there is none."""
+    try:
+        return os.open(os.fspath(path), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def scan_notes(memory_dir: Path | str) -> dict[str, _Meta]:
     """{relpath: metadata} of every regular `*.md` note (no link followed, dot names skipped).
     Symlinks, FIFOs and other non-regular entries are left out: they are never indexed."""
     out: dict[str, _Meta] = {}
-    try:
-        root = os.open(os.fspath(memory_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError):
+    root = _open_folder(memory_dir)
+    if root is None:
         return out
     try:
         _walk(root, "", 0, os.fstat(root).st_dev, out)
@@ -241,9 +248,8 @@ def _walk(fd: int, prefix: str, depth: int, dev: int, out: dict[str, _Meta]) -> 
 
 def scan_transcripts(transcripts_dir: Path | str) -> dict[str, _Meta]:
     out: dict[str, _Meta] = {}
-    try:
-        fd = os.open(os.fspath(transcripts_dir), os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError):
+    fd = _open_folder(transcripts_dir)
+    if fd is None:
         return out
     try:
         with os.scandir(fd) as it:

@@ -1,42 +1,36 @@
-"""Memory: the one writer of `memory/`, the redacting reader, and the catalog.
+"""Memory: memory/'s mount of the one gated writer, the redacting reader, and the catalog.
 
-Guards what the assistant will believe next time. A write goes, in this order and nowhere
-else: path rules (relative, forward-slashed, `.md`, the Root's rules) -> content rules (UTF-8
-text, no NUL, size cap) -> leak scan (a hit is refused at once, naming the secret or rule,
-never the value, and is never put to a person) -> read-before-overwrite (an existing note is
-only replaced by a writer that names its current revision) -> the policy gate (allow / ask
-out of band / deny; the approval is bound to the sha256 of these exact bytes) -> under the
-writers' lock: the revision is checked again (a lost race is a refusal the writer sees) and
-the exact approved bytes are written atomically through the confined `Root` -> an audit line
-(sha256 and size, never content). Whole-file replacement only.
+Guards what the assistant will believe next time. Every write and removal of a note goes
+through `assistant.gated_write.GatedWriter` (path rules -> content rules -> leak scan ->
+read-before-overwrite -> the policy gate -> under the writers' lock: recheck, history, the
+confined atomic write -> an audit line), the same pipeline as the file tools; this module
+says only what is memory's own: `.md` names, the size cap from [memory], keyed revisions, the
+writers' lock and history. Whole-file replacement only.
 
 Reads are ungated (context, not reach) but confined, bounded, and redacted by the scanner.
 """
 
 from __future__ import annotations
 
-import errno
-import hashlib
-import hmac
-import re
+import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Iterator
 
 from policy.gate import Gate
-from policy.paths import PathGrammarError
-from policy.paths import check as check_path
 
 from . import catalog as _catalog
 from . import notes as _notes
 
-from .confine import ConfinementError, FileTooLargeError, Root
 from .call_context import AuditSink, Authorizer, Call
-from .history import Grant, History, HistoryError, Origin, Version
-from .leaks import VAULT_RULE, Scanner
+from .confine import Root
+from .gated_write import (
+    CONFLICT_MESSAGE, Busy, Conflict, ContentRefused, Denied, GatedWriter, Mount, NotFound, PathRefused,
+    Refused, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable, WriteResult,
+)
+from .history import History, HistoryError, Origin, Version
+from .leaks import Scanner
 from .locking import FileLock, LockTimeout
-from .names import clash_message, nfc, spelling_clash
 from .notes import REVISION_CHARS
-from .terminal import char_name, control_character
 
 if TYPE_CHECKING:
     from .workspace import Workspace
@@ -48,63 +42,18 @@ __all__ = [
     "open_memory", "memory_write", "memory_read", "memory_list",
 ]
 
+# --- refusals (the one gated-write pipeline's; see assistant.gated_write) -----------------------
+
+NoteError = Refused   # the memory API's name for a refusal (its CLI and callers catch it)
+
 Entry = _catalog.Entry
-CONFLICT_MESSAGE = "changed since you read it, read it again"
 
 
-# --- refusals --------------------------------------------------------------------------------
-
-class NoteError(Exception):
-    """A memory operation refused, with a specific message safe to show the model (no secret)."""
-
-
-class PathRefused(NoteError):
-    """The path breaks a path rule (not `.md`, absolute, `..`, dot-leading, control chars...)."""
-
-
-class ContentRefused(NoteError):
-    """The content is not a note: not text, not UTF-8, carries NUL, or is over the size cap."""
-
-
-class SecretRefused(NoteError):
-    """The content (or path) carries a stored secret or a credential shape. Never asked about.
-
-    The message (what the model is told) never names a vault secret or says where it was:
-    a named refusal is an oracle (write half a word list, learn which half holds the value).
-    `names` (vault names and rule ids) is for the person's own CLI and the audit log;
-    `vault` says whether a vault value was among the hits (the agent ends the turn on it)."""
-
-    def __init__(self, message: str, *, names: tuple[str, ...] = (), vault: bool = False) -> None:
-        super().__init__(message)
-        self.names = names
-        self.vault = vault
-
-
-class SecretWouldBeLost(NoteError):
-    """The write would replace a note holding a secret (a vault value or a credential) with
-    text that no longer holds it: the writer saw the note redacted, so the secret would be
-    destroyed unseen (replaced by its "[redacted:...]" marker). Names neither the secret nor
-    where it is."""
-
-
-class Conflict(NoteError):
-    """Read-before-overwrite failed: the writer's base is not the note's current revision."""
-
-
-class Denied(NoteError):
-    """The gate did not allow the write (deny, no approver, timeout, approval for other bytes)."""
-
-
-class NotFound(NoteError, FileNotFoundError):
-    """No note at that path (also a FileNotFoundError)."""
-
-
-class Unreadable(NoteError):
-    """The note exists but cannot be read as a note (symlink, FIFO, folder, not UTF-8, too large)."""
-
-
-class Busy(NoteError):
-    """Another writer held the memory lock for the whole bounded wait."""
+def _markdown_only(path: str) -> str | None:
+    """memory/'s own path rule: notes are markdown files."""
+    if path.endswith(".md"):
+        return None
+    return f"path refused: {path!r} does not end in .md; notes are markdown files"
 
 
 @dataclass(frozen=True)
@@ -115,35 +64,15 @@ class Note:
 
     # "memory_read returns the note with its revision": besides .content / .revision, a Note
     # unpacks as `content, revision = note` and answers note["content"] / note["revision"].
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter((self.content, self.revision))
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: str | int | slice) -> str | tuple[str, ...]:
         if isinstance(key, str) and key in ("path", "content", "revision"):
-            return getattr(self, key)
+            return str(getattr(self, key))
         if isinstance(key, (int, slice)):
             return (self.content, self.revision)[key]
         raise KeyError(key)
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    path: str
-    revision: str
-    created: bool
-    bytes: int = 0
-    warning: str | None = None   # e.g. the audit line could not be appended
-
-
-@dataclass(frozen=True)
-class RemoveResult:
-    path: str
-    revision: str     # of the removed bytes
-    warning: str | None = None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class Memory:
@@ -180,125 +109,28 @@ class Memory:
                 raise NoteError(f"revisions cannot be computed: {exc}") from None
         return _notes.revision(data, self._revision_key)
 
-    def _base_matches(self, base: str, current: bytes) -> bool:
-        """`base` is the keyed revision of the current bytes (what memory_read gave). Nothing
-        else is accepted: a plain sha256 (or a prefix of one) would make a right guess of a
-        redacted secret succeed and a wrong one conflict."""
-        return hmac.compare_digest(base.strip().lower().encode("ascii", "replace"),
-                                   self.revision(current).encode("ascii"))
+    # -- the mount: memory/'s side of the one gated-write pipeline -----------------------
 
-    # -- rules --------------------------------------------------------------------------
+    def _writer(self) -> GatedWriter:
+        if self._audit is None:
+            from policy.audit import AuditLog
 
-    def check_path(self, path: Any) -> str:
+            self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
+        return GatedWriter(Mount(
+            kind="memory", tool="memory_write", noun="note", root=self._root, scanner=self.scanner,
+            max_bytes=self.max_note_bytes, read_limit=self.max_note_bytes,
+            size_setting="memory.max_note_bytes",
+            too_large_hint="Split it into several notes, one topic each.",
+            path_rule=_markdown_only, lock=self._lock, history=self.history, revision=self.revision,
+            edit_command="assistant memory edit", audit=self._audit, run_id=self.run_id))
+
+    def check_path(self, path: object) -> str:
         """The note path, or PathRefused saying which rule and which component."""
-        if not isinstance(path, str):
-            raise PathRefused(f"path must be a string, not {type(path).__name__}")
-        path = nfc(path)     # one spelling per name (see _check_spelling)
-        try:
-            check_path(path)   # the one grammar (policy.paths), as the gate and the Root apply it
-        except PathGrammarError as exc:
-            raise PathRefused(f"path refused: {exc}") from None
-        if not path.endswith(".md"):
-            raise PathRefused(f"path refused: {path!r} does not end in .md; notes are markdown files")
-        return path
-
-    def check_content(self, content: Any) -> bytes:
-        """The exact bytes to write, or ContentRefused saying why."""
-        if isinstance(content, (bytes, bytearray)):
-            data = bytes(content)
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ContentRefused(
-                    f"content is not valid UTF-8 (byte {exc.start}: {exc.reason}); notes are UTF-8 text"
-                ) from None
-        elif isinstance(content, str):
-            text = content
-            try:
-                data = text.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ContentRefused(
-                    f"content is not valid UTF-8 (character {exc.start} is a lone surrogate)"
-                ) from None
-        else:
-            raise ContentRefused(f"content must be text, not {type(content).__name__}")
-        nul = text.find("\x00")
-        if nul >= 0:
-            raise ContentRefused(f"content contains a NUL character (at character {nul}); notes are text")
-        bad = control_character(text)
-        if bad is not None:
-            # an escape sequence or a bare carriage return could hide a line from whoever reads it
-            raise ContentRefused(
-                f"content contains the control character {char_name(bad[1])} at character {bad[0]}; "
-                "notes are plain text: only line breaks (\\n, or \\r\\n) and tabs are allowed")
-        if len(data) > self.max_note_bytes:
-            raise ContentRefused(
-                f"content is {len(data)} bytes; a note may be at most {self.max_note_bytes} bytes "
-                "(memory.max_note_bytes). Split it into several notes, one topic each."
-            )
-        return data
-
-    def check_secrets(self, path: str, data: bytes, *, kept: frozenset[str] = frozenset()) -> None:
-        """Refuse at once if the content or the path carries a secret. Never asks anyone.
-
-        A vault value: the message names neither the secret nor where it was (see
-        SecretRefused). A credential shape alone: the message names the kind of credential.
-        `kept`: exact secret texts already in the note (the person's editor puts them back);
-        those may stay in the content, any other is refused."""
-        names: list[str] = []
-        vault = False
-        for text, allowed in ((data.decode("utf-8"), kept), (path, frozenset())):
-            for f in self.scanner.find(text):
-                if text[f.start:f.end] in allowed:
-                    continue
-                vault = vault or f.rule == VAULT_RULE
-                if f.name not in names:
-                    names.append(f.name)
-        if not names:
-            return
-        why = ("Secrets never go into memory, and this is not put to the person for approval "
-               "(approving it would park the value in every future prompt).")
-        if vault:
-            raise SecretRefused(
-                f"refused: the note would carry a secret stored in the person's vault. {why}",
-                names=tuple(names), vault=True)
-        raise SecretRefused(
-            f"refused: the note would carry a secret ({', '.join(names)}, a credential). {why} Leave it out.",
-            names=tuple(names))
+        return self._writer().check_path(path)
 
     def secrets_in(self, data: bytes) -> frozenset[str]:
         """The exact texts in `data` that reading it would redact (vault values, credentials)."""
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return frozenset()
-        return frozenset(text[s:e] for s, e, _ in self.scanner.redaction_spans(text))
-
-    def check_keeps_secrets(self, path: str, data: bytes, current: bytes | None) -> None:
-        """Refuse a write that would drop a secret present in the current bytes: whoever wrote
-        `data` saw the note redacted, so the secret would be lost unseen (replaced by its
-        marker). The person's editor (`person_edit`) puts values back instead."""
-        if current is None:
-            return
-        held = self.secrets_in(current)
-        if not held:
-            return
-        text = data.decode("utf-8")
-        if any(secret not in text for secret in held):
-            raise SecretWouldBeLost(
-                f"refused: {path} holds a secret (shown to you as a [redacted:...] marker); this text "
-                "does not keep it, so writing it would destroy the secret unseen (the marker would "
-                "replace it). A note holding a secret cannot be rewritten here: put the new text in "
-                f"another note, or ask the person to change this one (`assistant memory edit {path}`).")
-
-    # -- plumbing -----------------------------------------------------------------------
-
-    @staticmethod
-    def _check_spelling(root: Root, path: str) -> None:
-        """Refuse a name whose NFC form is an entry on disk spelled with other code points."""
-        on_disk = spelling_clash(root, path)
-        if on_disk is not None:
-            raise PathRefused(f"path refused: {clash_message(path, on_disk)}")
+        return self._writer().secrets_in(data)
 
     def _root(self) -> Root:
         try:
@@ -322,84 +154,18 @@ class Memory:
 
     def _current(self, root: Root, path: str) -> bytes | None:
         """The note's bytes now, None if there is none; Unreadable if it is not a readable note."""
-        try:
-            return root.read_bytes(path, max_bytes=self.max_note_bytes)
-        except FileNotFoundError:
-            return None
-        except NotADirectoryError:
-            raise PathRefused(f"path refused: a folder on the way to {path!r} is a file") from None
-        except FileTooLargeError:
-            raise Unreadable(
-                f"{path} is larger than {self.max_note_bytes} bytes (memory.max_note_bytes), so it "
-                "cannot be read or replaced here; the person can fix it by hand or remove it"
-            ) from None
-        except ConfinementError as exc:
-            raise Unreadable(f"{path} cannot be read as a note: {exc}") from None
-        except IsADirectoryError:
-            raise Unreadable(f"{path} is a folder, not a note") from None
-        except OSError as exc:
-            if exc.errno == errno.ENOTDIR:
-                raise PathRefused(f"path refused: a folder on the way to {path!r} is a file") from None
-            raise Unreadable(f"{path} cannot be read: {exc.strerror or type(exc).__name__}") from None
-
-    def _check_base(self, path: str, current: bytes | None, base: Any, force: bool) -> None:
-        if base is not None and not isinstance(base, str):
-            raise Conflict(f"base must be the revision string memory_read gave for {path}")
-        if current is None:
-            if base:
-                raise Conflict(f"{path} no longer exists: it was removed since you read it; "
-                               "read the catalog again (write without base to create it)")
-            return
-        if force:
-            return
-        if not base:
-            raise Conflict(
-                f"{path} already exists: read it with memory_read and pass its revision as base "
-                "to replace it"
-            )
-        if not self._base_matches(base, current):
-            # Echo the base only if it looks like a revision: anything else (a cut secret
-            # would not be recognised by the scanner) is not repeated back.
-            given = base.strip()
-            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) else "given"
-            raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
-                           f"current revision)")
-
-    def _audit_line(self, event: dict[str, Any]) -> str | None:
-        """Append one audit event; returns a warning instead of raising (the write already happened)."""
-        try:
-            log = self._audit
-            if log is None:
-                from policy.audit import AuditLog
-
-                log = self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
-            log.append(event)
-            return None
-        except Exception as exc:  # noqa: BLE001 - reported, never silently lost
-            return f"the audit line could not be written ({type(exc).__name__})"
+        return self._writer().current(root, path)
 
     def _run_id(self) -> str:
         return self.run_id
-
-    def _authorize(self, gate: Authorizer, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
-        try:
-            decision = gate.authorize("memory", path, content=data, current=current, summary=summary)
-        except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
-            raise Denied(f"denied: the gate failed ({type(exc).__name__}); nothing was written") from None
-        if not decision.allowed:
-            reason = self.scanner.redact(str(decision.reason or "not allowed"))
-            raise Denied(f"denied: {reason}; nothing was written")
-        if decision.sha256 and decision.sha256 != _sha256(data):
-            raise Denied("denied: the approval was for different content; nothing was written")
-        return Grant(approval=decision.request_id, scope=decision.remember,
-                     grant=None if decision.request_id else self.scanner.redact(str(decision.reason or "allowed")))
 
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
               force: bool = False, origin: Origin | None = None, call: Call | None = None,
               person_edit: bool = False) -> WriteResult:
-        """Create or replace one note (whole file). See the module docstring for the order.
+        """Create or replace one note (whole file), through the one gated-write pipeline
+        (assistant.gated_write: see its docstring for the order).
 
         `base`: the revision memory_read returned; required to replace an existing note.
         `force`: the person (CLI) replacing a note without a base; still scanned and gated,
@@ -413,134 +179,15 @@ class Memory:
         Without it, a write that would drop a secret held by the current note is refused
         (SecretWouldBeLost).
         """
-        origin = origin or Origin("person")
-        call = call or Call(self.gate)
-        path = self.check_path(path)
-        data = self.check_content(content)
-        if not person_edit:
-            self.check_secrets(path, data)
-        new_revision = self.revision(data)     # (the key is loaded before anything is written)
-        with self._root() as root:
-            self._check_spelling(root, path)
-            current = self._current(root, path)
-            if person_edit:
-                self.check_secrets(path, data, kept=self.secrets_in(current) if current is not None else frozenset())
-            else:
-                self.check_keeps_secrets(path, data, current)
-            self._check_base(path, current, base, force)
-            what = "new note" if current is None else f"replaces revision {self.revision(current)}"
-            grant = self._authorize(call.gate, path, data, current,
-                                    f"memory_write {path} ({len(data)} bytes, {what})")
-            try:
-                with self._lock():
-                    now = self._current(root, path)
-                    self._catch_up(root, path, now)   # unseen hand edits become versions first
-                    if (now is None) != (current is None) or (now is not None and now != current):
-                        if current is None:
-                            raise Conflict(f"{path} was created by another writer meanwhile; "
-                                           f"{CONFLICT_MESSAGE}")
-                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the write "
-                                       "was being decided)")
-                    if call.cancel.cancelled():   # the agent gave up on this call meanwhile
-                        raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
-                                     "was written; nothing was written")
-                    version = self._begin(path, data, origin, grant, removed=False)
-                    try:
-                        root.write_bytes(path, data)
-                    except ConfinementError as exc:
-                        self._abandon()
-                        raise PathRefused(f"path refused: {exc}") from None
-                    except OSError as exc:
-                        self._abandon()
-                        raise NoteError(f"{path} could not be written: {exc.strerror or exc}") from None
-                    history_warning = self._commit(version)
-                    warning = self._audit_line({
-                        "event": "written", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(data), "revision": new_revision, "bytes": len(data),
-                        "base": self.revision(current) if current is not None else None,
-                        "created": current is None, "source": origin.source,
-                    }) or history_warning
-            except LockTimeout as exc:
-                raise Busy(f"{exc}; nothing was written") from None
-        return WriteResult(path=path, revision=new_revision, created=current is None,
-                           bytes=len(data), warning=warning)
+        return self._writer().write(path, content, base, call=call or Call(self.gate),
+                                    origin=origin or Origin("person"), force=force, person_edit=person_edit)
 
     def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None) -> RemoveResult:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match.
         History keeps every version: the removal is recorded (source `removal`)."""
-        origin = origin or Origin("person")
-        path = self.check_path(path)
-        with self._root() as root:
-            self._check_spelling(root, path)
-            current = self._current(root, path)
-            if current is None:
-                raise NotFound(f"no note at {path}")
-            if base is not None:
-                self._check_base(path, current, base, False)
-            grant = self._authorize(self.gate, path, b"", current, f"memory remove {path} (revision {self.revision(current)})")
-            try:
-                with self._lock():
-                    now = self._current(root, path)
-                    self._catch_up(root, path, now)
-                    if now != current:
-                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the removal was "
-                                       "being decided)")
-                    version = self._begin(path, current, origin, grant, removed=True)
-                    try:
-                        root.remove(path)
-                    except OSError as exc:
-                        self._abandon()
-                        raise NoteError(f"{path} could not be removed: {exc.strerror or exc}") from None
-                    history_warning = self._commit(version)
-                    warning = self._audit_line({
-                        "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
-                        "sha256": _sha256(current), "revision": self.revision(current),
-                    }) or history_warning
-            except LockTimeout as exc:
-                raise Busy(f"{exc}; nothing was removed") from None
-        return RemoveResult(path=path, revision=self.revision(current), warning=warning)
+        return self._writer().remove(path, base, call=Call(self.gate), origin=origin or Origin("person"))
 
     # -- history ------------------------------------------------------------------------
-
-    def _catch_up(self, root: Root, path: str, now: bytes | None) -> None:
-        """Under the lock, before a write: finish a crashed writer's version, then save unseen
-        hand edits of this note as a version. History that cannot be written stops the write."""
-        if self.history is None:
-            return
-        try:
-            self.history.recover(lambda p: self._current(root, p))
-            self.history.notice(path, now, run=self._run_id())
-        except HistoryError as exc:
-            raise NoteError(f"history could not be recorded ({exc}); nothing was written") from None
-
-    def _begin(self, path: str, data: bytes, origin: Origin, grant: Grant, *, removed: bool) -> Version | None:
-        if self.history is None:
-            return None
-        try:
-            version = self.history.make_version(path, data, origin, run=self._run_id(), grant=grant,
-                                                removed=removed)
-            self.history.begin(version, data)
-            return version
-        except HistoryError as exc:
-            raise NoteError(f"history could not be recorded ({exc}); nothing was written") from None
-
-    def _abandon(self) -> None:
-        if self.history is not None:
-            try:
-                self.history.abandon()
-            except HistoryError:
-                pass   # a stale intent is dropped by the next writer (the note did not change)
-
-    def _commit(self, version: Version | None) -> str | None:
-        """The note changed: log its version. A failure is a warning (the write happened; the
-        intent left behind logs it at the next write or session start)."""
-        if self.history is None or version is None:
-            return None
-        try:
-            self.history.commit(version)
-            return None
-        except HistoryError as exc:
-            return f"the version was not logged yet ({exc}); it will be at the next session start"
 
     def notice(self, paths: list[str] | None = None) -> list[Version]:
         """Record hand edits (and removals) of these notes, or of every note, made outside the
@@ -560,10 +207,11 @@ class Memory:
 
     def read_raw(self, path: str) -> tuple[bytes, str]:
         """(exact bytes, text) of a note; ungated and unredacted: for the person's editor only."""
-        path = self.check_path(path)
+        writer = self._writer()
+        path = writer.check_path(path)
         with self._root() as root:
-            self._check_spelling(root, path)
-            data = self._current(root, path)
+            writer.check_spelling(root, path)
+            data = writer.current(root, path)
         if data is None:
             raise NotFound(f"no note at {path}")
         try:
@@ -614,7 +262,7 @@ class Memory:
 # default: the caller is the person, as with `assistant memory write`) or "unattended" (asks
 # out of band per [approvals], denies when nobody can answer).
 
-def open_memory(workspace: Any = None, *, mode: str = "watched") -> Memory:
+def open_memory(workspace: "Workspace | str | os.PathLike[str] | None" = None, *, mode: str = "watched") -> Memory:
     """A Memory for the workspace, from a session opened at the composition root
     (assistant.session): the same scanner and gate as chat and run."""
     from .session import SessionError, open_session
@@ -625,17 +273,17 @@ def open_memory(workspace: Any = None, *, mode: str = "watched") -> Memory:
         raise NoteError(str(exc)) from None
 
 
-def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: Any = None,
+def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: "Workspace | str | os.PathLike[str] | None" = None,
                  mode: str = "watched") -> WriteResult:
     """Create or replace one note (see Memory.write); raises a NoteError subclass on refusal."""
     return open_memory(workspace, mode=mode).write(path, content, base=base)
 
 
-def memory_read(path: str, *, workspace: Any = None) -> Note:
+def memory_read(path: str, *, workspace: "Workspace | str | os.PathLike[str] | None" = None) -> Note:
     """The note, redacted, with its revision (Note: .content, .revision; unpacks to both)."""
     return open_memory(workspace).read(path)
 
 
-def memory_list(offset: int = 0, limit: int = 50, *, workspace: Any = None) -> list[Entry]:
+def memory_list(offset: int = 0, limit: int = 50, *, workspace: "Workspace | str | os.PathLike[str] | None" = None) -> list[Entry]:
     """One page of catalog entries, in catalog order."""
     return open_memory(workspace).list(offset, limit)

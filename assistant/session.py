@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .agent import Agent, EventSink, Limits, ObservedGate, reply_limit
+from .agent import Agent, Limits, reply_limit
+from .gate_view import EventSink, ObservedGate
 from .tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:

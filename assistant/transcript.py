@@ -17,7 +17,10 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .leaks import Scanner
 
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 
@@ -28,7 +31,7 @@ def new_session_id(kind: str) -> str:
     return f"{stamp}-{kind}-{secrets.token_hex(3)}"
 
 
-def redact_value(value: Any, scanner: Any) -> Any:
+def redact_value(value: object, scanner: "Scanner | None") -> object:
     """value with every string in it redacted (dicts and lists walked); other values kept."""
     if isinstance(value, str):
         return scanner.redact(value) if scanner is not None else value
@@ -44,7 +47,7 @@ def redact_value(value: Any, scanner: Any) -> Any:
 class Transcript:
     """Append-only JSONL log of one session. Thread-safe; each event is one line."""
 
-    def __init__(self, transcripts_dir: str | os.PathLike[str], session: str, scanner: Any):
+    def __init__(self, transcripts_dir: str | os.PathLike[str], session: str, scanner: "Scanner | None"):
         if not _SESSION_RE.match(session):
             raise ValueError(f"bad session id {session!r}: letters, digits, '.', '_' and '-' only")
         self.session = session
@@ -62,7 +65,7 @@ class Transcript:
             raise OSError(errno.EINVAL, f"{self.path.name} is not a regular file")
         self._fd = fd
 
-    def append(self, event: str, **data: Any) -> None:
+    def append(self, event: str, **data: object) -> None:
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": self.session,
                   "event": event}
         record.update(data)

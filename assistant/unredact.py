@@ -11,9 +11,7 @@ marker the person deleted drops that secret, which is the person's own choice to
 
 from __future__ import annotations
 
-from typing import Any
-
-from .leaks import MARKER_RE, marker
+from .leaks import MARKER_RE, Scanner, marker
 
 
 class RestoreError(ValueError):
@@ -25,7 +23,7 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def restore(original: str, edited: str, scanner: Any) -> str:
+def restore(original: str, edited: str, scanner: "Scanner") -> str:
     """`edited` (a text derived from `scanner.redact(original)`) with every marker replaced by
     the original text it stood for."""
     behind: dict[str, list[str]] = {}          # marker text -> originals, in order of appearance

@@ -27,7 +27,7 @@ import sys
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Iterator
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
@@ -91,14 +91,14 @@ class VaultMissing(VaultLocked):
     gone. A session must not start: scanning with shapes only would let its values through."""
 
 
-def missing_vault_message(ws: Any) -> str:
+def missing_vault_message(ws: "Workspace") -> str:
     return (f"vault.enc is missing ({ws.vault_path}), but this workspace has a vault ([vault] "
             "required = true in config.toml), so its secrets cannot be kept out: restore vault.enc "
             "from a backup; if you removed it on purpose, run `assistant vault init` or set "
             "required = false under [vault]")
 
 
-def record_required(ws: Any) -> str | None:
+def record_required(ws: "Workspace") -> str | None:
     """Record `[vault] required = true` in config.toml (where deleting state/ does not erase
     it). Returns a warning instead of raising: the vault itself is fine either way."""
     from .workspace import WorkspaceError, record_setting
@@ -194,7 +194,7 @@ def split_host(binding: str) -> tuple[str, int | None]:
     return host, int(port) if port else None
 
 
-def normalize_hosts(hosts: Any) -> list[str]:
+def normalize_hosts(hosts: Iterable[object] | str) -> list[str]:
     if isinstance(hosts, str) or not all(isinstance(h, str) for h in hosts):
         raise VaultError("hosts must be a list of host names")
     out = sorted({normalize_host(h) for h in hosts})
@@ -203,7 +203,7 @@ def normalize_hosts(hosts: Any) -> list[str]:
     return out
 
 
-def check_kdf_params(opslimit: Any, memlimit: Any, *, where: str) -> tuple[int, int]:
+def check_kdf_params(opslimit: object, memlimit: object, *, where: str) -> tuple[int, int]:
     """Both limits as ints within [min, cap], or a VaultError saying which is out of range."""
     for label, v, lo, hi in (("opslimit", opslimit, MIN_OPSLIMIT, MAX_OPSLIMIT),
                              ("memlimit", memlimit, MIN_MEMLIMIT, MAX_MEMLIMIT)):
@@ -337,7 +337,7 @@ class Vault:
 
     # -- writing (each under the lock, on a fresh re-read) -----------------------------
 
-    def set(self, name: str, value: str, hosts: Any = None) -> None:
+    def set(self, name: str, value: str, hosts: Iterable[object] | str | None = None) -> None:
         """Store `value` under `name`. `hosts`: the hosts web_fetch may send it to (replacing
         any bound before); None keeps the hosts an existing entry already has."""
         validate_name(name)
@@ -352,7 +352,7 @@ class Vault:
 
         self._update(change)
 
-    def set_hosts(self, name: str, hosts: Any) -> None:
+    def set_hosts(self, name: str, hosts: Iterable[object] | str) -> None:
         """Bind `name` to exactly `hosts` (possibly none), keeping its value and set_at."""
         validate_name(name)
         bound = normalize_hosts(hosts)
@@ -434,7 +434,7 @@ def _read(path: Path) -> bytes:
         return f.read()
 
 
-def _open_regular(path: Path, *, missing: str, what: str, not_regular: str) -> tuple[Any, os.stat_result]:
+def _open_regular(path: Path, *, missing: str, what: str, not_regular: str) -> tuple[BinaryIO, os.stat_result]:
     """Open a regular file for reading, never through a symlink or a FIFO (policy.fileio);
     (file, fstat) or VaultError with the caller's words."""
     try:
@@ -548,7 +548,7 @@ def _unlock_setting(ws: "Workspace") -> str:
     return ws.config.vault.unlock
 
 
-def _from_keyring(ws: Any, *, interactive: bool) -> str | None:
+def _from_keyring(ws: "Workspace", *, interactive: bool) -> str | None:
     """The passphrase remembered in the OS keyring ([vault] unlock = "keyring"). At a terminal,
     a keyring that is unreachable or has no entry falls back to asking (with a note); otherwise
     it is VaultLocked saying why and what to use instead."""
@@ -569,7 +569,7 @@ def _from_keyring(ws: Any, *, interactive: bool) -> str | None:
     raise VaultLocked(f"the vault at {ws.vault_path} is locked: [vault] unlock = \"keyring\", but {why}")
 
 
-def fixed_passphrase(ws: Any, *, interactive: bool = False) -> str | bytes | None:
+def fixed_passphrase(ws: "Workspace", *, interactive: bool = False) -> str | bytes | None:
     """The passphrase from the environment, the key file, or the OS keyring ([vault] unlock =
     "keyring"), in that order; None when none of them gives one."""
     env = os.environ.get(ENV_PASSPHRASE)
@@ -583,7 +583,7 @@ def fixed_passphrase(ws: Any, *, interactive: bool = False) -> str | bytes | Non
     return None
 
 
-def passphrase_for(ws: Any, *, interactive: bool,
+def passphrase_for(ws: "Workspace", *, interactive: bool,
                    prompt: Callable[[str], str] | None = None) -> str | bytes:
     """The passphrase by the first available means: the env, the key file, else (interactive)
     the terminal; VaultLocked saying how to provide one when there is none."""

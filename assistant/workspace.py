@@ -108,6 +108,16 @@ def record_setting(config_path: Path, section: str, key: str, value: bool | int 
                              f"{exc.strerror or exc}; {by_hand}") from None
 
 
+class _Under:
+    """A path of a Workspace, as an attribute: these parts below its root."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __get__(self, ws: "Workspace", owner: type | None = None) -> Path:
+        return ws.root.joinpath(*self.parts)
+
+
 @dataclass
 class Workspace:
     """Paths of one workspace, and its loaded config."""
@@ -115,53 +125,18 @@ class Workspace:
     root: Path
     config: Config = field(default_factory=default_config)   # typed; a bad section raises when read
 
-    @property
-    def persona_path(self) -> Path:
-        return self.root / PERSONA
-
-    @property
-    def config_path(self) -> Path:
-        return self.root / CONFIG
-
-    @property
-    def grants_path(self) -> Path:
-        return self.root / GRANTS
-
-    @property
-    def vault_path(self) -> Path:
-        return self.root / VAULT
-
-    @property
-    def memory_dir(self) -> Path:
-        return self.root / MEMORY
-
-    @property
-    def files_dir(self) -> Path:
-        return self.root / FILES
-
-    @property
-    def history_dir(self) -> Path:
-        return self.root / HISTORY
-
-    @property
-    def state_dir(self) -> Path:
-        return self.root / STATE
-
-    @property
-    def approvals_dir(self) -> Path:
-        return self.state_dir / "approvals"
-
-    @property
-    def transcripts_dir(self) -> Path:
-        return self.state_dir / "transcripts"
-
-    @property
-    def audit_path(self) -> Path:
-        return self.state_dir / "audit.jsonl"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.state_dir / "memory.lock"
+    persona_path = _Under(PERSONA)
+    config_path = _Under(CONFIG)
+    grants_path = _Under(GRANTS)
+    vault_path = _Under(VAULT)
+    memory_dir = _Under(MEMORY)
+    files_dir = _Under(FILES)
+    history_dir = _Under(HISTORY)
+    state_dir = _Under(STATE)
+    approvals_dir = _Under(STATE, "approvals")
+    transcripts_dir = _Under(STATE, "transcripts")
+    audit_path = _Under(STATE, "audit.jsonl")
+    lock_path = _Under(STATE, "memory.lock")
 
     def persona(self) -> str:
         try:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .audit import timestamp
-from .fileio import FileTooLargeError, NotRegularFile, read_regular, watch_dir, write_atomic
+from .fileio import FileTooLargeError, NotRegularFile, StopEvent, read_regular, watch_dir, write_atomic
 from .grants import GrantsError, GrantStore
 from .kinds import DURABLE, KINDS, SCOPES, Offer, TargetError
 
@@ -152,7 +152,7 @@ def this_waiter() -> dict[str, Any]:
     return {"pid": os.getpid(), "host": os.uname().nodename, "start": _proc_start(os.getpid())}
 
 
-def _waiter(value: Any) -> dict[str, Any] | None:
+def _waiter(value: object) -> dict[str, Any] | None:
     if (isinstance(value, dict) and isinstance(value.get("pid"), int) and not isinstance(value.get("pid"), bool)
             and isinstance(value.get("host"), str)):
         start = value.get("start")
@@ -411,7 +411,7 @@ class Inbox:
         return ans
 
     # ------------------------------------------------------------ waiting
-    def wait(self, request_id: str, timeout: float, *, stop_event: Any = None,
+    def wait(self, request_id: str, timeout: float, *, stop_event: StopEvent | None = None,
              safety_poll: float = 2.0) -> Answer | None:
         """Block until the request has an answer file (returned, parsed) or timeout (None).
 
@@ -434,7 +434,7 @@ class Inbox:
                 return None
         return None   # stopped (stop_event)
 
-    def follow(self, *, stop_event: Any = None, timeout: float | None = None,
+    def follow(self, *, stop_event: StopEvent | None = None, timeout: float | None = None,
                seen: Iterable[str] | None = None) -> Iterator[Entry]:
         """Yield each request not in `seen` (default: those on file now), as it is filed.
 

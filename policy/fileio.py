@@ -35,7 +35,7 @@ from typing import Callable, Iterator, Protocol
 __all__ = [
     "TEMP_PREFIX", "temp_name", "is_temp_name",
     "READ_FLAGS", "NotRegularFile", "FileTooLargeError", "open_regular", "read_regular", "read_upto",
-    "check_in_place",
+    "check_in_place", "write_all",
     "write_atomic", "replacing", "fsync_dir",
     "kind_of", "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock", "locked",
     "watch_dir",
@@ -136,6 +136,14 @@ def check_in_place(fd: int, shown: str) -> os.stat_result:
     return st
 
 
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """Write every byte of `data` to `fd` (os.write may write fewer) and fsync it."""
+    view = memoryview(data).cast("B")
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
 def read_upto(fd: int, n: int) -> bytes:
     """At most `n` bytes from `fd` (fewer at end of file)."""
     chunks = []
@@ -230,15 +238,12 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray | memoryv
 
 
 def _write_in(dfd: int, name: str, data: bytes | bytearray | memoryview, mode: int | None, replace: bool) -> None:
-    view = memoryview(data).cast("B")
     tmp = temp_name()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC,
                  0o666 if mode is None else mode, dir_fd=dfd)
     try:
         try:
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+            write_all(fd, data)
         finally:
             os.close(fd)
         _commit(dfd, tmp, name, replace)

@@ -297,7 +297,7 @@ class Gate:
                     pass
         return closed
 
-    def _notify_and_wait(self, ruling: Ruling, summary: str, sha: str | None, req: Any,
+    def _notify_and_wait(self, ruling: Ruling, summary: str, sha: str | None, req: Request,
                          written: bytes, line: int | None = None) -> Decision:
         brief = summary if len(summary) <= NOTIFY_SUMMARY_CHARS else (
             f"{summary[:NOTIFY_SUMMARY_CHARS]}… ({len(summary):,} characters in all)")

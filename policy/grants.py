@@ -23,11 +23,12 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from .fileio import DEFAULT_LOCK_TIMEOUT, FileTooLargeError, NotRegularFile, locked, open_regular, write_atomic
 from .kinds import KINDS
-from .match import PatternError, compile_pattern, is_literal, literal_prefix, literal_suffix
+from .match import PatternError, _GoPattern, compile_pattern, is_literal, literal_prefix, literal_suffix
+from .strict_json import unique_keys
 
 VERSION = 1
 _MAX_BYTES = 32 * 1024 * 1024
@@ -61,10 +62,10 @@ class _Buckets:
 
     def __init__(self, suffix: bool) -> None:
         self.suffix = suffix
-        self.by_key: dict[str, list[tuple[Any, Grant]]] = {}
+        self.by_key: dict[str, list[tuple[_GoPattern, Grant]]] = {}
         self.lengths: list[int] = []
 
-    def add(self, key: str, compiled: Any, grant: Grant) -> None:
+    def add(self, key: str, compiled: _GoPattern, grant: Grant) -> None:
         if key not in self.by_key:
             self.by_key[key] = []
             if len(key) not in self.lengths:
@@ -97,7 +98,7 @@ class GrantIndex:
     """
 
     def __init__(self, grants: Iterable[Grant] = ()) -> None:
-        self._kinds: dict[str, tuple[_Buckets, _Buckets, list[tuple[Any, Grant]]]] = {}
+        self._kinds: dict[str, tuple[_Buckets, _Buckets, list[tuple[_GoPattern, Grant]]]] = {}
         for g in grants:
             self.add(g)
 
@@ -126,13 +127,7 @@ class GrantIndex:
         return next((g for compiled, g in wild if compiled.fullmatch(target)), None)
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise GrantsError(f"key {key!r} appears twice in one object")
-        seen[key] = value
-    return seen
+_no_duplicate_keys = unique_keys(lambda key: GrantsError(f"key {key!r} appears twice in one object"))
 
 
 def _parse(raw: bytes, where: str) -> list[Grant]:

@@ -309,11 +309,10 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
-    from ..interrupt import call_interruptibly
     from ..models.base import ModelError
-    from ..models.loader import load_model
     from ..session import SessionError, open_session
     from ..watch import MemoryWatcher
+    from .model_load import LoadInterrupted, load_session_model
 
     ws = get_workspace()
     ui = ChatUI()
@@ -326,14 +325,12 @@ def chat_command(model_spec: str | None) -> None:
     watcher = None
     try:
         try:
-            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr, vault=session.vault),
-                                       name="model-load")
+            model = load_session_model(session, model_spec)
         except ModelError as exc:
-            session.transcript.append("error", message=str(exc))
             fail(str(exc))
-        except KeyboardInterrupt:   # Ctrl-C while llama.cpp loads: leave at once
-            session.transcript.append("session_end", outcome="interrupted")
-            click.echo("\ninterrupted while loading the model", err=True)
+        except LoadInterrupted as stop:   # Ctrl-C while llama.cpp loads: leave at once
+            click.echo("\ninterrupted while loading the model", file=stop.err)
+            stop.err.flush()
             return
         session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
         watcher = MemoryWatcher(ws.memory_dir).start()

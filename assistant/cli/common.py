@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from typing import Callable, NoReturn, TypeVar
 
 import click
 
 from ..terminal import escape
 from ..config import ConfigError
 from ..workspace import ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace
+
+F = TypeVar("F", bound=Callable[..., object])
 
 # Exit codes shared by all commands.
 EXIT_OK = 0
@@ -34,7 +36,7 @@ def _remember_workspace(ctx: click.Context, param: click.Parameter, value: str |
         ctx.meta[_META_KEY] = value
 
 
-def workspace_option(f: Any) -> Any:
+def workspace_option(f: F) -> F:
     """`--workspace/-w DIR` on a command; the innermost one given wins."""
     return click.option(
         "--workspace",
@@ -58,7 +60,7 @@ def _remember_model(ctx: click.Context, param: click.Parameter, value: str | Non
         ctx.meta[_MODEL_META_KEY] = value
 
 
-def group_model_option(f: Any) -> Any:
+def group_model_option(f: F) -> F:
     """`assistant --model SPEC <command>`: the same as the command's own --model (which wins)."""
     return click.option(
         "--model", metavar="SPEC", expose_value=False, callback=_remember_model,
@@ -92,13 +94,22 @@ def get_workspace(*needs: str, ctx: click.Context | None = None) -> Workspace:
     return ws
 
 
+def is_tty(stream: object) -> bool:
+    """Is this stream (sys.stdin, sys.stdout, sys.stderr as they are now) a terminal? False for
+    a replaced, closed or missing one."""
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print `error: message` to stderr and exit non-zero."""
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
 
-def echo_json(value: Any) -> None:
+def echo_json(value: object) -> None:
     click.echo(json.dumps(value, indent=2, sort_keys=True, default=str))
 
 

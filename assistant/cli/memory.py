@@ -23,7 +23,7 @@ import click
 
 from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, Unreadable, WriteResult
 from ..terminal import escape, one_line
-from .common import echo_json, fail, get_workspace, visible, workspace_option
+from .common import echo_json, fail, get_workspace, is_tty, visible, workspace_option
 
 def _memory() -> Memory:
     """The person's Memory, from a session opened at the composition root (watched: the person
@@ -44,18 +44,6 @@ def _child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in (ENV_PASSPHRASE, ENV_NEW_PASSPHRASE)}
 
 
-def _stderr_is_tty() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _stdout_is_tty() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def _refusal(exc: NoteError) -> str:
@@ -144,10 +132,10 @@ def cat_cmd(path: str, as_json: bool) -> None:
         return
     # On a terminal the note is shown escaped (an escape sequence or a bare carriage return in
     # it could hide a line); into a pipe or a file it goes byte for byte.
-    click.echo(escape(note.content) if _stdout_is_tty() else note.content, nl=False)
+    click.echo(escape(note.content) if is_tty(sys.stdout) else note.content, nl=False)
     # The revision is for the person at a terminal; captured output (a script, a test runner
     # that merges stderr into stdout) gets exactly the note. --json always carries it.
-    if _stderr_is_tty():
+    if is_tty(sys.stderr):
         click.echo(f"revision {note.revision}", err=True)
 
 

@@ -20,7 +20,7 @@ import click
 
 from ..history import HistoryError, Origin, Version
 from ..memory import Memory, NoteError, NotFound
-from .common import echo_json, fail, visible, workspace_option
+from .common import echo_json, fail, is_tty, visible, workspace_option
 from .memory import _memory, _refusal, _report, memory_group
 
 
@@ -149,12 +149,6 @@ def log_cmd(path: str | None, as_json: bool) -> None:
     click.echo("\n".join(_line(shown, v) for v in versions))
 
 
-def _stdout_is_terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
 
 @memory_group.command("show")
 @workspace_option
@@ -168,7 +162,7 @@ def show_cmd(path: str, rev: str, raw: bool) -> None:
     v = _resolve(mem, path, rev)
     data = _bytes(mem, v)
     if raw:
-        if _stdout_is_terminal():
+        if is_tty(sys.stdout):
             # exact bytes may hold an escape sequence that erases lines (and unredacted secrets)
             fail("--raw writes the exact bytes, unescaped and unredacted: redirect it to a file "
                  f"(assistant memory show {shlex.quote(path)} --rev {v.rev} --raw > FILE); "

@@ -16,11 +16,14 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import click
 
 from ..workspace import CONFIG, WorkspaceError
 from .common import EXIT_OK, echo_json, fail, get_workspace, workspace_option
+
+T = TypeVar("T")
 
 MODELS_DIR = "models"
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -68,32 +71,23 @@ def pull_command(repo: str, file: str, revision: str | None, no_set: bool) -> No
         fail(f"FILE {file!r} must be a .gguf file path inside the repository")
     try:
         import huggingface_hub as hub
-        from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError
     except ImportError:
         fail("`assistant model pull` needs huggingface_hub: pip install 'assistant[hub]'")
     endpoint = os.environ.get("HF_ENDPOINT") or None
     dest_dir = ws.root / MODELS_DIR
     dest_dir.mkdir(mode=0o700, exist_ok=True)
     url = hub.hf_hub_url(repo, file, revision=revision, endpoint=endpoint)
-    try:
-        meta = hub.get_hf_file_metadata(url)
-    except (RepositoryNotFoundError, EntryNotFoundError):
-        fail(f"{repo} has no file {file} at {endpoint or 'https://huggingface.co'} (check REPO, FILE and --revision)")
-    except HfHubHTTPError as exc:
-        fail(f"the hub refused {url}: {str(exc).splitlines()[0]}")
-    except OSError as exc:
-        fail(f"cannot reach the hub for {url}: {exc}")
+    meta = _ask_hub(lambda: hub.get_hf_file_metadata(url),
+                    missing=f"{repo} has no file {file} at {endpoint or 'https://huggingface.co'} "
+                            "(check REPO, FILE and --revision)",
+                    refused=f"the hub refused {url}", unreachable=lambda exc: f"cannot reach the hub for {url}: {exc}")
     expected = (meta.etag or "").strip('"').lower()
     size = meta.size
     click.echo(f"downloading {repo}/{file} ({_mib(size)}) into {dest_dir}", err=True)
-    try:
-        got = Path(hub.hf_hub_download(repo, file, revision=revision, local_dir=dest_dir, endpoint=endpoint))
-    except (RepositoryNotFoundError, EntryNotFoundError):
-        fail(f"{repo} has no file {file}")
-    except HfHubHTTPError as exc:
-        fail(f"the download failed: {str(exc).splitlines()[0]}")
-    except OSError as exc:
-        fail(f"the download failed: {exc} (run the same command again to resume)")
+    got = Path(_ask_hub(lambda: hub.hf_hub_download(repo, file, revision=revision, local_dir=dest_dir,
+                                                    endpoint=endpoint),
+                        missing=f"{repo} has no file {file}", refused="the download failed",
+                        unreachable=lambda exc: f"the download failed: {exc} (run the same command again to resume)"))
     digest = _sha256(got)
     actual = got.stat().st_size
     click.echo(f"size   {actual} bytes ({_mib(actual)})")
@@ -125,6 +119,20 @@ def pull_command(repo: str, file: str, revision: str | None, no_set: bool) -> No
         fail(f"could not update {ws.root / CONFIG}: {exc}")
     click.echo(f"[model] path = \"{rel}\" in {ws.root / CONFIG}")
     click.echo("check the prompt format: [model] chat_format (\"auto\" uses the model's own template)")
+
+
+def _ask_hub(call: Callable[[], T], *, missing: str, refused: str, unreachable: Callable[[OSError], str]) -> T:
+    """call()'s result; a hub error ends the command with the words given."""
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError
+
+    try:
+        return call()
+    except (RepositoryNotFoundError, EntryNotFoundError):
+        fail(missing)
+    except HfHubHTTPError as exc:
+        fail(f"{refused}: {str(exc).splitlines()[0]}")
+    except OSError as exc:
+        fail(unreachable(exc))
 
 
 def _mib(n: int | None) -> str:

@@ -100,10 +100,9 @@ def _tell_notify(session, message: str) -> None:
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
-    from ..interrupt import call_interruptibly
     from ..models.base import ModelError
-    from ..models.loader import load_model
     from ..session import SessionError, open_session
+    from .model_load import LoadInterrupted, load_session_model
 
     if not task or not task.strip():
         return _early_error("the task is empty", EXIT_USAGE)
@@ -120,18 +119,14 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         return _early_error(str(exc))
     try:
         try:
-            model = call_interruptibly(lambda: load_model(model_spec, ws, progress=sys.stderr, vault=session.vault),
-                                       name="model-load")
+            model = load_session_model(session, model_spec, interrupted_exit_code=EXIT_ERROR)
         except ModelError as exc:
-            session.transcript.append("error", message=str(exc))
             return _early_error(str(exc))
-        except KeyboardInterrupt:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
-            session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
-            click.echo("error: interrupted while loading the model; nothing was done")
+        except LoadInterrupted as stop:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
+            click.echo("error: interrupted while loading the model; nothing was done", file=stop.out)
             # the abandoned load may still be inside llama.cpp when the interpreter shuts down:
             # the outcome line is out before anything there can cut the process short
-            sys.stdout.flush()
-            sys.stderr.flush()
+            stop.out.flush()
             return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
         calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order

@@ -29,7 +29,7 @@ from ..vault import (
     validate_name,
     validate_value,
 )
-from .common import echo_json, fail, get_workspace, workspace_option
+from .common import echo_json, fail, get_workspace, is_tty, workspace_option
 
 ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
@@ -59,15 +59,9 @@ def _open(ws) -> Vault:
         fail(str(exc))
 
 
-def _stdin_is_tty() -> bool:
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
-
 
 def _read_value(name: str) -> str:
-    if _stdin_is_tty():
+    if is_tty(sys.stdin):
         return _prompt_hidden(f"Value for {name}", confirm=True)
     # Not a terminal: the value is the whole of stdin (the passphrase never is).
     data = sys.stdin.read()

@@ -439,14 +439,8 @@ class LlamaModel:
         """Tokens in the rendered prompt."""
         return len(tokenize_segments(self._segments(messages), segment_tokenizer(self._llm)))
 
-    def step(
-        self,
-        messages: list[dict[str, str]],
-        schema: dict,
-        *,
-        max_tokens: int,
-        on_token: Callable[[str], None] | None = None,
-    ) -> StepResult:
+    def step(self, messages: list[dict[str, str]], schema: dict, *, max_tokens: int,
+             on_token: Callable[[str], None] | None = None) -> StepResult:
         llm = self._llm
         request: dict[str, Any] = dict(
             messages=messages, max_tokens=int(max_tokens), temperature=self.temperature, seed=self.seed,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from policy.fileio import write_atomic
+from policy.fileio import read_upto, write_atomic
 
 MAGIC = b"ASSISTANT-PROMPT-CACHE-1\n"
 MAC_BYTES = 32
@@ -166,15 +166,7 @@ class PromptCache:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes + 1024 * 1024:
                 raise ValueError("not a regular file of a sane size")
-            chunks = []
-            left = st.st_size
-            while left > 0:
-                part = os.read(fd, min(left, 8 << 20))
-                if not part:
-                    break
-                chunks.append(part)
-                left -= len(part)
-            blob = b"".join(chunks)
+            blob = read_upto(fd, st.st_size)
         except (OSError, ValueError):
             os.close(fd)
             self._unlink(dfd, name)

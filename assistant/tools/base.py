@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from ..call_context import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
+from ..gated_write import Refused, SecretRefused
 
 if TYPE_CHECKING:
     from ..confine import Root
@@ -35,6 +36,14 @@ class SecretRefusal(ToolError):
     def __init__(self, message: str, *, names: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.names = tuple(names)
+
+
+def tool_error(exc: Refused) -> ToolError:
+    """A refusal of the gated-write pipeline as the model is told it: a vault secret is a
+    SecretRefusal (the agent ends the turn), anything else a ToolError with the same words."""
+    if isinstance(exc, SecretRefused) and exc.vault:
+        return SecretRefusal(str(exc), names=exc.names)
+    return ToolError(str(exc))
 
 
 @dataclass
@@ -71,3 +80,12 @@ class Tool:
     # for a tool that reads untrusted text: the place a call read ("web:host", "file:path"),
     # recorded by the agent for the rest of the turn and kept with any note written after it
     untrusted: Callable[[dict[str, object]], str | None] | None = None
+
+
+def path_tool(name: str, description: str, path: dict[str, object],
+              run: Callable[[dict[str, object], ToolContext], str], **more: object) -> Tool:
+    """A tool whose one argument is a path (`path`: its JSON schema)."""
+    return Tool(name=name, description=description,
+                parameters={"type": "object", "properties": {"path": path}, "required": ["path"],
+                            "additionalProperties": False},
+                run=run, **more)  # type: ignore[arg-type]

@@ -12,8 +12,8 @@ from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
 from ..history import Origin
-from ..memory import REVISION_CHARS, Memory, NoteError, SecretRefused
-from .base import SecretRefusal, Tool, ToolContext, ToolError
+from ..memory import REVISION_CHARS, Memory, NoteError
+from .base import Tool, ToolContext, ToolError, path_tool, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
 DEFAULT_LIMIT = 50
@@ -57,12 +57,8 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
         result = memory.write(path, content, base=base or None, origin=origin, call=ctx.call())
-    except SecretRefused as exc:
-        if exc.vault:
-            raise SecretRefusal(str(exc), names=exc.names) from None
-        raise ToolError(str(exc)) from None
     except NoteError as exc:
-        raise ToolError(str(exc)) from None
+        raise tool_error(exc) from None
     verb = "created" if result.created else "replaced"
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}"
 
@@ -173,15 +169,11 @@ def memory_tools() -> list[Tool]:
             run=memory_write,
             kind="memory",
         ),
-        Tool(
-            name="memory_read",
-            description=(
-                "Read one of your notes in full, with its revision. Read a note before relying on "
-                "its details and before replacing it. Secrets in notes come back redacted."
-            ),
-            parameters={"type": "object", "properties": {"path": _PATH}, "required": ["path"],
-                        "additionalProperties": False},
-            run=memory_read,
+        path_tool(
+            "memory_read",
+            "Read one of your notes in full, with its revision. Read a note before relying on "
+            "its details and before replacing it. Secrets in notes come back redacted.",
+            _PATH, memory_read,
         ),
         Tool(
             name="memory_list",
