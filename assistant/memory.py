@@ -88,7 +88,20 @@ class SecretWouldBeLost(NoteError):
 
 
 class Conflict(NoteError):
-    """Read-before-overwrite failed: the writer's base is not the note's current revision."""
+    """Read-before-overwrite failed: the writer's base is not the note's current revision.
+
+    The message is worded for the model (its tools: memory_read, `base`); `why` and `given` let
+    a person's door word it for the person (`assistant memory write --base REV`):
+    why: "exists" (no base, the note exists), "changed" (the base is not the current revision),
+    "removed" (a base for a note that is gone), "raced" (changed while the write was decided),
+    "created" (created by another writer meanwhile), "not-text" (base is not a string).
+    given: the base as given when it looks like a revision (anything else is never echoed)."""
+
+    def __init__(self, message: str, *, path: str = "", why: str = "changed", given: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.why = why
+        self.given = given
 
 
 class Denied(NoteError):
@@ -344,26 +357,29 @@ class Memory:
 
     def _check_base(self, path: str, current: bytes | None, base: Any, force: bool) -> None:
         if base is not None and not isinstance(base, str):
-            raise Conflict(f"base must be the revision string memory_read gave for {path}")
+            raise Conflict(f"base must be the revision string memory_read gave for {path}", path=path,
+                           why="not-text")
         if current is None:
             if base:
                 raise Conflict(f"{path} no longer exists: it was removed since you read it; "
-                               "read the catalog again (write without base to create it)")
+                               "read the catalog again (write without base to create it)", path=path,
+                               why="removed")
             return
         if force:
             return
         if not base:
             raise Conflict(
                 f"{path} already exists: read it with memory_read and pass its revision as base "
-                "to replace it"
+                "to replace it", path=path, why="exists"
             )
         if not self._base_matches(base, current):
             # Echo the base only if it looks like a revision: anything else (a cut secret
             # would not be recognised by the scanner) is not repeated back.
             given = base.strip()
-            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) else "given"
+            looks = re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) is not None
+            shown = repr(given) if looks else "given"
             raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
-                           f"current revision)")
+                           f"current revision)", path=path, why="changed", given=given if looks else None)
 
     def _audit_line(self, event: dict[str, Any]) -> str | None:
         """Append one audit event; returns a warning instead of raising (the write already happened)."""
@@ -438,9 +454,9 @@ class Memory:
                     if (now is None) != (current is None) or (now is not None and now != current):
                         if current is None:
                             raise Conflict(f"{path} was created by another writer meanwhile; "
-                                           f"{CONFLICT_MESSAGE}")
+                                           f"{CONFLICT_MESSAGE}", path=path, why="created")
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the write "
-                                       "was being decided)")
+                                       "was being decided)", path=path, why="raced")
                     if call.cancel.cancelled():   # the agent gave up on this call meanwhile
                         raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
                                      "was written; nothing was written")
@@ -484,7 +500,7 @@ class Memory:
                     self._catch_up(root, path, now)
                     if now != current:
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the removal was "
-                                       "being decided)")
+                                       "being decided)", path=path, why="raced")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:
                         root.remove(path)
