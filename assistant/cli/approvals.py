@@ -16,6 +16,7 @@ from policy.audit import AuditError, AuditLog
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
 
+from ..localtime import local_time
 from ..terminal import unified_diff
 from ..workspace import Workspace
 from .common import echo_json, fail, get_workspace, resolve_id, visible as _visible, workspace_option
@@ -53,13 +54,13 @@ def _line(e: Entry) -> str:
         return f"{e.id}  corrupt  {e.error}"
     r = e.request
     if e.state == PENDING:
-        when = f"expires {r.expires_at}"
+        when = f"expires {local_time(r.expires_at)}"
         if waiter_alive(r) is False:
             when += "; the run that asked is gone, nothing waits for this answer"
     elif e.state == EXPIRED:   # nobody answered: the run's own closing record is not an answer
-        when = f"expired {e.answer.answered_at if e.answer else r.expires_at}"
+        when = f"expired {local_time(e.answer.answered_at if e.answer else r.expires_at)}"
     else:
-        when = f"answered {e.answer.answered_at}" if e.answer else f"{e.state}"
+        when = f"answered {local_time(e.answer.answered_at)}" if e.answer else f"{e.state}"
     return _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
 
 
@@ -176,7 +177,7 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     echo(f"  target:   {req.target}")
     echo(f"  reason:   {req.reason}")
     echo(f"  summary:  {req.summary}")
-    echo(f"  filed:    {req.created_at}   expires: {req.expires_at}")
+    echo(f"  filed:    {local_time(req.created_at)}   expires: {local_time(req.expires_at)}")
     echo(f"  sha256:   {req.sha256}")
     if places:
         echo("  audit:    " + ", ".join(f"line {n} ({ev})" for n, ev in places)
@@ -184,7 +185,7 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
     if ans is not None:
         by = "a person" if ans.by == "cli" else "the run"
-        echo(f"  answer:   {ans.verdict} by {by} at {ans.answered_at}"
+        echo(f"  answer:   {ans.verdict} by {by} at {local_time(ans.answered_at)}"
                    + (f", remember {ans.remember}" if ans.verdict == APPROVED else "")
                    + (f": {ans.reason}" if ans.reason else ""))
     if not req.content_exact:

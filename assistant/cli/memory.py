@@ -24,6 +24,7 @@ from pathlib import Path
 import click
 
 from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, Unreadable, WriteResult
+from ..localtime import local_time
 from ..terminal import escape, one_line
 from .common import echo_json, fail, get_workspace, visible, workspace_option
 
@@ -169,7 +170,9 @@ def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
         summary = e.summary or "(no summary)"
         if e.problem:
             summary = f"{e.summary + ' ' if e.summary else ''}(unreadable: {e.problem})"
-        click.echo(f"{escape(e.path, newlines=False)}\t{e.size}\t{one_line(summary)}")
+        # sorted by change: the time of the change is shown too (local time, with its zone)
+        changed = f"{local_time(e.mtime_ns / 1e9)}\t" if sort == "changed" else ""
+        click.echo(f"{escape(e.path, newlines=False)}\t{e.size}\t{changed}{one_line(summary)}")
 
 
 @memory_group.command("cat")

@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from ..localtime import local_time
 from ..history import HistoryError, Origin, Version
 from ..memory import Memory, NoteError, NotFound
 from .common import echo_json, fail, visible, workspace_option
@@ -79,7 +80,7 @@ def _json(shown: _Shown, v: Version) -> dict:
 
 def _line(shown: _Shown, v: Version) -> str:
     what = "removed" if v.removed else f"{v.bytes} bytes"
-    parts = [v.rev, v.time, shown(v.source), shown(v.path), what]
+    parts = [v.rev, local_time(v.time), shown(v.source), shown(v.path), what]
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:
@@ -192,7 +193,7 @@ def _text_of(mem: Memory, path: str, rev: str | None) -> tuple[str, str]:
         except NoteError as exc:
             fail(str(exc))
     v = _resolve(mem, path, rev)
-    return f"{path} ({v.rev}, {v.time}, {v.source})", mem.scanner.redact(
+    return f"{path} ({v.rev}, {local_time(v.time)}, {v.source})", mem.scanner.redact(
         _bytes(mem, v).decode("utf-8", "replace"))
 
 

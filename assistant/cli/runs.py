@@ -12,20 +12,10 @@ from datetime import datetime, timedelta, timezone
 
 import click
 
+from ..localtime import local_time
 from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
 from .common import echo_json, fail, get_workspace, resolve_id, visible, workspace_option
-
-
-def local_time(iso: str | None) -> str:
-    """'2026-12-01T05:00:27Z' -> '2026-12-01 06:00:27 CET' (local time, with its zone)."""
-    if not iso:
-        return "?"
-    try:
-        when = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return visible(iso)
-    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def _scanner():
