@@ -360,14 +360,17 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:
+        from ..colour import status, wanted
+
+        on = wanted(sys.stdout)
         for c in r.checks:
             if c["ok"]:
-                click.echo(f"ok       {c['area']}: {c['message']}")
+                click.echo(f"{status('ok', on=on)}       {c['area']}: {c['message']}")
             else:
-                click.echo(f"PROBLEM  {c['area']}: {c['message']}")
+                click.echo(f"{status('PROBLEM', on=on)}  {c['area']}: {c['message']}")
                 click.echo(f"         fix: {c['fix']}")
         n = len(r.problems)
-        click.echo(f"{n} problem(s) in {ws.root}" if n else f"all good: {ws.root}")
+        click.echo(f"{n} problem(s) in {ws.root}" if n else f"{status('all good', on=on)}: {ws.root}")
     sys.exit(EXIT_ERROR if r.problems else EXIT_OK)
 
 

@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from ..colour import diff, wanted
 from ..localtime import local_time
 from ..history import HistoryError, Origin, Version
 from ..memory import Memory, NoteError, NotFound
@@ -228,8 +229,7 @@ def diff_cmd(path: str, rev: str | None, to: str | None) -> None:
     if not lines:
         click.echo("no differences")
         return
-    for ln in lines:
-        click.echo(visible(ln.rstrip("\n")))
+    click.echo(diff("".join(visible(ln.rstrip("\n")) + "\n" for ln in lines), on=wanted(sys.stdout)), nl=False)
 
 
 @memory_group.command("revert")
