@@ -93,7 +93,20 @@ class SecretWouldBeLost(Refused):
 
 class Conflict(Refused):
     """Read-before-overwrite failed: the writer's base is not the current revision, or the
-    bytes changed while the gate was deciding."""
+    bytes changed while the gate was deciding.
+
+    The message is worded for the model (its tools: memory_read, `base`); `why` and `given` let
+    a person's door word it for the person (`assistant memory write --base REV`):
+    why: "exists" (no base, the note exists), "changed" (the base is not the current revision),
+    "removed" (a base for a note that is gone), "raced" (changed while the write was decided),
+    "created" (created by another writer meanwhile), "not-text" (base is not a string).
+    given: the base as given when it looks like a revision (anything else is never echoed)."""
+
+    def __init__(self, message: str, *, path: str = "", why: str = "changed", given: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.why = why
+        self.given = given
 
 
 class Denied(Refused):
@@ -328,26 +341,29 @@ class GatedWriter:
     def check_base(self, path: str, current: bytes | None, base: object, force: bool) -> None:
         """Read-before-overwrite: replacing existing bytes needs their current revision."""
         if base is not None and not isinstance(base, str):
-            raise Conflict(f"base must be the revision string memory_read gave for {path}")
+            raise Conflict(f"base must be the revision string memory_read gave for {path}", path=path,
+                           why="not-text")
         if current is None:
             if base:
                 raise Conflict(f"{path} no longer exists: it was removed since you read it; "
-                               "read the catalog again (write without base to create it)")
+                               "read the catalog again (write without base to create it)", path=path,
+                               why="removed")
             return
         if force:
             return
         if not base:
             raise Conflict(
                 f"{path} already exists: read it with memory_read and pass its revision as base "
-                "to replace it"
+                "to replace it", path=path, why="exists"
             )
         if not self._base_matches(base, current):
             # Echo the base only if it looks like a revision: anything else (a cut secret
             # would not be recognised by the scanner) is not repeated back.
             given = base.strip()
-            shown = repr(given) if re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) else "given"
+            looks = re.fullmatch(r"[0-9A-Fa-f]{1,%d}" % REVISION_CHARS, given) is not None
+            shown = repr(given) if looks else "given"
             raise Conflict(f"{path} {CONFLICT_MESSAGE} (your base {shown} is not its "
-                           f"current revision)")
+                           f"current revision)", path=path, why="changed", given=given if looks else None)
 
     def _base_matches(self, base: str, current: bytes) -> bool:
         """`base` is the keyed revision of the current bytes (what memory_read gave). Nothing
@@ -477,8 +493,10 @@ class GatedWriter:
         if now == current:
             return
         if current is None:
-            raise Conflict(f"{path} was created by another writer meanwhile; {CONFLICT_MESSAGE}")
-        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the {what} was being decided)")
+            raise Conflict(f"{path} was created by another writer meanwhile; {CONFLICT_MESSAGE}",
+                           path=path, why="created")
+        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the {what} was being decided)",
+                       path=path, why="raced")
 
     def catch_up(self, root: Root, path: str, now: bytes | None) -> None:
         """Under the lock, before a write: finish a crashed writer's version, then save unseen

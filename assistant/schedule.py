@@ -171,46 +171,59 @@ def _check_task(task: object, where: str) -> str:
 
 
 def parse_schedules(raw: object) -> tuple[list[Schedule], list[str]]:
-    """(the valid `[[schedule]]` entries, one message per bad entry): every problem, not the first."""
+    """(the valid `[[schedule]]` entries, one message per problem): every problem of every entry."""
     if not isinstance(raw, list):
         return [], ["config.toml: schedules are written as [[schedule]] tables"]
     out: list[Schedule] = []
     problems: list[str] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw, 1):
-        try:
-            schedule = _entry(i, entry, seen)
-        except ScheduleError as exc:
-            problems.append(str(exc))
-        else:
+        schedule, bad = _entry(i, entry, seen)
+        problems.extend(bad)
+        if schedule is not None:
             out.append(schedule)
     return out, problems
 
 
-def _entry(i: int, entry: object, seen: set[str]) -> Schedule:
+def _entry(i: int, entry: object, seen: set[str]) -> tuple[Schedule | None, list[str]]:
+    """One `[[schedule]]` table: the Schedule, or None and EVERY problem it has (a bad cron
+    and an empty task in the same entry are both named)."""
     where = f"config.toml [[schedule]] #{i}"
     if not isinstance(entry, dict):
-        raise ScheduleError(f"{where}: must be a table with name, cron and task")
+        return None, [f"{where}: must be a table with name, cron and task"]
+    problems: list[str] = []
     unknown = set(entry) - {"name", "cron", "task"}
     if unknown:
-        raise ScheduleError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, cron, task)")
-    for key in ("name", "cron", "task"):
-        if key not in entry:
-            raise ScheduleError(f"{where}: missing {key}")
-    name = entry["name"]
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise ScheduleError(
-            f"{where}: name {name!r} must be 1-64 letters, digits, '-' or '_', starting with a letter or digit"
-        )
-    where = f"config.toml schedule {name!r}"
-    if name in seen:
-        raise ScheduleError(f"{where}: the name is used twice")
-    seen.add(name)
-    try:
-        cron = parse_cron(entry["cron"])
-    except ScheduleError as exc:
-        raise ScheduleError(f"{where}: {exc}") from None
-    return Schedule(name=name, cron=cron, task=_check_task(entry["task"], where))
+        problems.append(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, cron, task)")
+    name = entry.get("name")
+    if "name" not in entry:
+        problems.append(f"{where}: missing name")
+    elif not isinstance(name, str) or not _NAME_RE.match(name):
+        problems.append(f"{where}: name {name!r} must be 1-64 letters, digits, '-' or '_', "
+                        "starting with a letter or digit")
+    else:
+        where = f"config.toml schedule {name!r}"
+        if name in seen:
+            problems.append(f"{where}: the name is used twice")
+        seen.add(name)
+    cron = task = None
+    if "cron" not in entry:
+        problems.append(f"{where}: missing cron")
+    else:
+        try:
+            cron = parse_cron(entry["cron"])
+        except ScheduleError as exc:
+            problems.append(f"{where}: {exc}")
+    if "task" not in entry:
+        problems.append(f"{where}: missing task")
+    else:
+        try:
+            task = _check_task(entry["task"], where)
+        except ScheduleError as exc:
+            problems.append(str(exc))
+    if problems or cron is None or task is None:
+        return None, problems
+    return Schedule(name=name, cron=cron, task=task), []
 
 
 def load_schedules(config: dict[str, Any]) -> list[Schedule]:

@@ -48,7 +48,25 @@ def note_relpath(memory_dir: Path | str, abspath: str) -> str | None:
     return shown_name("/".join(parts))
 
 
-def _convert(memory_dir: Path, raw: set[tuple[int, str]]) -> list[NoteChange]:
+def existing_notes(memory_dir: Path | str) -> set[str]:
+    """The notes on disk now (as note_relpath names them): links are not followed and
+    dot-leading folders are not entered, like the watcher's own reports."""
+    found: set[str] = set()
+    top = os.fspath(memory_dir)
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            rel = note_relpath(top, os.path.join(folder, name))
+            if rel is not None:
+                found.add(rel)
+    return found
+
+
+def _convert(memory_dir: Path, raw: set[tuple[int, str]], known: set[str] | None = None) -> list[NoteChange]:
+    """One batch of watchfiles changes as note changes. `known` (the notes that existed before
+    this batch, updated here) turns an "added" for a note that already existed into "modified":
+    an editor or a sync client that saves by renaming a new file over the note (the atomic save)
+    is reported by inotify as the note being added, but for the person the note was changed."""
     latest: dict[str, str] = {}
     for code, abspath in sorted(raw, key=lambda c: c[1]):
         rel = note_relpath(memory_dir, abspath)
@@ -60,6 +78,14 @@ def _convert(memory_dir: Path, raw: set[tuple[int, str]]) -> list[NoteChange]:
         if prev and prev != kind:
             kind = "modified"
         latest[rel] = kind
+    if known is not None:
+        for rel, kind in list(latest.items()):
+            if kind == "added" and rel in known:
+                latest[rel] = "modified"       # replaced by a rename: it was there before
+            if kind == "deleted":
+                known.discard(rel)
+            else:
+                known.add(rel)
     return sorted(NoteChange(p, k) for p, k in latest.items())
 
 
@@ -77,10 +103,12 @@ def watch_notes(
     if not memory_dir.is_dir():
         raise FileNotFoundError(f"no memory folder at {memory_dir}")
     ready = on_ready
+    # the notes there before the watches go in: a rename over one of them is a change, not an addition
+    known = existing_notes(memory_dir)
     for raw in watch_dir(memory_dir, stop_event=stop_event, tick=_TICK, debounce_ms=debounce_ms, step_ms=_STEP_MS):
         if ready is not None:
             ready, _ = None, ready()
-        batch = _convert(memory_dir, raw)
+        batch = _convert(memory_dir, raw, known)
         if batch:
             yield batch
 

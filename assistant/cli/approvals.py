@@ -8,6 +8,8 @@ or corrupt requests are refused with a clear message and a non-zero exit.
 from __future__ import annotations
 
 import json
+import sys
+
 import click
 
 from policy.approvals import (APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json,
@@ -16,6 +18,8 @@ from policy.kinds import SCOPES
 
 from .. import approving
 from ..approving import REDACTED_MARK, diff_text, mark_redacted as _mark_redacted  # noqa: F401 (kept names)
+from ..colour import diff, status, wanted
+from ..localtime import local_time
 from ..workspace import Workspace
 from .common import echo_json, fail, get_workspace, resolve_id, visible as _visible, workspace_option
 
@@ -34,19 +38,24 @@ def _full_id(inbox: Inbox, given: str) -> str:
     return resolve_id(given, ids, "approval", listing="assistant approvals list --all")
 
 
-def _line(e: Entry) -> str:
+def _line(e: Entry, *, on: bool = False) -> str:
+    """One request on one line, escaped; on a terminal (`on`) its state word in colour."""
     if e.request is None:
-        return f"{e.id}  corrupt  {e.error}"
+        return _visible(f"{e.id}  ") + status("corrupt", on=on) + _visible(f"  {e.error}")
     r = e.request
     if e.state == PENDING:
-        when = f"expires {r.expires_at}"
+        when = f"expires {local_time(r.expires_at)}"
         if waiter_alive(r) is False:
             when += "; the run that asked is gone, nothing waits for this answer"
     elif e.state == EXPIRED:   # nobody answered: the run's own closing record is not an answer
-        when = f"expired {e.answer.answered_at if e.answer else r.expires_at}"
+        when = f"expired {local_time(e.answer.answered_at if e.answer else r.expires_at)}"
     else:
-        when = f"answered {e.answer.answered_at}" if e.answer else f"{e.state}"
-    return _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
+        when = f"answered {local_time(e.answer.answered_at)}" if e.answer else f"{e.state}"
+    line = _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
+    head = _visible(f"{e.id}  ")
+    if on and line.startswith(head + e.state):
+        return head + status(e.state, on=True) + line[len(head) + len(e.state):]
+    return line
 
 
 @click.group("approvals")
@@ -82,7 +91,7 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         return
 
     def show(e: Entry) -> None:
-        click.echo(json.dumps(as_json(e), sort_keys=True) if as_json_ else _line(e))
+        click.echo(json.dumps(as_json(e), sort_keys=True) if as_json_ else _line(e, on=wanted(sys.stdout)))
 
     for e in entries:
         show(e)
@@ -138,13 +147,13 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     def echo(text: str) -> None:
         click.echo(_visible(text))
 
-    echo(f"approval {req.id}: {entry.state}")
+    click.echo(_visible(f"approval {req.id}: ") + status(entry.state, on=wanted(sys.stdout)))
     echo(f"  run:      {req.run_id}")
     echo(f"  kind:     {req.kind}")
     echo(f"  target:   {req.target}")
     echo(f"  reason:   {req.reason}")
     echo(f"  summary:  {req.summary}")
-    echo(f"  filed:    {req.created_at}   expires: {req.expires_at}")
+    echo(f"  filed:    {local_time(req.created_at)}   expires: {local_time(req.expires_at)}")
     echo(f"  sha256:   {req.sha256}")
     if places:
         echo("  audit:    " + ", ".join(f"line {n} ({ev})" for n, ev in places)
@@ -152,13 +161,13 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     echo("  offers:   " + "; ".join(f"{o['scope']} = {o['label']}" for o in req.offers))
     if ans is not None:
         by = {"cli": "a person", "web": "a person (approval page)"}.get(ans.by, "the run")
-        echo(f"  answer:   {ans.verdict} by {by} at {ans.answered_at}"
+        echo(f"  answer:   {ans.verdict} by {by} at {local_time(ans.answered_at)}"
                    + (f", remember {ans.remember}" if ans.verdict == APPROVED else "")
                    + (f": {ans.reason}" if ans.reason else ""))
     if not req.content_exact:
         echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
     click.echo("")
-    click.echo(_diff(req), nl=False)
+    click.echo(diff(_diff(req), on=wanted(sys.stdout)), nl=False)
     if entry.state == PENDING:
         click.echo(f"\napprove: assistant approvals approve {req.id} [--remember "
                    + "|".join(o["scope"] for o in req.offers) + "]")

@@ -14,6 +14,7 @@ import time
 
 import click
 
+from ..localtime import local_time
 from policy.audit import AuditError, verify
 
 from .common import echo_json, fail, get_workspace, visible, workspace_option
@@ -124,7 +125,7 @@ def show_cmd(as_json: bool, since: str | None) -> None:
         return
     for i, rec in records:
         run = f" [run {rec['run']}]" if rec.get("run") else ""
-        click.echo(visible(f"{i}\t{rec.get('time', '?')}\t{_describe(rec)}{run}"))
+        click.echo(visible(f"{i}\t{local_time(rec.get('time'))}\t{_describe(rec)}{run}"))
 
 
 COMMANDS = [audit_group]

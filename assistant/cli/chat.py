@@ -19,6 +19,7 @@ import click
 
 from ..terminal import (Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
                         screen_rows, url_parts)
+from ..colour import diff as colour_diff, paint, prompt as colour_prompt, status, wanted
 from .common import EXIT_ERROR, fail, get_workspace, model_spec_or_group, workspace_option
 
 HELP = """\
@@ -49,11 +50,14 @@ class ChatUI:
     def __init__(self, stdin=None, out=None) -> None:
         self.stdin = stdin or sys.stdin
         self.interactive = bool(getattr(self.stdin, "isatty", lambda: False)())
+        self.readline = False
         if self.interactive:
             try:
                 import readline  # noqa: F401  (line editing and history for input())
+                self.readline = True
             except ImportError:
                 pass
+        self.colour = wanted(sys.stdout)      # speakers, rulings and diffs in colour on a terminal
         self.streaming = False
         self.lock = threading.Lock()
         self.name = "assistant"
@@ -94,7 +98,7 @@ class ChatUI:
         """The next line from the person, or None at end of input."""
         if self.interactive:
             try:
-                return input(prompt)
+                return input(colour_prompt(prompt, "you", on=self.colour, readline=self.readline))
             except EOFError:
                 # Ctrl-D: end the prompt's line so the shell's prompt starts on a fresh one
                 self.echo()
@@ -137,9 +141,9 @@ class ChatUI:
                 body = _indent(proposed_text(getattr(question, "current", None), content, str(question.target)))
                 if self.tty_in:
                     pages = Pages(body, screen_rows() - 8, chars=len(content))
-                    self.echo(pages.next(), nl=False)
+                    self.echo(self.shown_body(pages.next(), getattr(question, "current", None)), nl=False)
                 else:
-                    self.echo(body, nl=False)
+                    self.echo(self.shown_body(body, getattr(question, "current", None)), nl=False)
             ask = (f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}; "
                    "type the word) ")
             while True:
@@ -156,7 +160,7 @@ class ChatUI:
                     self.echo(escape(answer or "", newlines=False))
                 word = (answer or "").strip().lower()
                 if word == "more" and pages is not None:
-                    self.echo(pages.next() if not pages.done else
+                    self.echo(self.shown_body(pages.next(), getattr(question, "current", None)) if not pages.done else
                               f"    (nothing more: all {len(pages.lines):,} lines were shown)\n", nl=False)
                     continue
                 break
@@ -191,23 +195,23 @@ class ChatUI:
             self.clear_status()
         if name == "token":
             if not self.streaming:
-                self.echo(f"{self.name}: ", nl=False)
+                self.echo(f"{self.speaker()}: ", nl=False)
                 self.streaming = True
             self.echo(_continued(escape(data["text"])), nl=False)
             return
         if name == "reply":
             if not self.streaming:
-                self.echo(f"{self.name}: {_continued(escape(data['text']))}")
+                self.echo(f"{self.speaker()}: {_continued(escape(data['text']))}")
             elif not data.get("streamed", True):
                 # streaming stopped part-way (a long secret was redacted): show it whole
                 self.end_stream()
-                self.echo(f"{self.name} (in full): {_continued(escape(data['text']))}")
+                self.echo(f"{self.speaker()} (in full): {_continued(escape(data['text']))}")
             else:
                 self.end_stream()
             if self.failed_this_turn:
                 # the harness, not the model, says what happened: a reply after a failed call
                 # may claim what did not happen
-                self.echo(f"  ! this reply follows a failed call ({_short(', '.join(self.failed_this_turn), 120)}): "
+                self.echo(f"  {paint('!', 'warn', on=self.colour)} this reply follows a failed call ({_short(', '.join(self.failed_this_turn), 120)}): "
                           "check before relying on it")
             return
         if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice", "write_shown",
@@ -223,7 +227,7 @@ class ChatUI:
             self.echo(f"  -> {escape(data['tool'], newlines=False)} {_short(args)}")
         elif name == "ruling":
             verdict = "allow" if data.get("allowed") else data.get("verdict", "deny")
-            self.echo(f"  [{one_line(verdict)}] {one_line(data['kind'])} {one_line(data['target'])}: "
+            self.echo(f"  [{status(one_line(verdict), on=self.colour)}] {one_line(data['kind'])} {one_line(data['target'])}: "
                       f"{_short(data.get('reason', ''), 400)}")
         elif name == "write_shown":
             self.show_write(str(data.get("target", "")), str(data.get("content", "")), data.get("current"))
@@ -244,9 +248,17 @@ class ChatUI:
         elif name == "notice":
             self.echo(f"  ({escape(data.get('message', ''))})")
         elif name == "stopped":
-            self.echo(f"  stopped: {escape(data.get('message', ''))}")
+            self.echo(f"  {status('stopped', on=self.colour)}: {escape(data.get('message', ''))}")
         elif name == "error":
-            self.echo(f"  error: {escape(data.get('message', ''))}")
+            self.echo(f"  {status('error', on=self.colour)}: {escape(data.get('message', ''))}")
+
+    def speaker(self) -> str:
+        return paint(self.name, "assistant", on=self.colour)
+
+    def shown_body(self, indented: str, current: str | None) -> str:
+        """A write's text as shown (indented, escaped): a diff (there was a current text) gets
+        its + and - lines coloured on a terminal; a new note's own lines never are."""
+        return colour_diff(indented, on=self.colour, prefix=_PREFIX) if current is not None else indented
 
     def show_write(self, target: str, content: str, current: str | None) -> None:
         """A write allowed without a question: the whole new text, or the whole diff, escaped.
@@ -254,10 +266,10 @@ class ChatUI:
         body = proposed_text(current, content, target)
         lines = body.splitlines(keepends=True)
         if len(lines) <= SHOWN_LINES:
-            self.echo(_indent(body), nl=False)
+            self.echo(self.shown_body(_indent(body), current), nl=False)
             return
         self.last_write = body
-        self.echo(_indent("".join(lines[:SHOWN_LINES])), nl=False)
+        self.echo(self.shown_body(_indent("".join(lines[:SHOWN_LINES])), current), nl=False)
         self.echo(f"  [{len(lines) - SHOWN_LINES:,} more lines not shown ({len(lines):,} lines, "
                   f"{len(body):,} characters in all): /full shows the whole write]")
 
@@ -272,8 +284,11 @@ def _continued(text: str) -> str:
     return text.replace("\n", "\n" + REPLY_CONTINUED)
 
 
+_PREFIX = "   | "      # before every line of a write's content or diff
+
+
 def _indent(text: str) -> str:
-    return "".join(f"   | {line}" for line in text.splitlines(keepends=True))
+    return "".join(f"{_PREFIX}{line}" for line in text.splitlines(keepends=True))
 
 
 def _own_write(memory, ui: ChatUI, change) -> bool:

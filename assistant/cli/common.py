@@ -12,6 +12,7 @@ from typing import Callable, NoReturn, TypeVar
 
 import click
 
+from ..colour import status, wanted
 from ..terminal import escape
 from ..config import ConfigError
 from ..workspace import ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace
@@ -105,7 +106,7 @@ def is_tty(stream: object) -> bool:
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print `error: message` to stderr and exit non-zero."""
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"{status('error', on=wanted(sys.stderr))}: {message}", err=True)
     sys.exit(code)
 
 

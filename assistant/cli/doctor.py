@@ -1,10 +1,13 @@
 """`assistant doctor`: is this workspace ready for a chat and for unattended runs?
 
-Guards against finding out at 07:30 from a cron mail: it checks the layout and permissions,
-the config (schedules, limits, policy, grants), the model, that the vault unlocks with only
-what an unattended run has (environment variable or key file, never a prompt), and that the
-approval channel is reachable (the notify command is run once with a test summary; no
-request is filed). Every problem is printed with its fix; any problem means a non-zero exit.
+Guards against finding out at 07:30 from a cron mail: it checks the layout and permissions
+(a workspace folder other users can write to is a problem: they could replace memory/ or
+config.toml), the config (every problem of every section, each `[[schedule]]` entry included),
+the model, that the vault unlocks with only what an unattended run has (environment variable,
+key file or keyring, never a prompt), that no note holds a vault value in plain text (named by
+path only: never the value, nor which secret), and that the approval channel is reachable (the
+notify command is run once with a test summary; no request is filed). Every problem is printed
+with its fix; any problem means a non-zero exit.
 """
 
 from __future__ import annotations
@@ -41,9 +44,29 @@ class Report:
         return [c for c in self.checks if not c["ok"]]
 
 
+def _check_root(ws: Workspace, r: Report) -> None:
+    """The workspace folder itself: another user who can write to it can rename memory/,
+    config.toml or grants.json away and put their own in place (private subfolders do not help)."""
+    root = ws.root
+    try:
+        st = os.stat(root)
+    except OSError:
+        return      # reported as a missing workspace
+    if st.st_uid != os.geteuid():
+        r.problem("permissions", f"the workspace folder {root} is owned by uid {st.st_uid}, not you",
+                  f"chown $(id -u) {root}")
+    if st.st_mode & 0o002:
+        r.problem("permissions", f"the workspace folder {root} is writable by every user (mode "
+                                 f"{stat.S_IMODE(st.st_mode):04o}): anyone could replace memory/, config.toml "
+                                 "or grants.json", f"chmod o-w {root}  (chmod 700 {root} keeps it yours alone)")
+    else:
+        r.ok("permissions", "the workspace folder is not writable by other users")
+
+
 def _check_layout(ws: Workspace, r: Report) -> None:
     root = ws.root
     uid = os.geteuid()
+    _check_root(ws, r)
     for name, kind, private in (
         (PERSONA, "file", False), (CONFIG, "file", True), (MEMORY, "dir", True), (FILES, "dir", True),
         (STATE, "dir", True), (f"{STATE}/approvals", "dir", True), (f"{STATE}/transcripts", "dir", True),
@@ -80,7 +103,8 @@ def _check_layout(ws: Workspace, r: Report) -> None:
             r.problem("permissions", f"{name} is owned by uid {st.st_uid}, not you", f"chown $(id -u) {p}")
         if private and st.st_mode & 0o077:
             mode = "700" if want_dir else "600"
-            r.problem("permissions", f"{name} is open to other users (mode {stat.S_IMODE(st.st_mode):04o})",
+            how = "writable by every user" if st.st_mode & 0o002 else "open to other users"
+            r.problem("permissions", f"{name} is {how} (mode {stat.S_IMODE(st.st_mode):04o})",
                       f"chmod {mode} {p}")
         elif private:
             r.ok("permissions", f"{name} is private")
@@ -200,18 +224,66 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
                   "steps are still parsed strictly; use a server that supports grammars or json_schema")
 
 
-def _check_vault(ws: Workspace, r: Report) -> None:
+def _check_vault(ws: Workspace, r: Report):
+    """The vault, unlocked with what an unattended run has (None if there is none or it stays locked)."""
     from ..vault import ENV_PASSPHRASE, VaultError, unlock
 
     if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
-        return
+        return None
     try:
         vault = unlock(ws, interactive=False)     # exactly what an unattended run has
         r.ok("vault", f"vault unlocks without a prompt ({len(vault.names())} secret(s))")
+        return vault
     except VaultError as exc:
         r.problem("vault", f"an unattended run could not unlock the vault: {exc}",
                   f"set {ENV_PASSPHRASE} in the scheduler's environment, or put the passphrase in a "
                   "file only you can read (chmod 600) and set [vault] key_file to it")
+    return None
+
+
+NOTE_SCAN_LIMIT = 16 * 1024 * 1024     # a note bigger than this is scanned only up to here
+
+
+def _check_notes(ws: Workspace, vault, r: Report) -> None:
+    """Notes that hold a vault value in plain text (put there by hand, or before the value was
+    added to the vault): every read redacts it, but the file on disk carries it. Named by path
+    only, redacted and escaped: never the value, nor which secret it is."""
+    from ..catalog import scan
+    from ..confine import Root
+    from ..leaks import VAULT_RULE
+    from ..terminal import escape
+
+    if vault is None:
+        if ws.vault_path.exists():
+            r.ok("notes", "notes not checked for vault values: the vault does not unlock here (see above)")
+        return
+    scanner = vault.scanner()
+    holding: list[str] = []
+    try:
+        entries = scan(ws.memory_dir)
+        with Root(ws.memory_dir) as root:
+            for entry in entries:
+                if entry.problem:
+                    continue
+                try:
+                    data = root.read_head(entry.path, NOTE_SCAN_LIMIT)
+                except OSError:
+                    continue        # unreadable: `memory ls` lists it as such
+                text = data.decode("utf-8", "replace")
+                truncated = len(data) >= NOTE_SCAN_LIMIT
+                if any(f.rule == VAULT_RULE for f in scanner.find(text, truncated=truncated)):
+                    holding.append(escape(scanner.redact(entry.path), newlines=False))
+    except OSError as exc:
+        r.problem("notes", f"memory/ could not be read to check it for vault values: {exc.strerror or exc}",
+                  f"check the permissions of {ws.memory_dir}")
+        return
+    if not holding:
+        r.ok("notes", f"no note holds a vault value in plain text ({len(entries)} note(s) checked)")
+        return
+    r.problem("notes", f"{len(holding)} note(s) hold a vault value in plain text on disk (reads show it "
+                       f"redacted): {', '.join(sorted(holding))}",
+              "open each with `assistant memory edit PATH` and delete the [redacted:...] marker (the value is "
+              "then dropped from the note); older versions stay in history/ until `assistant memory forget PATH`")
 
 
 def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
@@ -304,20 +376,23 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
         if not ws.config.problems_in("model"):
             _check_model(ws, model_spec, r)
         if not ws.config.problems_in("vault"):
-            _check_vault(ws, r)
+            _check_notes(ws, _check_vault(ws, r), r)
         if not ws.config.problems_in("approvals"):
             _check_approvals(ws, r, notify=not no_notify)
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:
+        from ..colour import status, wanted
+
+        on = wanted(sys.stdout)
         for c in r.checks:
             if c["ok"]:
-                click.echo(f"ok       {c['area']}: {c['message']}")
+                click.echo(f"{status('ok', on=on)}       {c['area']}: {c['message']}")
             else:
-                click.echo(f"PROBLEM  {c['area']}: {c['message']}")
+                click.echo(f"{status('PROBLEM', on=on)}  {c['area']}: {c['message']}")
                 click.echo(f"         fix: {c['fix']}")
         n = len(r.problems)
-        click.echo(f"{n} problem(s) in {ws.root}" if n else f"all good: {ws.root}")
+        click.echo(f"{n} problem(s) in {ws.root}" if n else f"{status('all good', on=on)}: {ws.root}")
     sys.exit(EXIT_ERROR if r.problems else EXIT_OK)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from ..localtime import local_time
 from policy.grants import GrantsError, GrantStore
 from policy.kinds import KINDS
 
@@ -37,7 +38,7 @@ def list_cmd(as_json: bool) -> None:
     if not items:
         click.echo("no grants")
     for g in items:
-        click.echo(f"{g.kind:<6} {g.target}  (granted {g.granted_at or '?'}{'; ' + g.note if g.note else ''})")
+        click.echo(f"{g.kind:<6} {g.target}  (granted {local_time(g.granted_at)}{'; ' + g.note if g.note else ''})")
 
 
 @grants.command("revoke")

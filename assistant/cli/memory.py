@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -22,8 +24,11 @@ from pathlib import Path
 import click
 
 from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, Unreadable, WriteResult
+from ..localtime import local_time
 from ..terminal import escape, one_line
 from .common import echo_json, fail, get_workspace, is_tty, visible, workspace_option
+
+EDITS = "edits"     # state/edits/: the editor's copies (`memory edit`); one kept after a refusal stays there
 
 def _memory() -> Memory:
     """The person's Memory, from a session opened at the composition root (watched: the person
@@ -52,6 +57,56 @@ def _refusal(exc: NoteError) -> str:
     if isinstance(exc, SecretRefused) and exc.names:
         return f"{exc} (found: {', '.join(exc.names)})"
     return str(exc)
+
+
+def person_conflict(exc: Conflict, *, action: str = "write") -> str:
+    """A read-before-overwrite refusal worded for the person at the CLI (`--base REV`, `memory
+    cat`), not for the model (whose message speaks of memory_read and `base`). action: "write",
+    "edit" or "rm" (what the person ran)."""
+    path = visible(exc.path, keep_newlines=False) if exc.path else "the note"
+    quoted = shlex.quote(exc.path) if exc.path else "PATH"
+    where = f"`assistant memory cat --json {quoted}` shows its revision"
+    force = "" if action == "rm" else "; --force replaces it whatever it holds"
+    gave = f"--base {exc.given}" if exc.given else "the --base you gave"
+    if action == "edit" and exc.why in ("exists", "created"):
+        return (f"{path} was created by someone else while you were editing: run "
+                f"`assistant memory edit {quoted}` again")
+    if exc.why == "exists":
+        return f"{path} already exists: to replace it, pass --base REV ({where}){force}"
+    if exc.why == "changed":
+        if action == "edit":
+            return f"{path} changed since you read it, read it again: it changed on disk while you were editing"
+        return f"{path} changed since you read it, read it again: {gave} is not its current revision ({where}{force})"
+    if exc.why == "removed":
+        return f"{path} no longer exists: it was removed since you read it (write it without --base to create it)"
+    if exc.why == "raced":
+        what = "removal" if action == "rm" else "edit" if action == "edit" else "write"
+        return f"{path} changed since you read it, read it again: it changed on disk while this {what} was being decided"
+    if exc.why == "created":
+        return (f"{path} was created by someone else while this write was being decided: read it "
+                f"(`assistant memory cat {quoted}`) and pass --base REV to replace it")
+    return str(exc)
+
+
+def _edit_folder(mem: Memory) -> Path:
+    """A new private folder for the editor's copy of a note, inside the workspace
+    (state/edits/, 0700), never the system's shared temp folder: note text is not left in /tmp,
+    and a copy kept after a refusal sits beside the workspace it belongs to."""
+    edits = mem.ws.state_dir / EDITS
+    try:
+        mem.ws.ensure_state()
+        try:
+            os.mkdir(edits, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(edits)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            fail(f"{edits} is not a folder of yours (a link or a file?): move it aside")
+        folder = Path(tempfile.mkdtemp(prefix="edit-", dir=edits))
+    except OSError as exc:
+        fail(f"cannot make a folder for the editor's copy in {edits}: {exc.strerror or exc}")
+    os.chmod(folder, 0o700)
+    return folder
 
 
 def _report(result: WriteResult | RemoveResult) -> None:
@@ -103,7 +158,9 @@ def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
         summary = e.summary or "(no summary)"
         if e.problem:
             summary = f"{e.summary + ' ' if e.summary else ''}(unreadable: {e.problem})"
-        click.echo(f"{escape(e.path, newlines=False)}\t{e.size}\t{one_line(summary)}")
+        # sorted by change: the time of the change is shown too (local time, with its zone)
+        changed = f"{local_time(e.mtime_ns / 1e9)}\t" if sort == "changed" else ""
+        click.echo(f"{escape(e.path, newlines=False)}\t{e.size}\t{changed}{one_line(summary)}")
 
 
 @memory_group.command("cat")
@@ -157,9 +214,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
     try:
         result = mem.write(path, data, base=base, force=force)
     except Conflict as exc:
-        hint = "" if base else (f" (from the command line: pass --base REV, the revision shown by "
-                                f"`assistant memory cat --json {path}`, or --force to replace it)")
-        fail(f"{exc}{hint}")
+        fail(person_conflict(exc))
     except NoteError as exc:
         fail(_refusal(exc))
     _report(result)
@@ -207,8 +262,7 @@ def edit_cmd(path: str) -> None:
         fail(f"cannot read {which} {editor!r}: {exc} (check its quoting)")
     if not editor_argv:
         fail(f"{which} is blank; set $EDITOR to your editor")
-    tmpdir = Path(tempfile.mkdtemp(prefix="assistant-edit-"))
-    os.chmod(tmpdir, 0o700)
+    tmpdir = _edit_folder(mem)
     tmp = tmpdir / Path(path).name
     keep = False
     try:
@@ -239,17 +293,15 @@ def edit_cmd(path: str) -> None:
             result = mem.write(path, restored, base=base, person_edit=True)
         except NoteError as exc:
             keep = True
-            fail(f"{_refusal(exc)}. Your edited text is kept at {tmp}")
+            why = person_conflict(exc, action="edit") if isinstance(exc, Conflict) else _refusal(exc)
+            fail(f"{why}. Your edited text is kept at {tmp}")
         _report(result)
         click.echo(f"{'created' if result.created else 'saved'} {result.path} "
                    f"({result.bytes} bytes, revision {result.revision})")
     finally:
         if not keep:
-            try:
-                tmp.unlink()
-            except FileNotFoundError:
-                pass
-            os.rmdir(tmpdir)
+            # the copy and whatever the editor left beside it (a backup, a swap file)
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 @memory_group.command("rm")
@@ -266,6 +318,8 @@ def rm_cmd(path: str, base: str | None) -> None:
         # not a note (a link, a FIFO...): the confined path never touches it; the person can
         where = shlex.quote(str(mem.ws.memory_dir / path))
         fail(f"{exc}; it is not a note: if it should go, remove it yourself: rm {where}")
+    except Conflict as exc:
+        fail(person_conflict(exc, action="rm"))
     except NoteError as exc:
         fail(str(exc))
     _report(result)

@@ -18,6 +18,8 @@ import sys
 
 import click
 
+from ..colour import diff, wanted
+from ..localtime import local_time
 from ..history import HistoryError, Origin, Version
 from ..memory import Memory, NoteError, NotFound
 from .common import echo_json, fail, is_tty, visible, workspace_option
@@ -79,7 +81,7 @@ def _json(shown: _Shown, v: Version) -> dict:
 
 def _line(shown: _Shown, v: Version) -> str:
     what = "removed" if v.removed else f"{v.bytes} bytes"
-    parts = [v.rev, v.time, shown(v.source), shown(v.path), what]
+    parts = [v.rev, local_time(v.time), shown(v.source), shown(v.path), what]
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:
@@ -186,7 +188,7 @@ def _text_of(mem: Memory, path: str, rev: str | None) -> tuple[str, str]:
         except NoteError as exc:
             fail(str(exc))
     v = _resolve(mem, path, rev)
-    return f"{path} ({v.rev}, {v.time}, {v.source})", mem.scanner.redact(
+    return f"{path} ({v.rev}, {local_time(v.time)}, {v.source})", mem.scanner.redact(
         _bytes(mem, v).decode("utf-8", "replace"))
 
 
@@ -221,8 +223,7 @@ def diff_cmd(path: str, rev: str | None, to: str | None) -> None:
     if not lines:
         click.echo("no differences")
         return
-    for ln in lines:
-        click.echo(visible(ln.rstrip("\n")))
+    click.echo(diff("".join(visible(ln.rstrip("\n")) + "\n" for ln in lines), on=wanted(sys.stdout)), nl=False)
 
 
 @memory_group.command("revert")

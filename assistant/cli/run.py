@@ -19,6 +19,8 @@ import click
 
 from policy.duration import parse_duration
 
+from ..colour import status_line, wanted
+from ..localtime import local_time
 from ..terminal import one_line
 from .common import (
     EXIT_DENIED,
@@ -56,7 +58,7 @@ def _progress(name: str, data: dict) -> None:
 
 def _waiting(req) -> None:
     """Say on stderr which request this run now waits on, and how to answer it."""
-    click.echo(f"[approval] waiting for {req.id}: {req.kind} {visible(str(req.target))} (expires {req.expires_at}); "
+    click.echo(f"[approval] waiting for {req.id}: {req.kind} {visible(str(req.target))} (expires {local_time(req.expires_at)}); "
                f"answer with `assistant approvals show {req.id}`, then approve or deny", err=True)
 
 
@@ -64,7 +66,7 @@ def _early_error(message: str, code: int = EXIT_ERROR) -> int:
     """A run that failed before its turn: the outcome line on stdout (the contract: one line,
     always); the full text on stderr only when the line had to cut or flatten it."""
     line = _one_line(message)
-    click.echo(f"error: {line}")
+    click.echo(status_line(f"error: {line}", on=wanted(sys.stdout)))
     if line != message:
         click.echo(f"error: {message}", err=True)
     return code
@@ -188,7 +190,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         if result.secret_refused:
             _tell_notify(session, f"assistant: {label} {session.id} stopped: a tool call carried a value "
                                   f"from your vault and was refused (see {rel})")
-        click.echo(line)
+        click.echo(status_line(line, on=wanted(sys.stdout)))     # the outcome word coloured on a terminal
         return code
     finally:
         session.close()

@@ -8,24 +8,25 @@ too) and escaped for the terminal, so an old reply can neither show a value nor 
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime, timedelta, timezone
 
 import click
 
+from ..colour import status, wanted
+from ..localtime import local_time
 from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
 from .common import echo_json, fail, get_workspace, resolve_id, visible, workspace_option
 
 
-def local_time(iso: str | None) -> str:
-    """'2026-12-01T05:00:27Z' -> '2026-12-01 06:00:27 CET' (local time, with its zone)."""
-    if not iso:
-        return "?"
-    try:
-        when = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return visible(iso)
-    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+def _outcome(outcome: str, width: int, on: bool) -> str:
+    """An outcome word padded to `width`, in its colour on a terminal (done green, the rest not)."""
+    word = visible(str(outcome))
+    padded = f"{word:<{width}}"
+    if not on:
+        return padded
+    return status(word, on=True) + padded[len(word):]
 
 
 def _scanner():
@@ -77,6 +78,7 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
     if not runs:
         click.echo("no runs" + (" matching" if failed or since else " yet"), err=True)
         return
+    on = wanted(sys.stdout)
     for r in runs:
         what = r.kind if r.schedule is None else f"schedule {r.schedule}"
         code = "-" if r.exit_code is None else str(r.exit_code)
@@ -88,7 +90,7 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
             extra.append(f"{r.denials} denied")
         if r.failed_calls:
             extra.append(f"failed: {', '.join(sorted(set(r.failed_calls)))}")
-        click.echo(f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {r.outcome:<11} exit {code:<2} "
+        click.echo(f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {_outcome(r.outcome, 11, on)} exit {code:<2} "
                    f"{task}" + (f"  ({'; '.join(extra)})" if extra else ""))
 
 
@@ -146,7 +148,7 @@ def show_cmd(run_id: str, as_json: bool) -> None:
         echo_json({"run": summary.to_json(), "events": redact_value(events, scanner)})
         return
     code = "-" if summary.exit_code is None else summary.exit_code
-    click.echo(f"{visible(full)}  {visible(summary.kind)}  started {local_time(summary.start)}  {summary.outcome} (exit {code})")
+    click.echo(f"{visible(full)}  {visible(summary.kind)}  started {local_time(summary.start)}  {_outcome(summary.outcome, 0, wanted(sys.stdout))} (exit {code})")
     for event in events:
         for line in _render(event, scanner.redact):
             click.echo(_marked(line))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from ..localtime import local_time
 from policy.fileio import write_atomic
 
 from ..schedule import (
@@ -66,7 +67,7 @@ def schedule_list(as_json: bool) -> None:
         click.echo("no schedules: add [[schedule]] entries (name, cron, task) to config.toml")
         return
     for r in rows:
-        click.echo(f"{r['name']}  {r['cron']}  next {r['next'] + ' ' + r['zone'] if r['next'] else 'never'}")
+        click.echo(f"{r['name']}  {r['cron']}  next {local_time(r['next_iso'], seconds=False) if r['next'] else 'never'}")
         click.echo(f"    {r['task']}")
 
 

@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from ..localtime import local_time
 from ..vault import (
     ENV_PASSPHRASE,
     UNLOCK_HELP,
@@ -261,7 +262,7 @@ def list_cmd(as_json: bool) -> None:
         return
     width = max(len(n) for n, _, _ in rows)
     for n, t, h in rows:
-        click.echo(f"{n.ljust(width)}  {t}  hosts: {', '.join(h) if h else '(none: not usable by web_fetch)'}")
+        click.echo(f"{n.ljust(width)}  {local_time(t)}  hosts: {', '.join(h) if h else '(none: not usable by web_fetch)'}")
 
 
 @vault_group.command("remove")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import socket
 import stat
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -320,12 +319,15 @@ def fifo(L):
 
 
 def sock(L):
-    short = tempfile.mkdtemp(prefix="cs")
+    # an AF_UNIX path is limited to ~107 bytes and the test's folder may be deeper: bind through the
+    # folder's descriptor (/proc/self/fd/N/sock), so nothing is made outside the test's own folder
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(os.path.join(short, "s"))
+    fd = os.open(L.root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        s.bind(f"/proc/self/fd/{fd}/sock")
+    finally:
+        os.close(fd)
     s.listen(1)
-    os.rename(os.path.join(short, "s"), L.root / "sock")
-    os.rmdir(short)
     return {"sock": s}
 
 

@@ -34,7 +34,10 @@ def write_script(tmp_path: Path, items: list, name: str = "script.json") -> Path
 
 
 def cli_env(**extra: str) -> dict:
+    """No ASSISTANT_* from the runner, and NO_COLOR=1: tests on a pty read words and escapes
+    (colour is tested on its own, with NO_COLOR="")."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    env["NO_COLOR"] = "1"
     env.update(extra)
     return env
 

@@ -54,7 +54,10 @@ class Server:
             pass
 
 
-def start_server(*, api_key: str | None = None, n_ctx: int = 4096, ready_within: float = 120.0) -> Server:
+def start_server(*, api_key: str | None = None, n_ctx: int = 4096, ready_within: float = 120.0,
+                 log_dir: str | os.PathLike | None = None) -> Server:
+    """The server's log goes to log_dir (the test's own folder: tmp_path / tmp_path_factory), never
+    the system's /tmp, since it may hold prompt text."""
     from assistant.models.llama_cpp import embedded_model_path
 
     model = embedded_model_path()
@@ -64,7 +67,7 @@ def start_server(*, api_key: str | None = None, n_ctx: int = 4096, ready_within:
             "--n_threads_batch", "2", "--verbose", "false"]
     if api_key:
         argv += ["--api_key", api_key]
-    fd, log_path = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
+    fd, log_path = tempfile.mkstemp(prefix="llama-server-", suffix=".log", dir=log_dir)
     proc = subprocess.Popen(argv, stdout=fd, stderr=fd, stdin=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(fd)

@@ -108,6 +108,9 @@ class Pty:
 
 
 def clean_env(**extra: str) -> dict:
+    """The child's environment: no ASSISTANT_* from the runner, and NO_COLOR=1 (these tests read
+    words and escapes; tests/cli/test_colour_on_terminal.py turns colour on: NO_COLOR="")."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    env["NO_COLOR"] = "1"
     env.update(extra)
     return env

@@ -55,8 +55,8 @@ def tools():
 
 
 @pytest.fixture(scope="module")
-def server():
-    s = start_server()
+def server(tmp_path_factory):
+    s = start_server(log_dir=tmp_path_factory.mktemp("llama-server"))
     yield s
     s.stop()
 
@@ -176,7 +176,7 @@ def test_auth_refused_and_a_server_killed_mid_stream(tmp_path, tools):
     from assistant.vault import Vault
 
     key = "srv-key-" + os.urandom(8).hex()
-    s = start_server(api_key=key)
+    s = start_server(api_key=key, log_dir=tmp_path)
     try:
         vault = Vault.create(tmp_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
         vault.set("SERVER_KEY", key, hosts=[f"127.0.0.1:{s.port}"])

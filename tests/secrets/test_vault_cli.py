@@ -53,7 +53,7 @@ def test_full_cycle(ws):
 
     r = run(ws, "list")
     assert r.exit_code == 0
-    assert re.search(r"(?m)^github\s+20\d\d-\d\d-\d\dT", r.output) and "mail" in r.output
+    assert re.search(r"(?m)^github\s+20\d\d-\d\d-\d\d \d\d:\d\d:\d\d [A-Z+-]", r.output) and "mail" in r.output
     assert VALUE not in r.output and "mail-value" not in r.output
 
     r = run(ws, "list", "--json")
