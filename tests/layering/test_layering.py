@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("policy.grants/audit", ("policy.grants", "policy.audit")),
     ("policy.kinds", ("policy.kinds",)),
     ("policy.match/hosts/duration", ("policy.match", "policy.hosts", "policy.duration")),
-    ("policy.fileio/paths", ("policy.fileio", "policy.paths")),
+    ("policy.fileio/paths/strict_json", ("policy.fileio", "policy.paths", "policy.strict_json")),
 )
 
 # (importer, imported) -> why this upward import is allowed. Keep it short; each is a debt.
