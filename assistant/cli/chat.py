@@ -309,7 +309,7 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
-    from ..interrupt import call_interruptibly
+    from ..interrupt import call_interruptibly, real_streams
     from ..models.base import ModelError
     from ..models.loader import load_model
     from ..session import SessionError, open_session
@@ -333,7 +333,7 @@ def chat_command(model_spec: str | None) -> None:
             fail(str(exc))
         except KeyboardInterrupt:   # Ctrl-C while llama.cpp loads: leave at once
             session.transcript.append("session_end", outcome="interrupted")
-            click.echo("\ninterrupted while loading the model", err=True)
+            click.echo("\ninterrupted while loading the model", file=real_streams()[1])
             return
         session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
         watcher = MemoryWatcher(ws.memory_dir).start()

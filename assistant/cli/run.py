@@ -100,7 +100,7 @@ def _tell_notify(session, message: str) -> None:
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
-    from ..interrupt import call_interruptibly
+    from ..interrupt import call_interruptibly, real_streams
     from ..models.base import ModelError
     from ..models.loader import load_model
     from ..session import SessionError, open_session
@@ -127,11 +127,12 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             return _early_error(str(exc))
         except KeyboardInterrupt:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
             session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
-            click.echo("error: interrupted while loading the model; nothing was done")
+            out, err = real_streams()    # (the abandoned load may hold sys.stdout at /dev/null)
+            click.echo("error: interrupted while loading the model; nothing was done", file=out)
             # the abandoned load may still be inside llama.cpp when the interpreter shuts down:
             # the outcome line is out before anything there can cut the process short
-            sys.stdout.flush()
-            sys.stderr.flush()
+            out.flush()
+            err.flush()
             return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
         calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order
