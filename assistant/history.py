@@ -10,12 +10,18 @@ Guards "nothing the assistant or the person wrote is ever lost". The workspace f
                                  (crash recovery); an empty first line: none
     history/.lock                the log's lock (bounded wait)
 
-Crash safety, in this order: the object is written atomically and fsynced before its log line
-is appended (O_APPEND, fsync, under the lock), so a log line never names a missing object; a
-torn last line (a crash mid-append) is ignored by readers and cut off by the next append. A
-writer of memory/ also leaves an intent before it replaces a note, so a crash between the note
-and its log line is recovered with the right source (`recover`). Every mutation of the log is
-done by a caller holding the memory writers' lock; only `prune` and `forget` ever shrink it.
+Crash safety, in this order: the object is created O_EXCL at its final name, written and
+fsynced, then its folder (the fan-out folder itself only when new), before its log line is even
+written (O_APPEND, fsync, under the lock): whatever prefix of the log survives a crash names only
+objects on disk. No temp file and rename for objects: an existing file at an object's name is
+used only if its bytes hash to that name (it is then fsynced too), else replaced as a directory
+entry. A torn last line (a crash mid-append) is ignored by readers and cut off by the next
+append. A writer of memory/ also leaves an intent before it replaces a note, and the note is
+durable before its line is appended (the log never claims bytes the note never held), so a
+crash between the note and its log line is recovered with the right source (`recover`); a lost
+intent only makes that version a hand edit. docs/history.md "Crash safety" has the argument in
+full. Every mutation of the log is done by a caller holding the memory writers' lock; only
+`prune` and `forget` ever shrink it.
 """
 
 from __future__ import annotations
@@ -446,6 +452,8 @@ class History:
             return []
         payload = b"".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
                            for r in recs)
+        c = self._cache
+        current = False     # the cache had read the whole log before this append
         try:
             with self._lock():
                 fd = os.open(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
@@ -457,6 +465,8 @@ class History:
                         raise HistoryError(exc.strerror) from None
                     if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                         _cut_torn_tail(fd, st.st_size)
+                    else:
+                        current = c.ino == st.st_ino and c.offset == st.st_size
                     view = memoryview(payload)
                     while view:
                         view = view[os.write(fd, view):]
@@ -467,6 +477,20 @@ class History:
             raise HistoryError(f"history is busy: {exc}") from None
         except OSError as exc:
             raise HistoryError(f"{self.log_path} could not be appended: {exc.strerror or exc}") from None
+        if current and c is self._cache:
+            # What a re-read would find: these lines, parsed from the same records (saves
+            # opening and reading the log again on every write).
+            try:
+                first = len(c.versions) + 1
+                logged = [Version.from_record(first + i, rec) for i, rec in enumerate(recs)]
+            except (ValueError, TypeError, AttributeError, KeyError):
+                logged = None
+            if logged is not None:
+                c.versions.extend(logged)
+                for v in logged:
+                    c.heads[v.path] = v
+                c.offset += len(payload)
+                return logged
         c = self._refresh()
         return c.versions[-len(recs):]
 
