@@ -779,31 +779,43 @@ class _Job:
 
 class _Worker:
     """The thread that stores a History's objects while the note is written (their fsyncs
-    overlap the note's own). One daemon thread for the handle's life, not one per write:
-    starting a thread cost about a tenth of a millisecond per write."""
+    overlap the note's own). One daemon thread serves the handle's writes, not one per write
+    (starting a thread cost about a tenth of a millisecond per write); it ends after IDLE
+    seconds without work, or when the handle is closed, and the next write starts another."""
+
+    IDLE = 10.0
 
     def __init__(self) -> None:
         self._jobs: "queue.SimpleQueue[_Job | None]" = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._running = False
 
     def submit(self, job: _Job) -> None:
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._run, name="history-object", daemon=True)
-            self._thread.start()
-        self._jobs.put(job)
+        with self._lock:    # (the thread decides to end under this lock: no job is left behind)
+            self._jobs.put(job)
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name="history-object", daemon=True).start()
 
     def _run(self) -> None:
         while True:
-            job = self._jobs.get()
+            try:
+                job = self._jobs.get(timeout=self.IDLE)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():
+                        self._running = False
+                        return
+                continue
             if job is None:
                 return
             job.run()
 
     def stop(self) -> None:
         """The thread ends after the jobs already queued (it is a daemon: never waited for)."""
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread = None
+        with self._lock:
+            if self._running:
+                self._jobs.put(None)
 
 
 class _LogLock:

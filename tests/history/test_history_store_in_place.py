@@ -154,3 +154,24 @@ def test_history_error_type_is_unchanged_for_a_missing_object(ws):
     h.ensure()
     with pytest.raises(HistoryError, match="missing"):
         h.object_bytes("0" * 64)
+
+
+def test_the_worker_ends_when_idle_and_the_next_write_starts_another(ws, monkeypatch):
+    import time
+
+    from assistant import history as history_mod
+
+    monkeypatch.setattr(history_mod._Worker, "IDLE", 0.05)
+    others = {t for t in threading.enumerate() if t.name == "history-object"}   # earlier tests'
+
+    def ours() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "history-object" and t not in others]
+
+    with open_session(ws, "watched", kind="api", transcript=False) as s:
+        for round_ in range(3):
+            s.memory.write("idle.md", f"round {round_}\n", force=True)
+            deadline = time.monotonic() + 5
+            while ours() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert not ours()
+    assert [v.bytes for v in history(ws).versions("idle.md")] == [8, 8, 8]
