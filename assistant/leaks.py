@@ -15,7 +15,7 @@ How the vault values are matched, in one pass whatever their number:
   U+200B, U+00AD, U+2060, and the other default-ignorables), backslashes removed (so any
   backslash escaping lines up) and case-folded (so hex of any case matches);
 - one Aho-Corasick automaton (ahocorasick-rs: Rust's aho-corasick crate, a DFA for up to
-  ~1,500 values) holds (the first 16 characters of) every variant of every value, so the
+  ~370 values, a contiguous NFA beyond) holds (the first 16 characters of) every variant of every value, so the
   cost is one pass over the text's UTF-8 bytes, not one search per value or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
   its span is mapped back from the normalised view to the original text.
@@ -57,7 +57,7 @@ KEY_PREFIX = 16
 
 # Automata with at most this many keys (vault variant prefixes plus rule needles) are built
 # as a DFA; larger ones as a contiguous NFA (see Scanner.__init__).
-DFA_MAX_KEYS = 16384
+DFA_MAX_KEYS = 4096
 
 # Scanner.redact_prefix drops this many trailing non-whitespace characters of a truncated
 # text: room for the longest shape token that only matches whole (a 256-character URL
@@ -337,10 +337,10 @@ class Scanner:
             for key, (idxs, ridxs) in by_key.items():
                 keys.append(key.encode("utf-8", "surrogatepass"))
                 self._payload.append((len(key), tuple(idxs), frozenset(ridxs)))
-            # A DFA scans fastest (~5-8 ms per MiB, 10 or 1,000 vault values) but costs
-            # ~15 us per key to build and ~3 KiB per key of memory: used up to DFA_MAX_KEYS
-            # (~1,500 vault values); past that the contiguous NFA (~11 ms per MiB, built ten
-            # times faster, a tenth of the memory).
+            # A DFA scans fastest (~5-8 ms per MiB) but costs ~15 us per key to build and
+            # ~3 KiB per key of memory: used up to DFA_MAX_KEYS (~370 vault values: < 100 ms,
+            # ~13 MB); past that the contiguous NFA (~11-13 ms per MiB, built ten times
+            # faster, a tenth of the memory: 1,000 values build in ~25 ms, ~3 MB).
             impl = (ahocorasick_rs.Implementation.DFA if len(keys) <= DFA_MAX_KEYS
                     else ahocorasick_rs.Implementation.ContiguousNFA)
             self._auto = ahocorasick_rs.BytesAhoCorasick(

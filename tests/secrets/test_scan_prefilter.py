@@ -146,3 +146,27 @@ def test_vault_spans_are_right_after_non_ascii_and_lone_surrogates():
         assert [f for f in scanner.find(text) if f.rule == "vault"] == [
             Finding("KEY", "vault", start, start + len(value))]
         assert value not in scanner.redact(text)
+
+
+def test_the_dfa_and_the_nfa_automata_find_the_same(monkeypatch):
+    """Past DFA_MAX_KEYS keys the automaton is a contiguous NFA (1,000 vault values are): both
+    kinds must report every overlapping key occurrence alike."""
+    import assistant.leaks as leaks_mod
+
+    secrets = random_secrets(40, seed=9)
+    dfa = Scanner(secrets)
+    monkeypatch.setattr(leaks_mod, "DFA_MAX_KEYS", 0)
+    nfa = Scanner(secrets)
+    r = random.Random(77)
+    notes = ordinary_notes(30, seed=3)
+    values = list(secrets.values())
+    with_vault_hits = 0
+    for _ in range(40):
+        text = _corpus_text(r, notes)
+        for v in r.sample(values, 3):
+            i = r.randrange(len(text) + 1)
+            text = text[:i] + r.choice([v, v.upper(), v[:6] + "\n" + v[6:], "é" + v]) + text[i:]
+        expected = dfa.find(text)
+        assert nfa.find(text) == expected
+        with_vault_hits += any(f.rule == "vault" for f in expected)
+    assert with_vault_hits >= 30
