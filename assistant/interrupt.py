@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Callable, TypeVar
+from typing import Callable, TextIO, TypeVar
 
 T = TypeVar("T")
 _SLICE = 0.05   # seconds between checks for a pending signal
@@ -58,10 +58,10 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
     return box["value"]  # type: ignore[return-value]
 
 
-_REAL: list = []     # after an interrupt: [stdout, stderr] on copies of the real descriptors
+_REAL: list[TextIO] = []     # after an interrupt: [stdout, stderr] on copies of the real descriptors
 
 
-def real_streams():
+def real_streams() -> tuple[TextIO, TextIO]:
     """(stdout, stderr) to print on after call_interruptibly raised KeyboardInterrupt: the
     load it abandoned may swap sys.stdout/sys.stderr (and fds 1, 2) for /dev/null again at any
     moment, so a caller prints its outcome here. Before any interrupt: sys.stdout, sys.stderr."""
@@ -70,7 +70,7 @@ def real_streams():
     return sys.stdout, sys.stderr
 
 
-def _own_copy(stream, real_fd: int):
+def _own_copy(stream: TextIO, real_fd: int) -> TextIO:
     """A text stream like `stream` (the interpreter's stdout or stderr) writing to a duplicate of
     `real_fd`; `stream` itself if that cannot be made."""
     if stream is None:
