@@ -220,7 +220,8 @@ class Agent:
         problem = self.recall.take_problem()
         if problem:
             self._emit("notice", {"message": f"memory search: {problem}"})
-        self._emit("recall", {"notes": [{"path": r.path, "score": r.score, "source": r.source} for r in recalled]})
+        self._emit("recall", {"notes": [{"path": r.path, "score": r.score, "source": r.source,
+                                         **({"stale": r.stale} if r.stale else {})} for r in recalled]})
         return recalled
 
     def _loop(self, result: TurnResult) -> None:

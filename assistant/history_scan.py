@@ -84,7 +84,7 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
         return (head is not None and isinstance(cached, list) and len(cached) == 3
                 and cached[0] == st[0] and cached[1] == st[1] and cached[2] == head)
 
-    if not (hist.dir / "intent.json").exists() and all(unchanged(p) for p in wanted):
+    if not hist.intent_pending() and all(unchanged(p) for p in wanted):
         return []
     recorded: list[Version] = []
     with mem._lock():

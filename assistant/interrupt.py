@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Callable, TypeVar
+from typing import Callable, TextIO, TypeVar
 
 T = TypeVar("T")
 _SLICE = 0.05   # seconds between checks for a pending signal
@@ -34,15 +34,21 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
     # the abandoned load still holding them redirected
     saved = [os.dup(fd) for fd in (1, 2)]
     worker = threading.Thread(target=work, name=name, daemon=True)
-    worker.start()
     try:
+        # started inside the try: the worker may already have pointed fds 1 and 2 at /dev/null
+        # when a Ctrl-C lands in start() itself (it waits for the GIL the worker's imports
+        # hold), and the outcome line printed after the interrupt must not go there
+        worker.start()
         while worker.is_alive():
             worker.join(_SLICE)
     except KeyboardInterrupt:
         for fd, real in zip((1, 2), saved):
             os.dup2(real, fd)
-        # it swaps the sys.stdout/sys.stderr objects too: put the interpreter's own back
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        # It swaps the sys.stdout/sys.stderr objects too, and the abandoned load may point fds
+        # 1 and 2 at /dev/null again after this (a Ctrl-C just before it entered llama.cpp's
+        # redirection): what the caller prints goes to copies of the real ones, out of reach.
+        _REAL[:] = [_own_copy(sys.__stdout__, saved[0]), _own_copy(sys.__stderr__, saved[1])]
+        sys.stdout, sys.stderr = _REAL
         raise
     finally:
         for real in saved:
@@ -52,4 +58,28 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
     return box["value"]  # type: ignore[return-value]
 
 
-__all__ = ["call_interruptibly"]
+_REAL: list[TextIO] = []     # after an interrupt: [stdout, stderr] on copies of the real descriptors
+
+
+def real_streams() -> tuple[TextIO, TextIO]:
+    """(stdout, stderr) to print on after call_interruptibly raised KeyboardInterrupt: the
+    load it abandoned may swap sys.stdout/sys.stderr (and fds 1, 2) for /dev/null again at any
+    moment, so a caller prints its outcome here. Before any interrupt: sys.stdout, sys.stderr."""
+    if _REAL:
+        return _REAL[0], _REAL[1]
+    return sys.stdout, sys.stderr
+
+
+def _own_copy(stream: TextIO, real_fd: int) -> TextIO:
+    """A text stream like `stream` (the interpreter's stdout or stderr) writing to a duplicate of
+    `real_fd`; `stream` itself if that cannot be made."""
+    if stream is None:
+        return stream
+    try:
+        return open(os.dup(real_fd), "w", encoding=stream.encoding, errors=stream.errors,
+                    buffering=1, closefd=True)
+    except (OSError, ValueError, AttributeError):
+        return stream
+
+
+__all__ = ["call_interruptibly", "real_streams"]

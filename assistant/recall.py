@@ -6,17 +6,24 @@ above `min_score`, and cuts their indexed (already redacted) text to `budget_byt
 What was recalled is returned as typed values the agent records in the transcript (`recall`
 event) and the prompt puts in the volatile tail, never in the stable prefix. A broken index
 never stops a turn: the problem is reported once and the assistant answers from the catalog.
+A recalled note whose frontmatter `review_after` or `expires` date has passed is flagged in its
+label, as the catalog flags it ("[expired 2026-01-01: may be out of date]"), so the model can say
+the fact may be old; the dates are read from the note's head at recall time (a date passes
+while the index stays the same).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from .config import RecallConfig
+from .confine import ConfinementError, Root
 from .index import Hit, Index, IndexUnavailable
+from .notes import decode_head, head_meta, staleness
 
 HEADER_COST = 160          # bytes reserved for the block's own lines per note
+HEAD_BYTES = 2048          # the frontmatter (and its dates) is read from this much of a note
 
 
 @dataclass(frozen=True)
@@ -27,9 +34,12 @@ class Recalled:
     source: str
     score: float
     text: str
+    stale: str | None = None     # notes.Staleness.label(), e.g. "[review due since ...: may be out of date]"
 
     def label(self) -> str:
-        return self.path if self.source == "note" else f"{self.path} (past conversation)"
+        if self.source != "note":
+            return f"{self.path} (past conversation)"
+        return f"{self.path} {self.stale}" if self.stale else self.path
 
 
 def _cut_bytes(text: str, budget: int) -> str:
@@ -122,7 +132,44 @@ class Recaller:
             shown = _cut_bytes(text_, share) if h.source == "note" else _cut_bytes(h.snippet, share)
             left -= len(shown.encode()) + len(h.path.encode()) + 8
             out.append(Recalled(path=h.path, source=h.source, score=round(h.score, 4), text=shown))
-        return out
+        return self._flag_stale(out)
+
+    def _flag_stale(self, recalled: list[Recalled]) -> list[Recalled]:
+        """The recalled notes, each with its staleness flag (None if its dates have not passed,
+        or its head cannot be read now: a flag is advice, never a reason to drop a note)."""
+        notes = [r for r in recalled if r.source == "note"]
+        if not notes:
+            return recalled
+        try:
+            root = Root(self.index.memory_dir)
+        except (OSError, ConfinementError):
+            return recalled
+        flags: dict[str, str | None] = {}
+        try:
+            for r in notes:
+                flags[r.path] = _stale_flag(root, r.path, self.index.redact, self.index.redact_prefix)
+        finally:
+            root.close()
+        return [replace(r, stale=flags.get(r.path)) if r.source == "note" else r for r in recalled]
+
+
+def _stale_flag(root: Root, path: str, redact: Callable[[str], str],
+                redact_prefix: Callable[[str], str]) -> str | None:
+    """The catalog's staleness flag for one note, from its (redacted) head; None if none."""
+    try:
+        head = root.read_head(path, HEAD_BYTES)
+    except (OSError, ConfinementError):
+        return None
+    complete = len(head) < HEAD_BYTES
+    try:
+        text = decode_head(head, complete)
+    except UnicodeDecodeError:
+        return None
+    # redacted before the frontmatter is read, as the catalog does: a flag quoting a bad date
+    # cuts it to 40 characters, which must not show part of a secret
+    text = redact(text) if complete else redact_prefix(text)
+    flag = staleness(head_meta(text))
+    return flag.label() if flag is not None else None
 
 
 __all__ = ["Recalled", "Recaller"]

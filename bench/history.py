@@ -9,7 +9,7 @@
 4. `assistant audit verify` on an intact log of 100,000 lines (target: well under a second),
    and the cost of one chained audit append.
 
-    python bench/history.py [--n 300] [--versions 10000] [--audit-lines 100000] [--dir DIR]
+    python bench/history.py [--n 300] [--versions 10000] [--audit-lines 100000] [--dir DIR] [--parts 1234]
 
 --dir picks the filesystem (fsync cost differs a lot between tmpfs, ext4 and overlay).
 """
@@ -82,7 +82,11 @@ def bench_writes(base: str, n: int) -> None:
                 mem.history = hist
                 data = b"%s %d %d\n" % (label.encode(), i, time.time_ns()) + body
                 t, c = time.perf_counter(), time.process_time()
-                mem.write(f"bench/{label[0:4]}-{i % 20}.md", data, force=True, origin=Origin("assistant"))
+                # Each variant writes its own 20 notes: a note last written with history off
+                # would be a hand edit to the history-keeping writer, which then records an
+                # extra version (the "with" and "without" writes once shared their notes).
+                name = "hist" if hist is not None else "plain"
+                mem.write(f"bench/{name}-{i % 20}.md", data, force=True, origin=Origin("assistant"))
                 if i >= 20:     # the first 20 create the notes and warm up
                     results[label].append(time.perf_counter() - t)
                     cpu[label].append(time.process_time() - c)
@@ -207,12 +211,16 @@ def main() -> None:
     ap.add_argument("--versions", type=int, default=10_000)
     ap.add_argument("--audit-lines", type=int, default=100_000)
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--parts", default="1234", help="which parts to run (default 1234: all)")
     args = ap.parse_args()
     base = tempfile.mkdtemp(prefix="bench-history-", dir=args.dir)
     try:
-        bench_writes(base, args.n)
-        bench_log(base, args.versions)
-        bench_audit(base, args.audit_lines)
+        if "1" in args.parts:
+            bench_writes(base, args.n)
+        if "2" in args.parts or "3" in args.parts:
+            bench_log(base, args.versions)
+        if "4" in args.parts:
+            bench_audit(base, args.audit_lines)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -7,7 +7,24 @@ import click
 from .common import group_model_option, workspace_option
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+class _LazyGroup(click.Group):
+    """The command group that imports a command's module only when that command runs (or when
+    --help or shell completion lists them all): `assistant memory log` does not pay for
+    importing chat, vault, approvals, doctor... (tens of milliseconds at every start)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in _MODULES:
+            _load(cmd_name)
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True)
 @workspace_option
 @group_model_option
 @click.version_option(package_name="assistant")
@@ -27,14 +44,22 @@ def main(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-def _register() -> None:
-    from . import (approvals, audit, chat, doctor, grants, init, memory, memory_history, model, run, runs,
-                   schedule, vault)
+# command name -> the modules that define it (memory_history and memory_search add their
+# subcommands to `assistant memory`). tests/cli/test_cli_lazy_commands.py checks that this
+# table names every command each module's COMMANDS holds.
+_MODULES: dict[str, tuple[str, ...]] = {
+    "init": ("init",), "memory": ("memory", "memory_history"), "approvals": ("approvals",),
+    "grants": ("grants",), "vault": ("vault",), "chat": ("chat",), "run": ("run",),
+    "runs": ("runs",), "schedule": ("schedule",), "doctor": ("doctor",), "audit": ("audit",),
+    "model": ("model",),
+}
 
-    for module in (init, memory, memory_history, approvals, grants, vault, chat, run, runs, schedule, doctor,
-                   audit, model):
+
+def _load(name: str) -> None:
+    import importlib
+
+    for module_name in _MODULES[name]:
+        module = importlib.import_module(f".{module_name}", __name__)
         for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register()
+            if command.name not in main.commands:
+                main.add_command(command)

@@ -79,9 +79,57 @@ def _json(shown: _Shown, v: Version) -> dict:
     return out
 
 
+_enc = json.encoder.encode_basestring   # what json.dumps(ensure_ascii=False) uses for a str
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _json_list(shown: _Shown, versions: list[Version]) -> str:
+    """`versions` as the JSON list `memory log --json` prints: exactly
+    json.dumps([_json(shown, v) ...], sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+    with one object per line, built without a dict per version. The versions of a note share
+    all but five fields (seq, time, rev, sha256, bytes), so each distinct rest is rendered
+    once, by json.dumps itself, into the text between those five; tests/history/
+    test_history_log_speed.py checks the result against json.dumps."""
+    shapes: dict[tuple, tuple[str, str, str, str, str]] = {}
+    out = []
+    for v in versions:
+        key = (v.approval, v.baseline, v.grant, v.model, v.path, v.removed, v.run, v.scope,
+               v.source, v.sources)
+        shape = shapes.get(key)
+        if shape is None:
+            red = shown.redact
+            shape = shapes[key] = (
+                '{"approval": ' + _dump(v.approval) + (', "baseline": true' if v.baseline else "")
+                + ', "bytes": ',
+                ', "grant": ' + _dump(red(v.grant) if v.grant else v.grant)
+                + ', "model": ' + _dump(red(v.model) if v.model else v.model)
+                + ', "path": ' + _dump(red(v.path) if v.path else v.path)
+                + ', "removed": ' + _dump(v.removed) + ', "rev": ',
+                ', "run": ' + _dump(red(v.run) if v.run else v.run)
+                + ', "scope": ' + _dump(v.scope) + ', "seq": ',
+                ', "sha256": ',
+                ', "source": ' + _dump(red(v.source) if v.source else v.source)
+                + ', "sources": ' + _dump([red(x) for x in v.sources]) + ', "time": ',
+            )
+        a, b, c, d, e = shape
+        out.append(f"{a}{v.bytes!r}{b}{_enc(v.rev)}{c}{v.seq!r}{d}{_enc(v.sha256)}{e}{_enc(v.time)}}}")
+    return "[\n " + ",\n ".join(out) + "]" if out else "[]"
+
+
 def _line(shown: _Shown, v: Version) -> str:
     what = "removed" if v.removed else f"{v.bytes} bytes"
-    parts = [v.rev, local_time(v.time), shown(v.source), shown(v.path), what]
+    return "  ".join([shown(v.rev), local_time(v.time), *_who(shown, v), what, *_why(shown, v)])
+
+
+def _who(shown: _Shown, v: Version) -> list[str]:
+    return [shown(v.source), shown(v.path)]
+
+
+def _why(shown: _Shown, v: Version) -> list[str]:
+    parts = []
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:
@@ -94,7 +142,24 @@ def _line(shown: _Shown, v: Version) -> str:
         parts.append(shown("after reading " + ", ".join(v.sources)))
     if v.run:
         parts.append(shown(f"run {v.run}"))
-    return "  ".join(parts)
+    return parts
+
+
+def _lines(shown: _Shown, versions: list[Version]) -> str:
+    """"\n".join(_line(shown, v) for v in versions), with what versions share (source, path,
+    approval, model, sources, run) rendered once per distinct combination."""
+    shapes: dict[tuple, tuple[str, str]] = {}
+    out = []
+    for v in versions:
+        key = (v.source, v.path, v.baseline, v.approval, v.scope, v.grant, v.model, v.sources, v.run)
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = ("".join("  " + p for p in _who(shown, v)) + "  ",
+                                   "".join("  " + p for p in _why(shown, v)))
+        head, tail = shape
+        what = "removed" if v.removed else f"{v.bytes} bytes"
+        out.append(f"{shown(v.rev)}  {local_time(v.time)}{head}{what}{tail}")
+    return "\n".join(out)
 
 
 def _resolve(mem: Memory, path: str, rev: str) -> Version:
@@ -137,18 +202,13 @@ def log_cmd(path: str | None, as_json: bool) -> None:
     versions.reverse()
     shown = _Shown(mem)
     if as_json:
-        # A JSON list, one version per line. One call of the C encoder for the whole list (a note
-        # with thousands of versions stays fast); every object starts with its first sorted key,
-        # and inside a JSON string a quote is always escaped, so '},{"approval"' only ever
-        # occurs between two objects.
-        text = json.dumps([_json(shown, v) for v in versions], sort_keys=True, ensure_ascii=False,
-                          separators=(", ", ": "))
-        click.echo(text.replace('}, {"approval"', '},\n {"approval"').replace('[{"approval"', '[\n {"approval"', 1))
+        # A JSON list, one version per line, sorted keys (see _json_list).
+        click.echo(_json_list(shown, versions))
         return
     if not versions:
         click.echo(f"no versions of {_shown(mem, path)} recorded" if path else "no versions recorded yet")
         return
-    click.echo("\n".join(_line(shown, v) for v in versions))
+    click.echo(_lines(shown, versions))
 
 
 
