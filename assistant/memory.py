@@ -465,10 +465,13 @@ class Memory:
         return WriteResult(path=path, revision=new_revision, created=current is None,
                            bytes=len(data), warning=warning)
 
-    def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None) -> RemoveResult:
+    def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None,
+               call: Call | None = None) -> RemoveResult:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match.
-        History keeps every version: the removal is recorded (source `removal`)."""
+        History keeps every version: the removal is recorded (source `removal`).
+        `call`: as for write (its gate view and cancellation); None: this Memory's gate."""
         origin = origin or Origin("person")
+        call = call or Call(self.gate)
         path = self.check_path(path)
         with self._root() as root:
             self._check_spelling(root, path)
@@ -477,7 +480,7 @@ class Memory:
                 raise NotFound(f"no note at {path}")
             if base is not None:
                 self._check_base(path, current, base, False)
-            grant = self._authorize(self.gate, path, b"", current, f"memory remove {path} (revision {self.revision(current)})")
+            grant = self._authorize(call.gate, path, b"", current, f"memory remove {path} (revision {self.revision(current)})")
             try:
                 with self._lock():
                     now = self._current(root, path)
@@ -485,6 +488,8 @@ class Memory:
                     if now != current:
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the removal was "
                                        "being decided)")
+                    if call.cancel.cancelled():   # the caller gave up on this call meanwhile
+                        raise Denied(f"the call was given up on before {path} was removed; nothing was removed")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:
                         root.remove(path)
@@ -495,6 +500,7 @@ class Memory:
                     warning = self._audit_line({
                         "event": "removed", "run": self._run_id(), "kind": "memory", "target": path,
                         "sha256": _sha256(current), "revision": self.revision(current),
+                        "source": origin.source,
                     }) or history_warning
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None

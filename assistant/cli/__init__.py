@@ -28,11 +28,11 @@ def main(ctx: click.Context) -> None:
 
 
 def _register() -> None:
-    from . import (approvals, audit, chat, doctor, grants, init, memory, memory_history, model, run, runs,
+    from . import (approvals, audit, chat, doctor, grants, init, mcp, memory, memory_history, model, run, runs,
                    schedule, vault)
 
     for module in (init, memory, memory_history, approvals, grants, vault, chat, run, runs, schedule, doctor,
-                   audit, model):
+                   audit, model, mcp):
         for command in module.COMMANDS:
             main.add_command(command)
 

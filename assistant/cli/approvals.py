@@ -11,7 +11,7 @@ import json
 import click
 
 from policy.approvals import (APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json,
-                              waiter_alive)
+                              requested_by, waiter_alive)
 from policy.audit import AuditError, AuditLog
 from policy.grants import GrantStore
 from policy.kinds import SCOPES
@@ -60,7 +60,9 @@ def _line(e: Entry) -> str:
         when = f"expired {e.answer.answered_at if e.answer else r.expires_at}"
     else:
         when = f"answered {e.answer.answered_at}" if e.answer else f"{e.state}"
-    return _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
+    by = requested_by(r)
+    asker = f"; requested by {by}" if by else ""
+    return _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id}{asker})  {r.summary}")
 
 
 @click.group("approvals")
@@ -172,6 +174,8 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
 
     echo(f"approval {req.id}: {entry.state}")
     echo(f"  run:      {req.run_id}")
+    if requested_by(req):
+        echo(f"  from:     requested by {requested_by(req)}")
     echo(f"  kind:     {req.kind}")
     echo(f"  target:   {req.target}")
     echo(f"  reason:   {req.reason}")
