@@ -67,19 +67,25 @@ def serve_cmd() -> None:
                f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)
 
     def stop(signum: int, frame: object) -> None:
+        server.stopping = True
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     outcome, reason = "done", "the MCP client disconnected"
     try:
         import anyio
 
         anyio.run(server.serve, 0, protocol)
     except (KeyboardInterrupt, SystemExit):
+        server.stopping = True
         outcome, reason = "interrupted", "the MCP server was stopped"
     finally:
         server.finish(outcome, reason)
-    sys.exit(0 if outcome == "done" else 1)
+    # Everything is recorded and closed. Leave without joining worker threads: one may still be
+    # blocked reading stdin from a client that has not closed it (a stop signal).
+    sys.stderr.flush()
+    os._exit(0 if outcome == "done" else 1)
 
 
 COMMANDS = [mcp_group]

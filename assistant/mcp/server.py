@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 POLL_SECONDS = 0.1           # how often a waiting call looks for its request (progress only)
 PROGRESS_SECONDS = 5.0       # between progress notifications while a call waits for approval
 FINISH_SECONDS = 10.0        # a given-up call's worker is waited for this long (it ends at once)
+MAX_WAITING = 8              # gated calls of one client in flight at once (the person's inbox is not a queue to flood)
 MIN_MESSAGE_BYTES = 1 << 20
 MAX_CLIENT_NAME = 60
 RESOURCE_NOT_FOUND = -32002
@@ -93,6 +94,7 @@ class MemoryServer:
                                                       search=session.recall is not None)}
         self.client: str | None = None
         self.disconnected = False
+        self.stopping = False          # set by the stop signal (SIGTERM, Ctrl-C)
         self._lock = threading.Lock()
         self._waiting: set[GatedCall] = set()
         self._started = False
@@ -132,9 +134,13 @@ class MemoryServer:
         self._start(params.clientInfo if params is not None else None)
 
     def gone(self) -> str:
+        """Why a call was given up on, for its request's record and the audit log."""
         who = self.client or "the client"
-        return (f"the MCP client ({who}) disconnected while the call waited" if self.disconnected
-                else f"the MCP client ({who}) cancelled the call")
+        if self.stopping:
+            return f"the MCP server was stopped while the call from {who} waited"
+        if self.disconnected:
+            return f"the MCP client ({who}) disconnected while the call waited"
+        return f"the MCP client ({who}) cancelled the call"
 
     def on_eof(self) -> None:
         """The client closed its end: every call still waiting is given up on at once."""
@@ -238,6 +244,9 @@ class MemoryServer:
                 finished.set()
 
         with self._lock:
+            if len(self._waiting) >= MAX_WAITING:
+                return (f"refused: {MAX_WAITING} writes or removals from this client are already waiting "
+                        "for the person's answer; wait for those to be answered first"), False
             self._waiting.add(call)
         try:
             if self.disconnected:

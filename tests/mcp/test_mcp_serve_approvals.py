@@ -229,3 +229,97 @@ def test_watched_mode_is_an_explicit_opt_in(tmp_path):
 
     run_async(body)
     assert _note(ws, "people/ana.md") == NEW.encode() and entries(ws) == []
+
+
+def test_nobody_to_ask_is_a_deny_at_once(tmp_path):
+    ws = make_ws(tmp_path)
+    cfg = ws / "config.toml"
+    cfg.write_text(cfg.read_text().replace('channel = "inbox"', 'channel = "none"'))
+
+    async def body():
+        async with serve(ws) as s:
+            with anyio.fail_after(WAIT):
+                r = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+            assert r.isError and "denied" in text_of(r) and "nothing was written" in text_of(r)
+
+    run_async(body)
+    assert _note(ws, "people/ana.md") is None and entries(ws) == []
+
+
+def test_notify_command_names_the_client(tmp_path):
+    ws = make_ws(tmp_path)
+    told = tmp_path / "told.txt"
+    script = tmp_path / "notify.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {told}\n')
+    script.chmod(0o755)
+    cfg = ws / "config.toml"
+    cfg.write_text(cfg.read_text().replace("notify = []", f'notify = ["{script}", "{{summary}}"]'))
+
+    async def body():
+        async with serve(ws, name="Cursor") as s:
+            async with anyio.create_task_group() as tg:
+                async def write() -> None:
+                    await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+
+                tg.start_soon(write)
+                [pending] = await wait_pending(ws)
+                assert (await cli_async(ws, "approvals", "deny", pending.id)).returncode == 0
+
+    run_async(body)
+    line = told.read_text()
+    assert "Cursor over MCP asks: approve memory_write people/ana.md" in line
+
+
+def test_a_client_cannot_flood_the_inbox(tmp_path):
+    ws = make_ws(tmp_path)
+
+    async def body():
+        async with serve(ws) as s:
+            results: list = []
+            async with anyio.create_task_group() as tg:
+                async def write(i: int) -> None:
+                    results.append(await s.call_tool("memory_write", {"path": f"flood/n{i}.md", "content": f"{i}\n"}))
+
+                for i in range(8):
+                    tg.start_soon(write, i)
+                pending = await wait_pending(ws, 8)
+                over = await s.call_tool("memory_write", {"path": "flood/over.md", "content": "9\n"})
+                assert over.isError and "already waiting" in text_of(over)
+                assert len([e for e in entries(ws) if e.state == "pending"]) == 8
+                for e in pending:
+                    assert (await cli_async(ws, "approvals", "deny", e.id)).returncode == 0
+            assert len(results) == 8 and all(r.isError for r in results)
+
+    run_async(body)
+    assert not (ws / "memory" / "flood").exists()
+
+
+def test_stopping_the_server_mid_wait_closes_the_request(tmp_path):
+    import signal
+    import subprocess
+
+    from mcp_harness import PY, env
+
+    ws = make_ws(tmp_path)
+    proc = subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "mcp", "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env())
+    try:
+        def send(msg: dict) -> None:
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stopper", "version": "1"}}})
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "memory_write", "arguments": {"path": "people/ana.md", "content": NEW}}})
+        [pending] = anyio.run(wait_pending, ws)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=WAIT) != 0            # stdin still open: it stops anyway
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+    entry = anyio.run(wait_state, ws, pending.id, ("denied",))
+    assert "stopped" in entry.answer.reason
+    assert _note(ws, "people/ana.md") is None
