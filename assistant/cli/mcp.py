@@ -26,6 +26,29 @@ MCP_UNLOCK_HELP = (
 )
 
 
+class OneLine(logging.Formatter):
+    """The SDK's log records (stderr, which an MCP client keeps in its log file) as one line
+    each: the first line of the message only, redacted, cut, without a traceback. A validation
+    error's later lines repeat the client's input, which may carry anything, a secret included."""
+
+    MAX = 300
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redact = lambda text: "[withheld until the vault is unlocked]" if text else text
+
+    def format(self, record: logging.LogRecord) -> str:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string is not worth a traceback
+            text = str(record.msg)
+        first = text.splitlines()[0] if text else ""
+        if len(first) > self.MAX:
+            first = first[: self.MAX] + "…"
+        first = "".join(c if c.isprintable() else "?" for c in self.redact(first))
+        return f"assistant mcp serve: {record.name}: {record.levelname.lower()}: {first}"
+
+
 @click.group("mcp")
 def mcp_group() -> None:
     """Serve your notes to MCP clients (Claude Desktop, Claude Code, Cursor, your own agents)."""
@@ -46,8 +69,10 @@ def serve_cmd() -> None:
     from ..mcp.transport import claim_stdout
 
     protocol = claim_stdout()   # first: from here on only JSON-RPC reaches the real stdout
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="assistant mcp serve: %(name)s: %(message)s")
+    log_format = OneLine()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(log_format)
+    logging.basicConfig(handlers=[handler], level=logging.WARNING, force=True)
     from ..mcp.calls import CallRegistry
     from ..mcp.server import MemoryServer
     from ..session import SessionError, open_session
@@ -62,6 +87,7 @@ def serve_cmd() -> None:
         if os.path.lexists(ws.vault_path) and ("vault" in message or "passphrase" in message):
             message += f"\n{MCP_UNLOCK_HELP}"
         fail(message)
+    log_format.redact = session.scanner.redact
     server = MemoryServer(session, calls)
     click.echo(f"assistant mcp serve: workspace {ws.root}, mode {session.mode}, approval timeout "
                f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)

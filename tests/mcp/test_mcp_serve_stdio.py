@@ -127,8 +127,16 @@ def test_vault_unlocked_from_the_key_file_or_the_env(tmp_path):
             reply = server.next()
             assert reply["result"]["isError"] is True
             assert "secret stored in the person's vault" in reply["result"]["content"][0]["text"]
+            # a malformed request carrying the secret: the SDK's log of it (stderr, kept in the
+            # client's log file) must not repeat it
+            server.request(3, "tools/call", {"name": "memory_write", "arguments": f"pin {SECRET}"})
+            assert server.next()["error"]["code"] < 0
+            server.request(4, "resources/read", {"uri": 5, "secret": SECRET})
+            assert server.next()["error"]["code"] < 0
         finally:
             assert server.close() == 0
+        err = b"".join(server.stderr).decode()
+        assert "Failed to validate request" in err and SECRET not in err and SECRET[:12] not in err
     wrong = ws / "vault.key"
     wrong.write_text("not the passphrase")
     wrong.chmod(0o600)
