@@ -194,7 +194,7 @@ class MemoryServer:
     async def call(self, name: object, arguments: object) -> types.CallToolResult:
         spec = self.specs.get(name) if isinstance(name, str) else None
         if spec is None:
-            shown = escape(str(name)[:MAX_PATH_CHARS], newlines=False)
+            shown = escape(str(name)[:64], newlines=False) + ("…" if len(str(name)) > 64 else "")
             return self._result(f"unknown tool {shown!r}; this server has {', '.join(self.specs)}", ok=False)
         args = arguments if arguments is not None else {}
         if not isinstance(args, dict):
@@ -208,13 +208,14 @@ class MemoryServer:
             text, ok = await self._gated(spec, args)
         else:
             text, ok = await anyio.to_thread.run_sync(self._read_tool, spec, args)
-        text = self.redact(text)
-        self._event("tool_result", tool=spec.name, ok=ok, output=text)
-        return self._result(text, ok=ok)
+        result = self._result(text, ok=ok)
+        self._event("tool_result", tool=spec.name, ok=ok, output=result.content[0].text)
+        return result
 
-    @staticmethod
-    def _result(text: str, *, ok: bool) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=not ok)
+    def _result(self, text: str, *, ok: bool) -> types.CallToolResult:
+        """Every text a client gets back, redacted (a client may echo a secret in a name)."""
+        return types.CallToolResult(content=[types.TextContent(type="text", text=self.redact(text))],
+                                    isError=not ok)
 
     def _read_tool(self, spec: ToolSpec, args: dict) -> tuple[str, bool]:
         run = {"memory_read": model_tools.memory_read, "memory_list": model_tools.memory_list,
