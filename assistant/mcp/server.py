@@ -29,11 +29,13 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import McpError
 
 from policy.gate import Gate
+from policy.notify import run_notify
 from policy.paths import MAX_PATH_CHARS
 
 from ..call_context import Call
 from ..history import Origin
-from ..memory import REVISION_CHARS, NoteError, NotFound
+from ..leaks import VAULT_RULE
+from ..memory import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
 from ..terminal import escape
 from ..tools import memory as model_tools
 from ..tools.base import ToolError
@@ -52,6 +54,12 @@ MAX_WAITING = 8              # gated calls of one client in flight at once (the 
 MIN_MESSAGE_BYTES = 1 << 20
 MAX_CLIENT_NAME = 60
 RESOURCE_NOT_FOUND = -32002
+
+MAX_SECRET_REFUSALS = 2      # calls carrying a vault value before this session takes no more calls
+SECRET_REFUSED = ("refused: the call carries a secret stored in the person's vault; it did not run. "
+                  "Secrets never leave the vault through a tool, and never go into memory.")
+SESSION_CLOSED = ("This MCP session takes no more tool calls: calls carried values from the person's vault "
+                  "(the person has been told).")
 
 INSTRUCTIONS = (
     "This server is a person's long-term memory: a folder of small markdown notes kept by their "
@@ -99,6 +107,7 @@ class MemoryServer:
         self._waiting: set[GatedCall] = set()
         self._started = False
         self.tool_calls = 0
+        self.secret_refusals = 0
         session.gate.emit = self._event          # every ruling goes to the transcript as it happens
         self.server = self._build()
 
@@ -202,8 +211,17 @@ class MemoryServer:
         problem = _unknown_arguments(spec, args)
         if problem is not None:
             return self._result(problem, ok=False)
+        if self.secret_refusals >= MAX_SECRET_REFUSALS:
+            return self._result(SESSION_CLOSED, ok=False)
         self.tool_calls += 1
         self._event("tool_call", tool=spec.name, args=args)
+        names = self._vault_names(args)
+        if names:
+            # Refused before the tool runs: no error that echoes an argument back (a path in
+            # "no note at ...") can turn the redaction marker into an oracle for the value.
+            text = await anyio.to_thread.run_sync(self._secret_refused, spec.name, args, names)
+            self._event("tool_result", tool=spec.name, ok=False, output=text, secret=True)
+            return self._result(text, ok=False)
         if spec.name in GATED_TOOLS:
             text, ok = await self._gated(spec, args)
         else:
@@ -216,6 +234,42 @@ class MemoryServer:
         """Every text a client gets back, redacted (a client may echo a secret in a name)."""
         return types.CallToolResult(content=[types.TextContent(type="text", text=self.redact(text))],
                                     isError=not ok)
+
+    def _vault_names(self, value: object) -> tuple[str, ...]:
+        """Vault names whose value (in any encoding the scanner knows) is in the arguments."""
+        found: list[str] = []
+        if isinstance(value, str):
+            found.extend(f.name for f in self.session.scanner.find(value) if f.rule == VAULT_RULE)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                found.extend(self._vault_names(k) + self._vault_names(v))
+        elif isinstance(value, list):
+            for v in value:
+                found.extend(self._vault_names(v))
+        return tuple(dict.fromkeys(found))
+
+    def _secret_refused(self, tool: str, args: dict, names: tuple[str, ...]) -> str:
+        """A call carried a vault value: the person is told which (transcript, audit log, notify
+        command); the client is not. The second such call ends this session's tool calls (as a
+        second one ends a chat): refusals are no oracle to search the vault with."""
+        with self._lock:
+            self.secret_refusals += 1
+            last = self.secret_refusals >= MAX_SECRET_REFUSALS
+        target = args.get("path") if isinstance(args.get("path"), str) else ""
+        self._event("secret_refused", tool=tool, target=target, names=list(names))
+        record = {"event": "secret_refused", "run": self.session.id, "tool": tool,
+                  "target": self.redact(str(target)), "secrets": list(names),
+                  "requester": self.session.requester}
+        try:
+            self.gate.audit.append(record)
+        except Exception:  # noqa: BLE001 - the refusal stands either way; the transcript has it too
+            pass
+        if self.gate.notify:
+            run_notify(list(self.gate.notify),
+                       f"assistant: {self.client or 'an MCP client'} over MCP sent a value from your vault in a "
+                       f"{tool} call; it was refused (assistant runs show {self.session.id})",
+                       timeout=self.gate.notify_timeout)
+        return SECRET_REFUSED + (" " + SESSION_CLOSED if last else "")
 
     def _read_tool(self, spec: ToolSpec, args: dict) -> tuple[str, bool]:
         run = {"memory_read": model_tools.memory_read, "memory_list": model_tools.memory_list,
@@ -269,7 +323,8 @@ class MemoryServer:
                 self._waiting.discard(call)
 
     def _change(self, spec: ToolSpec, args: dict, call: GatedCall) -> tuple[str, bool]:
-        origin = Origin(self.session.requester or "assistant")
+        origin = Origin(self.session.requester or "mcp:unnamed client")
+        r: WriteResult | RemoveResult
         try:
             path = model_tools._str_arg(args, "path", limit=MAX_PATH_CHARS)
             base = model_tools._str_arg(args, "base", required=False, limit=REVISION_CHARS) or None
@@ -279,9 +334,8 @@ class MemoryServer:
                 verb = "created" if r.created else "replaced"
                 text = f"{verb} {r.path} ({r.bytes} bytes); its revision is now {r.revision}"
             else:
-                rm = self.memory.remove(path, base=base, origin=origin, call=Call(call, call))
-                r = rm
-                text = f"removed {rm.path} (it was at revision {rm.revision}; its history keeps every version)"
+                r = self.memory.remove(path, base=base, origin=origin, call=Call(call, call))
+                text = f"removed {r.path} (it was at revision {r.revision}; its history keeps every version)"
         except (ToolError, NoteError) as exc:
             return str(exc), False
         except Exception as exc:  # noqa: BLE001 - a tool error, never a traceback

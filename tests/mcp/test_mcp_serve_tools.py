@@ -11,7 +11,7 @@ import mcp.types as types
 import pytest
 from mcp.shared.exceptions import McpError
 
-from mcp_harness import SECRET, add_vault, entries, make_ws, run_async, serve, text_of
+from mcp_harness import SECRET, add_vault, audit_lines, entries, make_ws, run_async, serve, text_of
 
 TOOLS = ["memory_read", "memory_list", "memory_search", "memory_write", "memory_remove"]
 
@@ -55,19 +55,30 @@ def test_secrets_are_redacted_out_and_refused_in_before_any_request(tmp_path):
             assert not read.isError and SECRET not in text_of(read) and "[redacted" in text_of(read)
             res = await s.read_resource("memory://notes/bank.md")
             assert SECRET not in res.contents[0].text
-            for content in (f"remember {SECRET}\n", f"split {SECRET[:10]}{SECRET[10:]} here\n"):
-                r = await s.call_tool("memory_write", {"path": "people/leak.md", "content": content})
-                out = text_of(r)
-                assert r.isError and "secret stored in the person's vault" in out
-                assert SECRET not in out and "bank" not in out          # never named, never echoed
             shape = await s.call_tool("memory_write", {"path": "people/key.md",
                                                        "content": "aws AKIAQ3EGRTZPXK7N2M4B key\n"})
             assert shape.isError and "aws-access-key" in text_of(shape) and "refused" in text_of(shape)
+            # a vault value anywhere in a call is refused before the tool runs, never named: not
+            # in content, and not in a path (whose "no note at ..." would echo it redacted)
+            probe = await s.call_tool("memory_read", {"path": f"{SECRET}.md"})
+            out = text_of(probe)
+            assert probe.isError and "secret stored in the person's vault" in out
+            assert SECRET not in out and "bank" not in out and "redacted" not in out
+            assert "takes no more tool calls" not in out
+            # the second one ends this session's tool calls (refusals are no oracle to search with)
+            r = await s.call_tool("memory_write", {"path": "people/leak.md", "content": f"split {SECRET} here\n"})
+            assert r.isError and "secret stored in the person's vault" in text_of(r)
+            assert "takes no more tool calls" in text_of(r) and SECRET not in text_of(r)
+            after = await s.call_tool("memory_read", {"path": "people/lina.md"})
+            assert after.isError and "takes no more tool calls" in text_of(after)
             assert entries(ws) == []                                  # nobody was asked
 
     run_async(body)
     assert not (ws / "memory" / "people" / "leak.md").exists()
     assert not (ws / "memory" / "people" / "key.md").exists()
+    refused = [a for a in audit_lines(ws) if a.get("event") == "secret_refused"]
+    assert [a["secrets"] for a in refused] == [["bank"], ["bank"]]          # the person is told which
+    assert all(a["requester"] == "mcp:Test Client" for a in refused)
     transcripts = list((ws / "state" / "transcripts").iterdir())
     assert transcripts and all(SECRET not in t.read_text() for t in transcripts)
 
