@@ -323,3 +323,47 @@ def test_stopping_the_server_mid_wait_closes_the_request(tmp_path):
     entry = anyio.run(wait_state, ws, pending.id, ("denied",))
     assert "stopped" in entry.answer.reason
     assert _note(ws, "people/ana.md") is None
+
+
+def test_rest_of_this_run_means_this_mcp_session(tmp_path):
+    ws = make_ws(tmp_path)
+
+    async def first_session():
+        async with serve(ws) as s:
+            result: dict = {}
+
+            async def write() -> None:
+                result["r"] = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write)
+                [pending] = await wait_pending(ws)
+                r = await cli_async(ws, "approvals", "approve", pending.id, "--remember", "run")
+                assert r.returncode == 0, r.stderr
+            assert not result["r"].isError
+            read = await s.call_tool("memory_read", {"path": "people/ana.md"})
+            revision = text_of(read).split("revision: ")[1].split("\n")[0]
+            with anyio.fail_after(WAIT):       # the same session: allowed without asking again
+                again = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW + "1\n",
+                                                           "base": revision})
+            assert not again.isError, text_of(again)
+            assert len(entries(ws)) == 1
+
+    async def second_session():
+        async with serve(ws) as s:             # a new MCP session: the same note is asked again
+            read = await s.call_tool("memory_read", {"path": "people/ana.md"})
+            revision = text_of(read).split("revision: ")[1].split("\n")[0]
+            async with anyio.create_task_group() as tg:
+                async def write() -> None:
+                    await s.call_tool("memory_write", {"path": "people/ana.md", "content": "changed\n",
+                                                       "base": revision})
+
+                tg.start_soon(write)
+                pending = await wait_pending(ws)
+                assert [e.request.target for e in pending] == ["people/ana.md"]
+                tg.cancel_scope.cancel()
+
+    run_async(first_session)
+    assert _note(ws, "people/ana.md") == (NEW + "1\n").encode()
+    run_async(second_session)
+    assert _note(ws, "people/ana.md") == (NEW + "1\n").encode()
