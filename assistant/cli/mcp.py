@@ -106,6 +106,10 @@ def serve_cmd() -> None:
     except (KeyboardInterrupt, SystemExit):
         server.stopping = True
         outcome, reason = "interrupted", "the MCP server was stopped"
+    except Exception as exc:  # noqa: BLE001 - one line on stderr, never a traceback
+        server.stopping = True
+        outcome, reason = "error", f"the MCP server failed ({type(exc).__name__})"
+        click.echo(f"error: {reason}", err=True)
     finally:
         server.finish(outcome, reason)
     # Everything is recorded and closed. Leave without joining worker threads: one may still be

@@ -166,8 +166,8 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
                         await out_send.send(item)
                     elif item is not None:
                         await read_send.send(item)
-            except anyio.ClosedResourceError:
-                return
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return       # the server stopped reading, or stdout is gone
             finally:
                 on_eof()     # before the SDK sees the end: waiting calls are closed first
 
@@ -175,7 +175,10 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
         async with write_recv:
             async for message in write_recv:
                 data = message.message.model_dump_json(by_alias=True, exclude_none=True) + "\n"
-                await out_send.send(data.encode("utf-8"))
+                try:
+                    await out_send.send(data.encode("utf-8"))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    pass     # stdout is gone: what the server says is dropped, it keeps reading
 
     async def write_loop() -> None:
         async with out_recv:

@@ -151,3 +151,34 @@ def test_vault_unlocked_from_the_key_file_or_the_env(tmp_path):
         _initialize(server)
     finally:
         assert server.close() == 0
+
+
+def test_a_client_that_stops_reading_stdout_does_not_crash_it(tmp_path):
+    import select
+
+    ws = make_ws(tmp_path)
+    proc = subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "mcp", "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    try:
+        def send(msg: dict) -> None:
+            proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            proc.stdin.flush()
+
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "gone", "version": "0"}}})
+        ready, _, _ = select.select([proc.stdout], [], [], WAIT)
+        assert ready and json.loads(proc.stdout.readline())["id"] == 1
+        proc.stdout.close()                        # the client's end of stdout is gone
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for i in range(50):
+            send({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+                  "params": {"name": "memory_read", "arguments": {"path": "people/lina.md"}}})
+        proc.stdin.write(b"garbage\n")
+        proc.stdin.close()
+        code = proc.wait(timeout=WAIT)
+        err = proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+    assert code == 0 and "Traceback" not in err
