@@ -13,6 +13,7 @@ Guards that a write an MCP client no longer waits for is never approved later an
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
@@ -67,8 +68,6 @@ class GatedCall:
     # -- the request ----------------------------------------------------------------------
     def filed(self, request: "Request") -> None:
         """The gate filed `request` for this call and now waits for its answer."""
-        import time
-
         with self._lock:
             self._request = request
             self._filed_at = time.monotonic()

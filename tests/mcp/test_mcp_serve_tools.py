@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 
-import anyio
-import mcp.types as types
 import pytest
 from mcp.shared.exceptions import McpError
 
