@@ -174,7 +174,10 @@ def test_client_disconnect_mid_wait_closes_the_request(tmp_path):
 
     run_async(body)
     entry = anyio.run(wait_state, ws, seen["id"], ("denied",))
-    assert entry.answer is not None and "disconnected" in entry.answer.reason
+    # closed by the server the moment stdin ended ("disconnected"); on a machine so loaded that the
+    # SDK's client sent SIGTERM first (2 s after closing stdin), by the stop ("stopped")
+    assert entry.answer is not None and entry.answer.by == "run"
+    assert "disconnected while the call waited" in entry.answer.reason or "server was stopped" in entry.answer.reason
     assert _note(ws, "people/ana.md") is None
     late = cli(ws, "approvals", "approve", seen["id"])
     assert late.returncode != 0
