@@ -300,8 +300,9 @@ class MemoryServer:
 
         with self._lock:
             if len(self._waiting) >= MAX_WAITING:
-                return (f"refused: {MAX_WAITING} writes or removals from this client are already waiting "
-                        "for the person's answer; wait for those to be answered first"), False
+                return (f"refused: {MAX_WAITING} writes or removals from this client are already in "
+                        "progress (most likely waiting for the person's answer); nothing was written. Wait "
+                        "for those to be answered first"), False
             self._waiting.add(call)
         try:
             if self.disconnected:

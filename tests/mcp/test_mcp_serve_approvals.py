@@ -287,7 +287,7 @@ def test_a_client_cannot_flood_the_inbox(tmp_path):
                     tg.start_soon(write, i)
                 pending = await wait_pending(ws, 8)
                 over = await s.call_tool("memory_write", {"path": "flood/over.md", "content": "9\n"})
-                assert over.isError and "already waiting" in text_of(over)
+                assert over.isError and "already in progress" in text_of(over)
                 assert len([e for e in entries(ws) if e.state == "pending"]) == 8
                 for e in pending:
                     assert (await cli_async(ws, "approvals", "deny", e.id)).returncode == 0
