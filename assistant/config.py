@@ -99,6 +99,14 @@ class FilesConfig:
     hidden: tuple[str, ...] = tuple(DEFAULT_HIDDEN)
 
 
+@dataclass(frozen=True)
+class McpConfig:
+    # Who watches an MCP client's calls: "unattended" (the default: a write is asked out of band
+    # and the call waits for the answer or the approval timeout) or "watched" (an explicit
+    # opt-in for a client whose own UI shows the person every call before it runs).
+    mode: str = "unattended"
+
+
 # --- problems ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -316,6 +324,10 @@ def _read_files(r: _Reader) -> FilesConfig:
     return FilesConfig(hidden=hidden)
 
 
+def _read_mcp(r: _Reader) -> McpConfig:
+    return McpConfig(mode=r.choice("mode", McpConfig.mode, ("unattended", "watched")))
+
+
 # Section name -> (its keys, its reader). The order is the order problems are listed in.
 _READERS: dict[str, tuple[tuple[str, ...] | None, Callable[[_Reader], object]]] = {
     "model": (tuple(f.name for f in fields(ModelConfig)), _read_model),
@@ -327,6 +339,7 @@ _READERS: dict[str, tuple[tuple[str, ...] | None, Callable[[_Reader], object]]] 
     "web": (tuple(f.name for f in fields(WebConfig)), _read_web),
     "recall": (tuple(f.name for f in fields(RecallConfig)), _read_recall),
     "files": (tuple(f.name for f in fields(FilesConfig)), _read_files),
+    "mcp": (tuple(f.name for f in fields(McpConfig)), _read_mcp),
 }
 SECTIONS = (*_READERS, "schedule")
 
@@ -395,6 +408,10 @@ class Config:
     files = _Section(FilesConfig)
 
     @property
+    def mcp(self) -> McpConfig:
+        return self._section("mcp", McpConfig)
+
+    @property
     def schedule(self) -> tuple[Schedule, ...]:
         return self._section("schedule", tuple)
 
@@ -455,4 +472,4 @@ def defaults() -> Config:
 
 
 __all__ = ["Config", "ConfigError", "Problem", "SECTIONS", "ModelConfig", "LimitsConfig", "MemoryConfig",
-           "VaultConfig", "WebConfig", "FilesConfig", "ApprovalSettings", "parse", "read", "defaults"]
+           "VaultConfig", "WebConfig", "FilesConfig", "McpConfig", "ApprovalSettings", "parse", "read", "defaults"]

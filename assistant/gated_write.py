@@ -464,6 +464,8 @@ class GatedWriter:
             try:
                 with self._lock():
                     self._recheck(root, path, current, "removal")
+                    if call.cancel.cancelled():   # the caller gave up on this call meanwhile
+                        raise Denied(f"the call was given up on before {path} was removed; nothing was removed")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:
                         root.remove(path)
@@ -473,7 +475,7 @@ class GatedWriter:
                     history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "removed", "run": self.m.run_id, "kind": self.m.kind, "target": path,
-                        "sha256": _sha256(current), "revision": revision,
+                        "sha256": _sha256(current), "revision": revision, "source": origin.source,
                     }) or history_warning
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None

@@ -182,10 +182,12 @@ class Memory:
         return self._writer().write(path, content, base, call=call or Call(self.gate),
                                     origin=origin or Origin("person"), force=force, person_edit=person_edit)
 
-    def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None) -> RemoveResult:
+    def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None,
+               call: Call | None = None) -> RemoveResult:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match.
-        History keeps every version: the removal is recorded (source `removal`)."""
-        return self._writer().remove(path, base, call=Call(self.gate), origin=origin or Origin("person"))
+        History keeps every version: the removal is recorded (source `removal`).
+        `call`: as for write (its gate view and cancellation); None: this Memory's gate."""
+        return self._writer().remove(path, base, call=call or Call(self.gate), origin=origin or Origin("person"))
 
     # -- history ------------------------------------------------------------------------
 

@@ -73,7 +73,24 @@ class Session:
     index: "Index"                 # the derived search index in state/ (opened on first use)
     recall: "Recaller"             # per-turn recall and memory_search over `index`
     history: "History | None" = None
+    # Who is asking through this session when it is not the workspace's own model or the person:
+    # "mcp:<client name>" once an MCP client has said its name (set_requester).
+    requester: str | None = None
     _closed: bool = field(default=False, repr=False)
+
+    def set_requester(self, source: str) -> None:
+        """Name who asks through this session (e.g. "mcp:Claude Desktop", from the MCP handshake):
+        the gate names it in every audit line and approval request from now on, and it is the
+        history source the door writes with. ValueError for a source history would refuse."""
+        from policy.gate import Gate
+
+        from .history import valid_source
+
+        if not valid_source(source) or source in ("person", "hand-edit", "revert", "removal"):
+            raise ValueError(f"not a requester: {source!r} (mcp:<client name>, or assistant)")
+        self.requester = source
+        if isinstance(self.gate.gate, Gate):
+            self.gate.gate.requester = source
 
     def new_agent(self, model: "Model", *, on_event: EventSink | None = None) -> Agent:
         """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
@@ -207,6 +224,7 @@ def open_session(
     tools: list[Tool] | None = None,
     on_request: "Callable[[Request], None] | None" = None,
     transcript: bool = True,
+    turns: bool | None = None,
 ) -> Session:
     """Open one session on workspace `ws` (a Workspace, a path, or None for the default).
 
@@ -214,6 +232,8 @@ def open_session(
     denies when nobody can answer). kind names the door ("chat", "run", "cli", "api", ...) and
     prefixes the session id. interactive: may the vault ask for its passphrase on a terminal.
     transcript=False for doors that run no model turns (the memory CLI, the Python API).
+    turns: does this session run model turns (needs [model] and [limits]); default: transcript.
+    A door that keeps a transcript but runs no turns (the MCP server) passes turns=False.
     The result is a context manager; SessionError says what stopped it.
     """
     from .confine import Root
@@ -231,11 +251,12 @@ def open_session(
             ws = open_workspace(select_workspace(ws))
         except WorkspaceError as exc:
             raise SessionError(str(exc)) from None
+    turns = transcript if turns is None else turns
     try:   # every problem in the sections this session reads, listed at once
-        ws.config.require(*SESSION_SECTIONS, *(TURN_SECTIONS if transcript else ()))
+        ws.config.require(*SESSION_SECTIONS, *(TURN_SECTIONS if turns else ()))
     except ConfigError as exc:
         raise SessionError(str(exc)) from None
-    limits = Limits.from_config(ws.config) if transcript else None
+    limits = Limits.from_config(ws.config) if turns else None
     try:
         ws.ensure_state()
     except OSError as exc:
@@ -265,7 +286,7 @@ def open_session(
     except ValueError as exc:
         files.close()
         raise SessionError(str(exc)) from None
-    if transcript:
+    if turns:
         # A crash mid-write leaves a dot-leading temp file: sessions that run model turns (chat,
         # run) sweep old ones at start, as before. One-shot doors (a `memory` command, the Python
         # API) leave that to them and touch nothing they were not asked to.

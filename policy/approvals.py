@@ -91,6 +91,9 @@ class Request:
     # The process waiting for the answer: {"pid", "host", "start"} (start = its start time in
     # clock ticks since boot, where /proc tells; it tells a reused pid from the original).
     waiter: dict[str, Any] | None = None
+    # Who asked, when it was not this workspace's own model: "mcp:<client name>" for an MCP
+    # client (shown as "requested by <client> over MCP"). Absent from the file when None.
+    requester: str | None = None
 
     @property
     def expires(self) -> float:
@@ -102,6 +105,8 @@ class Request:
     def to_json(self) -> bytes:
         d = asdict(self)
         d["offers"] = list(self.offers)
+        if d["requester"] is None:
+            del d["requester"]
         return (json.dumps(d, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
@@ -203,6 +208,7 @@ def parse_request(raw: bytes, where: str) -> Request:
             content_exact=_need(d, "content_exact", bool, where),
             offers=tuple(_need(d, "offers", list, where)),
             waiter=_waiter(d.get("waiter")),
+            requester=d.get("requester") if isinstance(d.get("requester"), str) else None,
         )
         req.expires
         _epoch(req.created_at)
@@ -280,14 +286,16 @@ class Inbox:
     # ------------------------------------------------------------ requests
     def create(self, *, run_id: str, kind: str, target: str, summary: str, reason: str,
                sha256: str, content: str | None, current: str | None, content_exact: bool,
-               offers: Sequence[Offer], timeout: float) -> tuple[Request, bytes]:
-        """File a request; returns it and the exact bytes written (to detect later tampering)."""
+               offers: Sequence[Offer], timeout: float,
+               requester: str | None = None) -> tuple[Request, bytes]:
+        """File a request; returns it and the exact bytes written (to detect later tampering).
+        `requester`: who asked when it is not the workspace's own model ("mcp:<client name>")."""
         now = self.clock()
         req = Request(
             id=secrets.token_hex(6), run_id=run_id, kind=kind, target=target, summary=summary,
             reason=reason, created_at=timestamp(now), expires_at=timestamp(now + timeout),
             sha256=sha256, content=content, current=current, content_exact=content_exact,
-            offers=tuple(o.as_dict() for o in offers), waiter=this_waiter(),
+            offers=tuple(o.as_dict() for o in offers), waiter=this_waiter(), requester=requester,
         )
         data = req.to_json()
         # An answer already on file under this new id (left over, or planted) predates the
@@ -478,6 +486,17 @@ def _policy_offers(req: Request) -> dict[str, str]:
     return policy
 
 
+def requested_by(req: "Request | str | None") -> str | None:
+    """Who asked (a request's requester), in words ("Claude Desktop over MCP"), or None for the
+    workspace's own model."""
+    who = req.requester if isinstance(req, Request) else req
+    if who is None:
+        return None
+    if who.startswith("mcp:"):
+        return f"{who[4:]} over MCP"
+    return who
+
+
 def as_json(entry: Entry) -> dict[str, Any]:
     """A listing row for --json (content and current left out; `approvals show` has them)."""
     out: dict[str, Any] = {"id": entry.id, "state": entry.state}
@@ -488,6 +507,8 @@ def as_json(entry: Entry) -> dict[str, Any]:
         out.update(run_id=r.run_id, kind=r.kind, target=r.target, summary=r.summary, reason=r.reason,
                    created_at=r.created_at, expires_at=r.expires_at, sha256=r.sha256,
                    offers=[o["scope"] for o in r.offers])
+        if r.requester is not None:
+            out["requester"] = r.requester
         if entry.state == PENDING:
             out["run_alive"] = waiter_alive(r)
     if entry.answer is not None:
@@ -497,5 +518,5 @@ def as_json(entry: Entry) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "waiter_alive",
+__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "requested_by", "waiter_alive",
            "PENDING", "APPROVED", "DENIED", "EXPIRED"]

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
-from .approvals import APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request
+from .approvals import (APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request,
+                        requested_by)
 from .audit import AuditLog
 from .engine import Ruling, Session, decide
 from .grants import GrantsError, GrantStore
@@ -102,8 +103,12 @@ class Gate:
         on_request: Callable[[Request], None] | None = None,
         links: Callable[[Request], Mapping[str, str]] | None = None,
         push: Callable[[str, Mapping[str, str]], str | None] | None = None,
+        requester: str | None = None,
     ) -> None:
         self.mode = mode
+        # Who asks through this gate when it is not the workspace's own model: "mcp:<client
+        # name>" for an MCP session. Named in every audit line and approval request it files.
+        self.requester = requester
         self.run_id = run_id
         self.audit = audit
         self.grants = grants
@@ -172,6 +177,8 @@ class Gate:
         # target come from the caller (a non-string target is logged as its redacted repr).
         record = {"event": event, "run": self.run_id, "mode": self.mode, "kind": str(kind),
                   "target": str(target), "verdict": verdict, "reason": reason, "sha256": sha, **extra}
+        if self.requester is not None:
+            record["requester"] = self.requester
         return self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
@@ -238,7 +245,8 @@ class Gate:
                 run_id=self.run_id, kind=ruling.kind, target=ruling.target, summary=summary,
                 reason=self._text(ruling.reason), sha256=bound, content=shown_redacted,
                 current=self._text(current.decode("utf-8", "replace")) if current is not None else None,
-                content_exact=exact, offers=ruling.offers, timeout=self.timeout)
+                content_exact=exact, offers=ruling.offers, timeout=self.timeout,
+                requester=self._text(self.requester) if self.requester is not None else None)
         except (InboxError, FileExistsError) as exc:
             return self._answered(ruling, sha, DENY, f"could not file the approval request: {exc}", None)
         with self._open_lock:
@@ -281,28 +289,43 @@ class Gate:
                     todo.setdefault(entry.id, (r.sha256, r.kind, r.target))
         except Exception:
             pass
-        closed: list[str] = []
-        for req_id, (bound, kind, target) in todo.items():
-            try:
-                ans = self.inbox.close(req_id, DENIED, self._text(reason), sha256=bound)
-            except Exception:
-                continue
-            if ans.by == "run" and ans.reason == self._text(reason):
-                closed.append(req_id)
-                try:
-                    self.audit.append({"event": "approval", "by": "run", "request": req_id, "run": self.run_id,
-                                       "kind": kind, "target": self._text(target), "verdict": DENIED,
-                                       "reason": self._text(reason), "sha256": bound})
-                except Exception:
-                    pass
-        return closed
+        return [req_id for req_id, entry in todo.items() if self._close(req_id, entry, reason)]
+
+    def close_request(self, req_id: str, reason: str) -> bool:
+        """Close, as denied, one request this gate filed and is still waiting on (its caller gave
+        up on that one call: an MCP client cancelled it or went away). An answer a person wrote
+        first stands. True if this call closed it. Never raises."""
+        with self._open_lock:
+            entry = self._open.pop(req_id, None)
+        return entry is not None and self._close(req_id, entry, reason)
+
+    def _close(self, req_id: str, entry: tuple[str, str, str], reason: str) -> bool:
+        bound, kind, target = entry
+        try:
+            ans = self.inbox.close(req_id, DENIED, self._text(reason), sha256=bound)
+        except Exception:
+            return False
+        if not (ans.by == "run" and ans.reason == self._text(reason)):
+            return False
+        try:
+            record = {"event": "approval", "by": "run", "request": req_id, "run": self.run_id,
+                      "kind": kind, "target": self._text(target), "verdict": DENIED,
+                      "reason": self._text(reason), "sha256": bound}
+            if self.requester is not None:
+                record["requester"] = self._text(self.requester)
+            self.audit.append(record)
+        except Exception:
+            pass
+        return True
 
     def _notify_and_wait(self, ruling: Ruling, summary: str, sha: str | None, req: Request,
                          written: bytes, line: int | None = None) -> Decision:
         brief = summary if len(summary) <= NOTIFY_SUMMARY_CHARS else (
             f"{summary[:NOTIFY_SUMMARY_CHARS]}… ({len(summary):,} characters in all)")
         place = f"; audit line {line}" if line else ""
-        message = f"assistant: approve {brief}? (assistant approvals show {req.id}{place})"
+        by = requested_by(req.requester)
+        asker = f"{by} asks: " if by else ""
+        message = f"assistant: {asker}approve {brief}? (assistant approvals show {req.id}{place})"
         links = dict(self.links(req)) if self.links is not None else {}
         unreachable = run_notify(self.notify, message, timeout=self.notify_timeout, links=links)
         if not unreachable and self.push is not None:

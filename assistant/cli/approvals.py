@@ -13,7 +13,7 @@ import sys
 import click
 
 from policy.approvals import (APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json,
-                              waiter_alive)
+                              requested_by, waiter_alive)
 from policy.kinds import SCOPES
 
 from .. import approving
@@ -51,7 +51,9 @@ def _line(e: Entry, *, on: bool = False) -> str:
         when = f"expired {local_time(e.answer.answered_at if e.answer else r.expires_at)}"
     else:
         when = f"answered {local_time(e.answer.answered_at)}" if e.answer else f"{e.state}"
-    line = _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id})  {r.summary}")
+    by = requested_by(r)
+    asker = f"; requested by {by}" if by else ""
+    line = _visible(f"{e.id}  {e.state:<8} {r.kind:<6} {r.target}  ({when}; run {r.run_id}{asker})  {r.summary}")
     head = _visible(f"{e.id}  ")
     if on and line.startswith(head + e.state):
         return head + status(e.state, on=True) + line[len(head) + len(e.state):]
@@ -149,6 +151,8 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
 
     click.echo(_visible(f"approval {req.id}: ") + status(entry.state, on=wanted(sys.stdout)))
     echo(f"  run:      {req.run_id}")
+    if requested_by(req):
+        echo(f"  from:     requested by {requested_by(req)}")
     echo(f"  kind:     {req.kind}")
     echo(f"  target:   {req.target}")
     echo(f"  reason:   {req.reason}")

@@ -1,0 +1,121 @@
+"""`assistant mcp serve`: this workspace's memory for MCP clients, over stdio.
+
+Guards the one rule a stdio server lives by: its stdout is the protocol. The real stdout is
+claimed before anything else runs (every other write to it goes to stderr), the vault is
+unlocked without a terminal (the env, the key file or the remembered keyring unlock; never a
+prompt, never stdin, which is the protocol), and a server that cannot unlock refuses to start,
+with the fix, on stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+
+import click
+
+from .common import fail, get_workspace, workspace_option
+
+MCP_UNLOCK_HELP = (
+    "An MCP server never asks for the vault passphrase (its stdin is the protocol), and it does not "
+    "belong in the client's config file: run `assistant vault remember` once at a terminal and set "
+    "[vault] unlock = \"keyring\" in config.toml (a desktop session), or set [vault] key_file to a "
+    "file only you can read (chmod 600)."
+)
+
+
+class OneLine(logging.Formatter):
+    """The SDK's log records (stderr, which an MCP client keeps in its log file) as one line
+    each: the first line of the message only, redacted, cut, without a traceback. A validation
+    error's later lines repeat the client's input, which may carry anything, a secret included."""
+
+    MAX = 300
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redact = lambda text: "[withheld until the vault is unlocked]" if text else text
+
+    def format(self, record: logging.LogRecord) -> str:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string is not worth a traceback
+            text = str(record.msg)
+        first = text.splitlines()[0] if text else ""
+        if len(first) > self.MAX:
+            first = first[: self.MAX] + "…"
+        first = "".join(c if c.isprintable() else "?" for c in self.redact(first))
+        return f"assistant mcp serve: {record.name}: {record.levelname.lower()}: {first}"
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Serve your notes to MCP clients (Claude Desktop, Claude Code, Cursor, your own agents)."""
+
+
+@mcp_group.command("serve")
+@workspace_option
+def serve_cmd() -> None:
+    """Speak MCP over stdin/stdout (start it from an MCP client's config, not by hand).
+
+    Tools: memory_read, memory_list, memory_search, memory_write and memory_remove; resources:
+    memory://catalog and memory://notes/PATH. Reads are redacted. A write or removal goes
+    through the same confined, leak-scanned, gated writer as the model's: by default ([mcp]
+    mode = "unattended") it is put to you out of band (`assistant approvals`) and the client's
+    call waits for your answer or [approvals] timeout. The vault is unlocked from the keyring
+    ([vault] unlock = "keyring"), [vault] key_file or ASSISTANT_VAULT_PASSPHRASE; never asked for.
+    """
+    from ..mcp.transport import claim_stdout
+
+    protocol = claim_stdout()   # first: from here on only JSON-RPC reaches the real stdout
+    log_format = OneLine()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(log_format)
+    logging.basicConfig(handlers=[handler], level=logging.WARNING, force=True)
+    from ..mcp.calls import CallRegistry
+    from ..mcp.server import MemoryServer
+    from ..session import SessionError, open_session
+
+    ws = get_workspace("mcp")
+    calls = CallRegistry()
+    try:
+        session = open_session(ws, ws.config.mcp.mode, kind="mcp", interactive=False, transcript=True,
+                               turns=False, on_request=calls.on_request)
+    except SessionError as exc:
+        message = str(exc)
+        if os.path.lexists(ws.vault_path) and ("vault" in message or "passphrase" in message):
+            message += f"\n{MCP_UNLOCK_HELP}"
+        fail(message)
+    log_format.redact = session.scanner.redact
+    server = MemoryServer(session, calls)
+    click.echo(f"assistant mcp serve: workspace {ws.root}, mode {session.mode}, approval timeout "
+               f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)
+
+    def stop(signum: int, frame: object) -> None:
+        server.stopping = True
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    outcome, reason = "done", "the MCP client disconnected"
+    try:
+        import anyio
+
+        anyio.run(server.serve, 0, protocol)
+    except (KeyboardInterrupt, SystemExit):
+        server.stopping = True
+        outcome, reason = "interrupted", "the MCP server was stopped"
+    except Exception as exc:  # noqa: BLE001 - one line on stderr, never a traceback
+        server.stopping = True
+        outcome, reason = "error", f"the MCP server failed ({type(exc).__name__})"
+        click.echo(f"error: {reason}", err=True)
+    finally:
+        server.finish(outcome, reason)
+    # Everything is recorded and closed. Leave without joining worker threads: one may still be
+    # blocked reading stdin from a client that has not closed it (a stop signal).
+    sys.stderr.flush()
+    os._exit(0 if outcome == "done" else 1)
+
+
+COMMANDS = [mcp_group]

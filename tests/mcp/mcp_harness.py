@@ -1,0 +1,147 @@
+"""Shared helpers for the MCP server tests (no tests here): a workspace, `assistant mcp serve`
+as a real subprocess driven by the SDK's own stdio_client + ClientSession, and bounded waits
+on the approvals inbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from assistant.workspace import init_workspace
+from policy.approvals import Entry, Inbox
+
+PY = sys.executable
+PASSPHRASE = "mcp test pass phrase"
+SECRET = "Xq7-vault-value-93kd-P2mz"       # stored in the test vault; never printed by a test
+WAIT = 30.0                                # every wait in these tests is bounded by this
+
+
+def make_ws(tmp_path: Path, *, timeout: str = "60s", mode: str | None = None, extra: str = "") -> Path:
+    """The example workspace, its approval timeout set (and [mcp] mode when given)."""
+    ws = tmp_path / "ws"
+    init_workspace(ws, example=True)
+    cfg = ws / "config.toml"
+    text = cfg.read_text().replace('timeout = "15m"', f'timeout = "{timeout}"')
+    if mode is not None:
+        text = text.replace('mode = "unattended"', f'mode = "{mode}"')
+    cfg.write_text(text + extra)
+    return ws
+
+
+def add_vault(ws: Path, *, key_file: bool = True) -> None:
+    """A vault holding SECRET, made with a cheap KDF (as the other tests do); unlocked for
+    `mcp serve` through [vault] key_file when key_file is set."""
+    from assistant.vault import Vault
+
+    Vault.create(ws / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 * 1024 * 1024).set("bank", SECRET)
+    if key_file:
+        key = ws / "vault.key"
+        key.write_text(PASSPHRASE)
+        key.chmod(0o600)
+        cfg = ws / "config.toml"
+        cfg.write_text(cfg.read_text().replace('key_file = ""', 'key_file = "vault.key"'))
+
+
+def env(**extra: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    out.update(extra)
+    return out
+
+
+@asynccontextmanager
+async def serve(ws: Path, *, name: str = "Test Client", extra_env: dict[str, str] | None = None,
+                errlog: Path | None = None) -> AsyncIterator[ClientSession]:
+    """`assistant -w WS mcp serve` as a subprocess, initialized through the SDK's client."""
+    params = StdioServerParameters(command=PY, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                                   env=env(**(extra_env or {})))
+    log_path = errlog or Path(tempfile.mkstemp(prefix="mcp-serve-", suffix=".log", dir=ws.parent)[1])
+    with open(log_path, "w") as log:
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write, client_info=types.Implementation(name=name, version="9.9")) as s:
+                with anyio.fail_after(WAIT):
+                    await s.initialize()
+                yield s
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def inbox(ws: Path) -> Inbox:
+    return Inbox(ws / "state" / "approvals")
+
+
+def entries(ws: Path) -> list[Entry]:
+    try:
+        return inbox(ws).list(all=True)
+    except Exception:
+        return []
+
+
+async def wait_pending(ws: Path, count: int = 1) -> list[Entry]:
+    """The pending requests once `count` exist (bounded)."""
+    with anyio.fail_after(WAIT):
+        while True:
+            pending = [e for e in entries(ws) if e.state == "pending"]
+            if len(pending) >= count:
+                return pending
+            await anyio.sleep(0.05)
+
+
+async def wait_state(ws: Path, request_id: str, states: tuple[str, ...]) -> Entry:
+    with anyio.fail_after(WAIT):
+        while True:
+            found = [e for e in entries(ws) if e.id == request_id]
+            if found and found[0].state in states:
+                return found[0]
+            await anyio.sleep(0.05)
+
+
+def cli(ws: Path, *args: str, timeout: float = WAIT) -> subprocess.CompletedProcess:
+    """The real `assistant` CLI in a subprocess."""
+    return subprocess.run([PY, "-m", "assistant", "-w", str(ws), *args], capture_output=True, text=True,
+                          env=env(), timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+async def cli_async(ws: Path, *args: str) -> subprocess.CompletedProcess:
+    return await anyio.to_thread.run_sync(lambda: cli(ws, *args))
+
+
+def history_rows(ws: Path, path: str) -> list[dict]:
+    r = cli(ws, "memory", "log", path, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def audit_lines(ws: Path) -> list[dict]:
+    lines = (ws / "state" / "audit.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def run_async(fn, *args) -> object:
+    """Run an async test body with an overall bound."""
+    async def bounded():
+        with anyio.fail_after(4 * WAIT):
+            return await fn(*args)
+
+    return anyio.run(bounded)
+
+
+def wait_for(predicate, what: str, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
