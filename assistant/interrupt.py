@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Callable, TextIO, TypeVar
+from typing import NoReturn, Callable, TextIO, TypeVar
 
 T = TypeVar("T")
 _SLICE = 0.05   # seconds between checks for a pending signal
@@ -42,6 +42,7 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
         while worker.is_alive():
             worker.join(_SLICE)
     except KeyboardInterrupt:
+        _ABANDONED.append(worker)
         for fd, real in zip((1, 2), saved):
             os.dup2(real, fd)
         # It swaps the sys.stdout/sys.stderr objects too, and the abandoned load may point fds
@@ -59,6 +60,23 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
 
 
 _REAL: list[TextIO] = []     # after an interrupt: [stdout, stderr] on copies of the real descriptors
+_ABANDONED: list[threading.Thread] = []   # workers left running in C code after an interrupt
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with `code`. If an interrupted call is still running in native code (llama.cpp
+    loading weights), the interpreter's normal shutdown can crash under it (SIGSEGV after the
+    outcome line was printed, seen 2-3 times in 32 runs), so the process ends with os._exit once
+    every stream is flushed; the caller has already closed its session (transcript end event,
+    open requests denied) before calling this."""
+    if any(worker.is_alive() for worker in _ABANDONED):
+        for stream in (*_REAL, sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def real_streams() -> tuple[TextIO, TextIO]:

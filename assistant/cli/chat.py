@@ -442,6 +442,9 @@ def chat_command(model_spec: str | None) -> None:
         if watcher is not None:
             watcher.stop()
         session.close()
+    from ..interrupt import leave
+
+    leave(0)
 
 
 COMMANDS = [chat_command]

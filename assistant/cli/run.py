@@ -233,7 +233,9 @@ def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout:
     model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()
     sigterm_interrupts()
-    sys.exit(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))
+    from ..interrupt import leave
+
+    leave(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))
 
 
 COMMANDS = [run_command]
