@@ -45,6 +45,7 @@ from .. import approving
 from ..approval_links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
 from ..workspace import Workspace
 from . import pages
+from .server import HostRule
 
 MAX_HEADERS = 16 * 1024       # all header names and values together
 MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
@@ -91,7 +92,7 @@ class ApprovalApp:
     """The page's state: the workspace, the link signer, the login token, live sessions."""
 
     def __init__(self, ws: Workspace, signer: LinkSigner, *, login_token: str, prefix: str = "",
-                 secure_cookies: bool = False, allowed_hosts: frozenset[str] | None = None,
+                 secure_cookies: bool = False, allowed_hosts: HostRule | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.ws = ws
         self.signer = signer
@@ -132,7 +133,7 @@ class ApprovalApp:
                 await HTMLResponse(pages.message_page("Too large", "The request's headers are too large."),
                                    status_code=431)(scope, receive, send_secure)
                 return
-            if hosts is not None and _host_of(scope) not in hosts:
+            if hosts is not None and not hosts.allows(_host_of(scope)):
                 await HTMLResponse(pages.message_page("Wrong host", "This server does not answer to that host name."),
                                    status_code=400)(scope, receive, send_secure)
                 return
