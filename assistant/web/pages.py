@@ -20,7 +20,7 @@ from typing import Sequence
 
 from policy.approvals import APPROVED, PENDING, Answer, Entry, Request
 
-from ..approving import Requester, diff_text
+from ..approving import REDACTED_MARK, Requester, diff_line_kinds, diff_text
 from ..terminal import escape
 
 CSS = """
@@ -74,19 +74,21 @@ def layout(title: str, body: str) -> str:
 
 
 def message_page(title: str, text: str, *, bad: bool = True, more: str = "") -> str:
-    """A refusal or a result: title and text are ours (escaped anyway)."""
+    """A refusal or a result. The text may quote a request or an answer (an answer's reason, an
+    error naming a target), so it is made visible like every other text (esc: control, bidi and
+    zero-width characters as escapes) and then HTML-escaped; `more` is our own markup."""
     cls = "bad" if bad else "card"
-    return layout(title, f"<h1>{html.escape(title)}</h1><div class=\"{cls}\"><p>{html.escape(text)}</p>"
+    return layout(title, f"<h1>{esc1(title)}</h1><div class=\"{cls}\"><p>{esc(text)}</p>"
                          f"{more}</div>")
 
 
 def diff_html(req: Request) -> str:
     """The full diff (or the new note's whole text), escaped, one span per line."""
     out = []
-    for line in diff_text(req).splitlines():
-        cls = ("hunk" if line.startswith("@@") else "meta" if line.startswith(("---", "+++", "\\"))
-               else "add" if line.startswith("+") else "del" if line.startswith("-") else "")
-        if "<<< redacted:" in line:
+    styles = {"header": "meta", "note": "meta", "hunk": "hunk", "add": "add", "del": "del", "context": ""}
+    for kind, line in diff_line_kinds(diff_text(req).splitlines()):
+        cls = styles[kind]       # by position: only the real file header is styled as one
+        if kind not in ("header", "hunk") and REDACTED_MARK in line:
             cls += " red"
         out.append(f"<span class=\"{cls.strip()}\">{html.escape(line, quote=True) or '&#8203;'}</span>")
     return "<pre class=\"diff\">" + "".join(out) + "</pre>"
