@@ -5,8 +5,9 @@ Guards "nothing weaker than the CLI path" for answers given from a phone:
   expiry, action) under the key in state/ (assistant.approval_links), or a session cookie got
   by presenting the login token `serve` printed. Without one: a refusal page, nothing shown;
 - a GET never changes anything and never uses a link up (link previews and scanners fetch
-  links); an answer is a POST carrying a CSRF token bound to an HttpOnly SameSite=Strict
-  cookie; the answering POST goes through assistant.approving, the same code as `assistant
+  links); an answer is a POST carrying a CSRF token bound to the request, the action and this
+  browser (its login session, else an HttpOnly SameSite=Strict nonce cookie rotated at login),
+  so a token from another page, request or browser answers nothing; the answering POST goes through assistant.approving, the same code as `assistant
   approvals approve/deny`: the answer file binds the sha256 shown, and the first answer wins,
   so a link answers once;
 - a tampered, replayed, expired or cross-request link is refused with a clear page and an
@@ -198,6 +199,15 @@ class ApprovalApp:
                 expiry = None
         return expiry is not None
 
+    def _csrf_binding(self, request: HttpRequest, nonce: str | None = None) -> str:
+        """What this browser's form tokens are bound to: its login session if it has a live one
+        (a secret only that browser holds), else its CSRF cookie nonce ("" = none)."""
+        if self._session(request):
+            cookie = request.cookies.get(SESSION_COOKIE, "")
+            return "session:" + hashlib.sha256(cookie.encode("utf-8", "replace")).hexdigest()
+        nonce = request.cookies.get(CSRF_COOKIE, "") if nonce is None else nonce
+        return "nonce:" + nonce if _NONCE.match(nonce) else ""
+
     def _nonce(self, request: HttpRequest) -> tuple[str, bool]:
         """The browser's CSRF nonce (from its cookie), or a new one (True: set the cookie)."""
         nonce = request.cookies.get(CSRF_COOKIE, "")
@@ -295,10 +305,9 @@ class ApprovalApp:
         raise Refused(401, "Not signed in", "This page needs the signed link from your notification, or the "
                       "login link that `assistant approvals serve` printed.", "no link and no login")
 
-    def _forms(self, req: Request, access: Access, action: str, nonce: str) -> str:
-        csrf = self.signer.csrf_token(nonce)
-
+    def _forms(self, req: Request, access: Access, action: str, binding: str) -> str:
         def auth_for(act: str) -> pages.FormAuth:
+            csrf = self.signer.csrf_token(binding, req.id, act)
             if access.via == "login":
                 return pages.FormAuth(csrf)
             exp = str(link_expiry(req))
@@ -345,6 +354,9 @@ class ApprovalApp:
         resp = RedirectResponse(self.url("/"), status_code=303)
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=int(SESSION_TTL), httponly=True, samesite="strict",
                         secure=self.secure, path=self.prefix or "/")
+        # a new CSRF nonce at login: one planted before (cookie tossing) is not carried into the session
+        resp.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(32), httponly=True, samesite="strict",
+                        secure=self.secure, path=self.prefix or "/")
         return resp
 
     async def view_login(self, request: HttpRequest) -> Response:
@@ -369,7 +381,8 @@ class ApprovalApp:
         except InboxError as exc:
             return self._page(pages.message_page("This request cannot be read", str(exc)), 409)
         nonce, fresh = self._nonce(request)
-        forms = self._forms(req, access, action, nonce) if state == PENDING else ""
+        binding = await run_in_threadpool(self._csrf_binding, request, nonce)
+        forms = self._forms(req, access, action, binding) if state == PENDING else ""
         who = await run_in_threadpool(approving.requester, self.ws, req)
         note = ""
         if state == PENDING and req.waiter is not None and waiter_alive(req) is False:
@@ -387,8 +400,9 @@ class ApprovalApp:
             form = await _read_form(request)
             req, access = await run_in_threadpool(self._authorized, request, rid, action, form.get("exp", ""),
                                                   form.get("sig", ""))
-            nonce = request.cookies.get(CSRF_COOKIE, "")
-            if not _NONCE.match(nonce) or not self.signer.check_csrf(nonce, form.get("csrf", "")):
+            await run_in_threadpool(self._must_be_open, req, access)   # (an expired link says so first)
+            binding = await run_in_threadpool(self._csrf_binding, request)
+            if not self.signer.check_csrf(binding, form.get("csrf", ""), rid, action):
                 raise Refused(403, "Form expired", "This answer did not come from the approval page itself "
                               "(its form token is missing or wrong). Open the link again and answer there.",
                               "missing or wrong CSRF token")
@@ -396,7 +410,6 @@ class ApprovalApp:
             if not hmac.compare_digest(shown.encode("ascii", "replace"), req.sha256.encode("ascii")):
                 raise Refused(409, "The content changed", "The answer is not for the content this request holds "
                               "now. Open the request again.", "answer for other content (sha256)")
-            await run_in_threadpool(self._must_be_open, req, access)
             if action == "approve":
                 remember = form.get("remember", "once")
                 done = await run_in_threadpool(lambda: approving.approve(
