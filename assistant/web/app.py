@@ -11,7 +11,8 @@ Guards "nothing weaker than the CLI path" for answers given from a phone:
   approvals approve/deny`: the answer file binds the sha256 shown, and the first answer wins,
   so a link answers once;
 - a tampered, replayed, expired or cross-request link is refused with a clear page and an
-  audit line (rate-limited, so a flood cannot fill the log); every comparison of a secret is
+  audit line (rate-limited per client and kind of refusal, so a flood cannot fill the log nor
+  silence other lines; a login is always written); every comparison of a secret is
   constant-time; every text from a request is escaped (assistant.web.pages);
 - bounded: a body is at most MAX_BODY bytes and read within BODY_TIMEOUT seconds; answering
   waits at most for the grants lock's own bound.
@@ -46,6 +47,7 @@ from .. import approving
 from ..approval_links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
 from ..workspace import Workspace
 from . import pages
+from .audit_budget import AuditBudget
 from .server import HostRule
 
 MAX_HEADERS = 16 * 1024       # all header names and values together
@@ -55,7 +57,7 @@ MAX_REASON = 500
 LINK_OWNER_SEARCH = 20        # newest requests checked to name the one a foreign link was made for
 SESSION_TTL = 12 * 3600.0
 MAX_SESSIONS = 64
-AUDIT_PER_MINUTE = 30         # refusal lines; beyond that they are counted and summed up later
+AUDIT_PER_MINUTE = 30         # refusal lines per (client, kind); beyond that counted and summed up
 SESSION_COOKIE = "assistant_session"
 CSRF_COOKIE = "assistant_csrf"
 _ID = re.compile(r"^[0-9a-f]{12}$")
@@ -104,7 +106,7 @@ class ApprovalApp:
         self.clock = clock
         self._sessions: dict[bytes, float] = {}     # sha256(cookie) -> expiry
         self._lock = threading.Lock()
-        self._audit_window = (0.0, 0, 0)            # (minute start, lines written, lines dropped)
+        self._audit_budget = AuditBudget(AUDIT_PER_MINUTE, clock=clock)
 
     # ------------------------------------------------------------ the ASGI app
     def asgi(self) -> Callable:
@@ -165,27 +167,26 @@ class ApprovalApp:
 
     def _audit(self, request: HttpRequest, why: str, *, rid: str | None, action: str | None,
                verdict: str = "refused") -> None:
-        """One audit line per refusal, at most AUDIT_PER_MINUTE a minute (the rest are counted
-        and reported in the next line written)."""
-        now = self.clock()
-        with self._lock:
-            start, written, dropped = self._audit_window
-            if now - start >= 60:
-                start, written = now, 0
-            if written >= AUDIT_PER_MINUTE:
-                self._audit_window = (start, written, dropped + 1)
-                return
-            self._audit_window = (start, written + 1, 0)
-        record = {"event": "web", "verdict": verdict, "why": why,
-                  "request": rid if rid is not None and _ID.match(rid) else ("(malformed)" if rid else None),
-                  "action": action if action in ACTIONS else None,
-                  "client": request.client.host if request.client else None}
-        if dropped:
-            record["not_logged_before"] = dropped
-        try:
-            AuditLog(self.ws.audit_path).append(record)
-        except AuditError:
-            pass     # the refusal stands whether or not it could be logged
+        """One audit line per refusal, at most AUDIT_PER_MINUTE a minute for each (client, kind
+        of refusal); past that counted and summed up (assistant.web.audit_budget). Allowed
+        events (logins) are always written."""
+        client = request.client.host if request.client else None
+        if verdict == "refused":
+            admitted = self._audit_budget.admit(client or "?", why)
+            write, notes = admitted.write, admitted.notes
+        else:
+            write, notes = True, self._audit_budget.sweep()
+        records = [{"event": "web", "verdict": "refused", "why": n.why, "kind": n.kind, "client": n.client,
+                    **({"suppressed": n.suppressed} if n.suppressed else {})} for n in notes]
+        if write:
+            records.append({"event": "web", "verdict": verdict, "why": why,
+                            "request": rid if rid is not None and _ID.match(rid) else ("(malformed)" if rid else None),
+                            "action": action if action in ACTIONS else None, "client": client})
+        for record in records:
+            try:
+                AuditLog(self.ws.audit_path).append(record)
+            except AuditError:
+                pass     # the refusal stands whether or not it could be logged
 
     def _session(self, request: HttpRequest) -> bool:
         cookie = request.cookies.get(SESSION_COOKIE, "")
