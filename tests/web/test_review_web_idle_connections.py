@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): 64 idle connections (no request sent) locked everyone out with 503
 """Review (hostile), approval page: 64 idle connections lock the person out.
 
 Found in review: `serve` caps connections at 64 (uvicorn limit_concurrency) and counts every

@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): an answer's reason reached the Answered / Already answered pages without terminal escaping
 """Review (hostile), approval page: an answer's reason reaches the page unescaped for the eye.
 
 Found in review: assistant.web.pages promises that every text from a request, an answer's

@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): deleted/added lines starting with --/++ were styled as the diff's file header
 """Review (hostile), approval page: a deleted or added line is styled as a diff file header.
 
 Found in review: assistant.web.pages.diff_html classifies each line by its prefix without

@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): an upper-case HTTPS:// web_url dropped the Secure flag from the session cookie
 """Review (hostile), approval page: `HTTPS://` in web_url drops the Secure cookie flag.
 
 Found in review: config accepts [approvals] web_url by urlsplit (whose scheme is lower-cased,

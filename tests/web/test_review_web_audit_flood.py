@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): a flood of wrong-login refusals used up one global audit budget and silenced a tampered link's and a login's audit lines
 """Review (hostile), approval page: anyone who can reach the port can silence its audit lines.
 
 Found in review: refusal and login lines of the approval page share one global budget of

@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): a net request's full URL (the data that leaves) was only in the folded Details after the answer forms
 """Review (hostile), approval page: a net request's URL is what the person decides on, but the
 page hides it.
 

@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): the CSRF token was bound only to its own (plantable) cookie nonce, so a token from another request's link answered in a login session
 """Review (hostile), approval page: the CSRF token is bound to nothing but its own cookie.
 
 Found in review: the form token is MAC(key, nonce) where nonce is whatever the browser's

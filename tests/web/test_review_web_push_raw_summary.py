@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): the push body carried the model's URL unescaped (line separators, C1, bidi)
 """Review (hostile), push: the model's text reaches the phone notification unescaped.
 
 Found in review: the gate's notify command gets the summary as one escaped line

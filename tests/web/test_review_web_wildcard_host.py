@@ -1,3 +1,4 @@
+# review (web approvals, 2026-12-01): a wildcard --listen turned the Host check off (DNS rebinding served)
 """Review (hostile), approval page: with a wildcard --listen the Host check is off.
 
 Found in review: docs/usage.md says "The server answers only to its own host names (loopback,
