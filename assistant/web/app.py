@@ -7,9 +7,9 @@ Guards "nothing weaker than the CLI path" for answers given from a phone:
 - a GET never changes anything and never uses a link up (link previews and scanners fetch
   links); an answer is a POST carrying a CSRF token bound to the request, the action and this
   browser (its login session, else an HttpOnly SameSite=Strict nonce cookie rotated at login),
-  so a token from another page, request or browser answers nothing; the answering POST goes through assistant.approving, the same code as `assistant
-  approvals approve/deny`: the answer file binds the sha256 shown, and the first answer wins,
-  so a link answers once;
+  so a token from another page, request or browser answers nothing; the answering POST goes
+  through assistant.approving, the same code as `assistant approvals approve/deny`: the answer
+  file binds the sha256 shown, and the first answer wins, so a link answers once;
 - a tampered, replayed, expired or cross-request link is refused with a clear page and an
   audit line (rate-limited per client and kind of refusal, so a flood cannot fill the log nor
   silence other lines; a login is always written); every comparison of a secret is
