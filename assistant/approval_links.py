@@ -7,7 +7,8 @@ Guards "nothing without a secret" for `assistant approvals serve` and the links 
   the request id, the sha256 of the request's exact content, the expiry (the request's own) and
   the action, so a link cannot be moved to another request, another content, a later time or
   another action; checking it is constant-time (hmac.compare_digest);
-- the same key, under other domain labels, makes the page's CSRF tokens (see `csrf_token`):
+- the same key, under other domain labels, makes the page's CSRF tokens (see `csrf_token`: bound
+  to the browser's session, the request and the action):
   one key file, every label separate, so no MAC of one kind is ever valid as another.
 Losing the key costs only a re-sent link (links in notifications stop working); nothing is
 stored that a new key cannot replace.
@@ -115,14 +116,18 @@ class LinkSigner:
         return {f"{a}_url": self.url(req, a) for a in ACTIONS}
 
     # ------------------------------------------------------------ the page's other MACs
-    def csrf_token(self, nonce: str) -> str:
-        """The form token bound to a browser's CSRF cookie nonce (signed double submit)."""
-        return _b64(mac(self._key, "assistant-approval-csrf-v1", nonce))
+    def csrf_token(self, binding: str, request_id: str = "", action: str = "") -> str:
+        """The form token for one answer (request id and action) in one browser session:
+        `binding` is what ties it to that browser (the approval page passes its login session,
+        or without one the browser's CSRF cookie nonce, which is rotated at login). A token got
+        from any other page (another request, another action, another session) is no good here."""
+        return _b64(mac(self._key, "assistant-approval-csrf-v2", binding, request_id, action))
 
-    def check_csrf(self, nonce: str, token: str) -> bool:
-        if not nonce or not isinstance(token, str) or not _SIG.match(token):
+    def check_csrf(self, binding: str, token: str, request_id: str = "", action: str = "") -> bool:
+        if not binding or not isinstance(token, str) or not _SIG.match(token):
             return False
-        return hmac.compare_digest(self.csrf_token(nonce).encode("ascii"), token.encode("ascii"))
+        return hmac.compare_digest(self.csrf_token(binding, request_id, action).encode("ascii"),
+                                   token.encode("ascii"))
 
 
 def parse_expiry(text: str) -> int | None:

@@ -15,6 +15,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from policy.approvals import APPROVED, DENIED, Answer, Inbox, InboxError, Request, waiter_alive
 from policy.audit import AuditError, AuditLog
@@ -103,16 +104,42 @@ def diff_text(req: Request) -> str:
     holding a [redacted:NAME] marker is marked (issue 10 item 8)."""
     if req.content is None:
         return "(no content: this request is about reaching the target, not writing to it)\n"
-    return "".join(mark_redacted(line) for line in
-                   unified_diff(req.current, req.content, req.target).splitlines(keepends=True))
+    lines = unified_diff(req.current, req.content, req.target).splitlines(keepends=True)
+    return "".join(line if kind in ("header", "hunk") else mark_redacted(line)
+                   for kind, line in diff_line_kinds(lines))
+
+
+def diff_line_kinds(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Each line of a unified diff with what it is: "header" (only the `---`/`+++` file lines
+    before the first `@@`), "hunk" (`@@`), "add", "del", "note" (`\\ No newline...`) or
+    "context". Decided by position, not by prefix alone: a deleted line `----` or an added line
+    `++ b/x.md` inside a hunk is a deletion / addition, never a file header."""
+    in_header = True
+    for line in lines:
+        if line.startswith("@@"):
+            in_header = False
+            yield "hunk", line
+        elif in_header and line.startswith(("---", "+++")):
+            yield "header", line
+        elif line.startswith("\\"):
+            yield "note", line
+        elif in_header:
+            yield "context", line          # text before any hunk (e.g. "(no change: ...)")
+        elif line.startswith("+"):
+            yield "add", line
+        elif line.startswith("-"):
+            yield "del", line
+        else:
+            yield "context", line
 
 
 def mark_redacted(line: str) -> str:
     """A diff line holding a [redacted:...] marker is marked as such: two real lines that differ
-    only in a secret would otherwise show as one unchanged line (issue 10)."""
+    only in a secret would otherwise show as one unchanged line (issue 10). The caller passes
+    content lines only (diff_line_kinds tells them from the header)."""
     from .leaks import MARKER_RE
 
-    if line.startswith(("---", "+++", "@@")) or not MARKER_RE.search(line):
+    if not MARKER_RE.search(line):
         return line
     body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
     return f"{body}{REDACTED_MARK}{nl}"
@@ -169,5 +196,5 @@ def requester(ws: Workspace, req: Request) -> Requester:
     return Requester(door, label, task)
 
 
-__all__ = ["AnswerError", "Answered", "REDACTED_MARK", "Requester", "approve", "audit_answer", "deny", "diff_text",
-           "mark_redacted", "requester"]
+__all__ = ["AnswerError", "Answered", "REDACTED_MARK", "Requester", "approve", "audit_answer", "deny",
+           "diff_line_kinds", "diff_text", "mark_redacted", "requester"]

@@ -6,7 +6,8 @@ Guards "unreachable means deny" and "links open, never answer" for the built-in 
   time, or the push reports why (a reason string, never raised) and the gate denies at once,
   exactly as for a failing notify command;
 - the body is the gate's one-line summary (already redacted: never a vault value, never the
-  note's content) and the three signed links. Where the service has "open a URL" actions
+  note's content; made one escaped line by policy.notify.summary_line, exactly as the notify
+  command's {summary}: no line separator, control or bidi character of the model's) and the three signed links. Where the service has "open a URL" actions
   (ntfy's click and view actions, Pushover's supplementary URL), the links become those; an
   action that would answer by itself (ntfy's http action) is never made: answering is the
   page's POST, after the person has seen the diff;

@@ -220,24 +220,35 @@ def read_answer(fd: int, still_wanted: Callable[[], bool], *, timeout: float | N
             return buf.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
 
 
-def url_parts(url: str) -> str:
-    """A URL as a person must see it before it is fetched: scheme, host, port, path and query,
-    each on its own line, in full, escaped, with its length (data can leave in a long query)."""
+def url_rows(url: str) -> list[tuple[str, str]]:
+    """A URL's parts as a person must see them before it is fetched: (label, value) for scheme,
+    host, port, path, query (and a fragment, never sent but shown), each in full and unescaped;
+    [("url", url)] when it cannot be split. The terminal (url_parts) and the approval page
+    (assistant.web.pages) both show these rows."""
     import urllib.parse
 
     try:
         parts = urllib.parse.urlsplit(url)
         port = str(parts.port or {"https": 443, "http": 80}.get(parts.scheme, ""))
     except ValueError:
-        return f"    url:    {escape(url, newlines=False)} ({len(url):,} characters)\n"
+        return [("url", url)]
     rows = [("scheme", parts.scheme), ("host", parts.hostname or ""), ("port", port),
             ("path", parts.path or "/"), ("query", parts.query)]
     if parts.fragment:
         rows.append(("fragment", parts.fragment))     # never sent, but shown: nothing is left out
+    return rows
+
+
+def url_parts(url: str) -> str:
+    """A URL as a person must see it before it is fetched: scheme, host, port, path and query,
+    each on its own line, in full, escaped, with its length (data can leave in a long query)."""
+    rows = url_rows(url)
+    if rows[0][0] == "url":
+        return f"    url:    {escape(url, newlines=False)} ({len(url):,} characters)\n"
     return "".join(f"    {label + ':':<9}{escape(value, newlines=False) or '(none)'} ({len(value):,} characters)\n"
                    for label, value in rows)
 
 
 __all__ = ["escape", "one_line", "control_character", "char_name", "shown_name", "unified_diff",
            "proposed_text", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
-           "read_answer", "url_parts"]
+           "read_answer", "url_parts", "url_rows"]

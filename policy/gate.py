@@ -33,7 +33,7 @@ from .audit import AuditLog
 from .engine import Ruling, Session, decide
 from .grants import GrantsError, GrantStore
 from .kinds import ALLOW, DENY, DURABLE, EXACT, ONCE, RUN, Offer
-from .notify import run_notify
+from .notify import run_notify, summary_line
 
 
 NOTIFY_SUMMARY_CHARS = 300   # the notify command gets one line; `approvals show` has the rest
@@ -329,7 +329,7 @@ class Gate:
         links = dict(self.links(req)) if self.links is not None else {}
         unreachable = run_notify(self.notify, message, timeout=self.notify_timeout, links=links)
         if not unreachable and self.push is not None:
-            unreachable = self.push(self._text(message), links)
+            unreachable = self.push(summary_line(self._text(message)), links)
         if unreachable:
             reason = f"approver unreachable: {unreachable}"
             try:

@@ -49,10 +49,17 @@ PLACEHOLDERS = ("summary", *LINK_FIELDS)
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
+def summary_line(summary: str) -> str:
+    """The summary as a notifier shows it: one line (every run of whitespace, line and paragraph
+    separators included, becomes one space) with every hidden character escaped. The notify
+    command's {summary} and the push body (policy.gate) both go through this one function."""
+    return _visible(" ".join(summary.split()))
+
+
 def fill(argv: Sequence[str], summary: str, links: Mapping[str, str] | None = None) -> list[str]:
     """argv with every placeholder replaced, in a single pass (a `{deny_url}` inside the summary
-    stays as text). `summary` is made one escaped line here; links are used as given."""
-    values = {"summary": _visible(" ".join(summary.split()))}
+    stays as text). `summary` is made one escaped line here (summary_line); links are used as given."""
+    values = {"summary": summary_line(summary)}
     for name in LINK_FIELDS:
         values[name] = _visible((links or {}).get(name, ""))
     return [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in argv]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..config import WebConfig
 from .base import Tool, ToolContext, ToolError
+from .fetch_summary import FetchSummary
 
 MAX_URL_CHARS = 2048
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
@@ -428,7 +429,7 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     where = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", parts.query, ""))
     decision = ctx.gate.authorize(
         "net", target, content=None, current=None, url=url.strip(),
-        summary=f"web_fetch {where}" + (f" (with vault secret {args.get('auth')})" if auth else ""),
+        summary=FetchSummary(where, str(args.get("auth")) if auth else None).text(),
     )
     if not decision.allowed:
         raise ToolError(f"denied: {decision.reason}")

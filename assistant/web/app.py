@@ -5,12 +5,14 @@ Guards "nothing weaker than the CLI path" for answers given from a phone:
   expiry, action) under the key in state/ (assistant.approval_links), or a session cookie got
   by presenting the login token `serve` printed. Without one: a refusal page, nothing shown;
 - a GET never changes anything and never uses a link up (link previews and scanners fetch
-  links); an answer is a POST carrying a CSRF token bound to an HttpOnly SameSite=Strict
-  cookie; the answering POST goes through assistant.approving, the same code as `assistant
-  approvals approve/deny`: the answer file binds the sha256 shown, and the first answer wins,
-  so a link answers once;
+  links); an answer is a POST carrying a CSRF token bound to the request, the action and this
+  browser (its login session, else an HttpOnly SameSite=Strict nonce cookie rotated at login),
+  so a token from another page, request or browser answers nothing; the answering POST goes
+  through assistant.approving, the same code as `assistant approvals approve/deny`: the answer
+  file binds the sha256 shown, and the first answer wins, so a link answers once;
 - a tampered, replayed, expired or cross-request link is refused with a clear page and an
-  audit line (rate-limited, so a flood cannot fill the log); every comparison of a secret is
+  audit line (rate-limited per client and kind of refusal, so a flood cannot fill the log nor
+  silence other lines; a login is always written); every comparison of a secret is
   constant-time; every text from a request is escaped (assistant.web.pages);
 - bounded: a body is at most MAX_BODY bytes and read within BODY_TIMEOUT seconds; answering
   waits at most for the grants lock's own bound.
@@ -45,6 +47,8 @@ from .. import approving
 from ..approval_links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
 from ..workspace import Workspace
 from . import pages
+from .audit_budget import AuditBudget
+from .server import HostRule
 
 MAX_HEADERS = 16 * 1024       # all header names and values together
 MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
@@ -53,7 +57,7 @@ MAX_REASON = 500
 LINK_OWNER_SEARCH = 20        # newest requests checked to name the one a foreign link was made for
 SESSION_TTL = 12 * 3600.0
 MAX_SESSIONS = 64
-AUDIT_PER_MINUTE = 30         # refusal lines; beyond that they are counted and summed up later
+AUDIT_PER_MINUTE = 30         # refusal lines per (client, kind); beyond that counted and summed up
 SESSION_COOKIE = "assistant_session"
 CSRF_COOKIE = "assistant_csrf"
 _ID = re.compile(r"^[0-9a-f]{12}$")
@@ -91,7 +95,7 @@ class ApprovalApp:
     """The page's state: the workspace, the link signer, the login token, live sessions."""
 
     def __init__(self, ws: Workspace, signer: LinkSigner, *, login_token: str, prefix: str = "",
-                 secure_cookies: bool = False, allowed_hosts: frozenset[str] | None = None,
+                 secure_cookies: bool = False, allowed_hosts: HostRule | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.ws = ws
         self.signer = signer
@@ -102,7 +106,7 @@ class ApprovalApp:
         self.clock = clock
         self._sessions: dict[bytes, float] = {}     # sha256(cookie) -> expiry
         self._lock = threading.Lock()
-        self._audit_window = (0.0, 0, 0)            # (minute start, lines written, lines dropped)
+        self._audit_budget = AuditBudget(AUDIT_PER_MINUTE, clock=clock)
 
     # ------------------------------------------------------------ the ASGI app
     def asgi(self) -> Callable:
@@ -132,7 +136,7 @@ class ApprovalApp:
                 await HTMLResponse(pages.message_page("Too large", "The request's headers are too large."),
                                    status_code=431)(scope, receive, send_secure)
                 return
-            if hosts is not None and _host_of(scope) not in hosts:
+            if hosts is not None and not hosts.allows(_host_of(scope)):
                 await HTMLResponse(pages.message_page("Wrong host", "This server does not answer to that host name."),
                                    status_code=400)(scope, receive, send_secure)
                 return
@@ -163,27 +167,26 @@ class ApprovalApp:
 
     def _audit(self, request: HttpRequest, why: str, *, rid: str | None, action: str | None,
                verdict: str = "refused") -> None:
-        """One audit line per refusal, at most AUDIT_PER_MINUTE a minute (the rest are counted
-        and reported in the next line written)."""
-        now = self.clock()
-        with self._lock:
-            start, written, dropped = self._audit_window
-            if now - start >= 60:
-                start, written = now, 0
-            if written >= AUDIT_PER_MINUTE:
-                self._audit_window = (start, written, dropped + 1)
-                return
-            self._audit_window = (start, written + 1, 0)
-        record = {"event": "web", "verdict": verdict, "why": why,
-                  "request": rid if rid is not None and _ID.match(rid) else ("(malformed)" if rid else None),
-                  "action": action if action in ACTIONS else None,
-                  "client": request.client.host if request.client else None}
-        if dropped:
-            record["not_logged_before"] = dropped
-        try:
-            AuditLog(self.ws.audit_path).append(record)
-        except AuditError:
-            pass     # the refusal stands whether or not it could be logged
+        """One audit line per refusal, at most AUDIT_PER_MINUTE a minute for each (client, kind
+        of refusal); past that counted and summed up (assistant.web.audit_budget). Allowed
+        events (logins) are always written."""
+        client = request.client.host if request.client else None
+        if verdict == "refused":
+            admitted = self._audit_budget.admit(client or "?", why)
+            write, notes = admitted.write, admitted.notes
+        else:
+            write, notes = True, self._audit_budget.sweep()
+        records = [{"event": "web", "verdict": "refused", "why": n.why, "kind": n.kind, "client": n.client,
+                    **({"suppressed": n.suppressed} if n.suppressed else {})} for n in notes]
+        if write:
+            records.append({"event": "web", "verdict": verdict, "why": why,
+                            "request": rid if rid is not None and _ID.match(rid) else ("(malformed)" if rid else None),
+                            "action": action if action in ACTIONS else None, "client": client})
+        for record in records:
+            try:
+                AuditLog(self.ws.audit_path).append(record)
+            except AuditError:
+                pass     # the refusal stands whether or not it could be logged
 
     def _session(self, request: HttpRequest) -> bool:
         cookie = request.cookies.get(SESSION_COOKIE, "")
@@ -196,6 +199,15 @@ class ApprovalApp:
                 del self._sessions[key]
                 expiry = None
         return expiry is not None
+
+    def _csrf_binding(self, request: HttpRequest, nonce: str | None = None) -> str:
+        """What this browser's form tokens are bound to: its login session if it has a live one
+        (a secret only that browser holds), else its CSRF cookie nonce ("" = none)."""
+        if self._session(request):
+            cookie = request.cookies.get(SESSION_COOKIE, "")
+            return "session:" + hashlib.sha256(cookie.encode("utf-8", "replace")).hexdigest()
+        nonce = request.cookies.get(CSRF_COOKIE, "") if nonce is None else nonce
+        return "nonce:" + nonce if _NONCE.match(nonce) else ""
 
     def _nonce(self, request: HttpRequest) -> tuple[str, bool]:
         """The browser's CSRF nonce (from its cookie), or a new one (True: set the cookie)."""
@@ -294,10 +306,9 @@ class ApprovalApp:
         raise Refused(401, "Not signed in", "This page needs the signed link from your notification, or the "
                       "login link that `assistant approvals serve` printed.", "no link and no login")
 
-    def _forms(self, req: Request, access: Access, action: str, nonce: str) -> str:
-        csrf = self.signer.csrf_token(nonce)
-
+    def _forms(self, req: Request, access: Access, action: str, binding: str) -> str:
         def auth_for(act: str) -> pages.FormAuth:
+            csrf = self.signer.csrf_token(binding, req.id, act)
             if access.via == "login":
                 return pages.FormAuth(csrf)
             exp = str(link_expiry(req))
@@ -344,6 +355,9 @@ class ApprovalApp:
         resp = RedirectResponse(self.url("/"), status_code=303)
         resp.set_cookie(SESSION_COOKIE, cookie, max_age=int(SESSION_TTL), httponly=True, samesite="strict",
                         secure=self.secure, path=self.prefix or "/")
+        # a new CSRF nonce at login: one planted before (cookie tossing) is not carried into the session
+        resp.set_cookie(CSRF_COOKIE, secrets.token_urlsafe(32), httponly=True, samesite="strict",
+                        secure=self.secure, path=self.prefix or "/")
         return resp
 
     async def view_login(self, request: HttpRequest) -> Response:
@@ -368,7 +382,8 @@ class ApprovalApp:
         except InboxError as exc:
             return self._page(pages.message_page("This request cannot be read", str(exc)), 409)
         nonce, fresh = self._nonce(request)
-        forms = self._forms(req, access, action, nonce) if state == PENDING else ""
+        binding = await run_in_threadpool(self._csrf_binding, request, nonce)
+        forms = self._forms(req, access, action, binding) if state == PENDING else ""
         who = await run_in_threadpool(approving.requester, self.ws, req)
         note = ""
         if state == PENDING and req.waiter is not None and waiter_alive(req) is False:
@@ -386,8 +401,9 @@ class ApprovalApp:
             form = await _read_form(request)
             req, access = await run_in_threadpool(self._authorized, request, rid, action, form.get("exp", ""),
                                                   form.get("sig", ""))
-            nonce = request.cookies.get(CSRF_COOKIE, "")
-            if not _NONCE.match(nonce) or not self.signer.check_csrf(nonce, form.get("csrf", "")):
+            await run_in_threadpool(self._must_be_open, req, access)   # (an expired link says so first)
+            binding = await run_in_threadpool(self._csrf_binding, request)
+            if not self.signer.check_csrf(binding, form.get("csrf", ""), rid, action):
                 raise Refused(403, "Form expired", "This answer did not come from the approval page itself "
                               "(its form token is missing or wrong). Open the link again and answer there.",
                               "missing or wrong CSRF token")
@@ -395,7 +411,6 @@ class ApprovalApp:
             if not hmac.compare_digest(shown.encode("ascii", "replace"), req.sha256.encode("ascii")):
                 raise Refused(409, "The content changed", "The answer is not for the content this request holds "
                               "now. Open the request again.", "answer for other content (sha256)")
-            await run_in_threadpool(self._must_be_open, req, access)
             if action == "approve":
                 remember = form.get("remember", "once")
                 done = await run_in_threadpool(lambda: approving.approve(

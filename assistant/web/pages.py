@@ -20,8 +20,9 @@ from typing import Sequence
 
 from policy.approvals import APPROVED, PENDING, Answer, Entry, Request
 
-from ..approving import Requester, diff_text
-from ..terminal import escape
+from ..approving import REDACTED_MARK, Requester, diff_line_kinds, diff_text
+from ..terminal import escape, url_rows
+from ..tools import fetch_summary
 
 CSS = """
 *{box-sizing:border-box}
@@ -74,22 +75,46 @@ def layout(title: str, body: str) -> str:
 
 
 def message_page(title: str, text: str, *, bad: bool = True, more: str = "") -> str:
-    """A refusal or a result: title and text are ours (escaped anyway)."""
+    """A refusal or a result. The text may quote a request or an answer (an answer's reason, an
+    error naming a target), so it is made visible like every other text (esc: control, bidi and
+    zero-width characters as escapes) and then HTML-escaped; `more` is our own markup."""
     cls = "bad" if bad else "card"
-    return layout(title, f"<h1>{html.escape(title)}</h1><div class=\"{cls}\"><p>{html.escape(text)}</p>"
+    return layout(title, f"<h1>{esc1(title)}</h1><div class=\"{cls}\"><p>{esc(text)}</p>"
                          f"{more}</div>")
 
 
 def diff_html(req: Request) -> str:
     """The full diff (or the new note's whole text), escaped, one span per line."""
     out = []
-    for line in diff_text(req).splitlines():
-        cls = ("hunk" if line.startswith("@@") else "meta" if line.startswith(("---", "+++", "\\"))
-               else "add" if line.startswith("+") else "del" if line.startswith("-") else "")
-        if "<<< redacted:" in line:
+    styles = {"header": "meta", "note": "meta", "hunk": "hunk", "add": "add", "del": "del", "context": ""}
+    for kind, line in diff_line_kinds(diff_text(req).splitlines()):
+        cls = styles[kind]       # by position: only the real file header is styled as one
+        if kind not in ("header", "hunk") and REDACTED_MARK in line:
             cls += " red"
         out.append(f"<span class=\"{cls.strip()}\">{html.escape(line, quote=True) or '&#8203;'}</span>")
     return "<pre class=\"diff\">" + "".join(out) + "</pre>"
+
+
+def fetch_html(req: Request) -> str:
+    """A net request: what leaves, shown before the answer forms. The whole URL, then each part
+    (scheme, host, port, path, query: data can leave in the path and the query) in full, escaped,
+    with its length, and the vault secret (by name) it would send, as `approvals show` and the
+    terminal's question (assistant.terminal.url_rows) show them."""
+    fetch = fetch_summary.parse(req.summary)
+    if fetch is None:
+        rows = [("Summary", esc1(req.summary) + f" <span class=\"meta\">({len(req.summary):,} characters)</span>")]
+    else:
+        rows = [("URL", f"<code>{esc1(fetch.url)}</code> <span class=\"meta\">({len(fetch.url):,} characters)</span>")]
+        for label, value in url_rows(fetch.url):
+            if label == "url":
+                continue
+            shown = f"<code>{esc1(value)}</code>" if value else "(none)"
+            rows.append((label.capitalize(), f"{shown} <span class=\"meta\">({len(value):,} characters)</span>"))
+        rows.append(("Vault secret sent", f"<b>{esc1(fetch.secret)}</b> (its value goes out as a bearer token; "
+                     "it is never shown)" if fetch.secret else "none"))
+    return ("<h2>What would be fetched</h2><p>Approving lets this whole address leave this machine: data can "
+            "leave in its path and its query.</p><dl class=\"card\">"
+            + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>")
 
 
 def scope_words(req: Request, offer: dict[str, str]) -> str:
@@ -186,9 +211,10 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
                  "the exact bytes by their sha256.</p>")
     what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
     back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
+    body = fetch_html(req) if req.kind == "net" else f"<h2>{what}</h2>{shown}{diff_html(req)}"
     return layout(f"Approval {req.id}",
                   f"<h1>Approve {esc1(req.kind)} {esc1(req.target)}?</h1>{note}{dl(top)}"
-                  f"<h2>{what}</h2>{shown}{diff_html(req)}{forms}"
+                  f"{body}{forms}"
                   f"<details class=\"card\"><summary>Details</summary>{dl(details)}</details>{back}")
 
 
@@ -213,4 +239,4 @@ def pending(state: str) -> bool:
     return state == PENDING
 
 
-__all__ = ["FormAuth", "approve_form", "deny_form", "esc", "layout", "list_page", "message_page", "request_page"]
+__all__ = ["FormAuth", "approve_form", "deny_form", "esc", "fetch_html", "layout", "list_page", "message_page", "request_page"]

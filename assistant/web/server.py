@@ -5,12 +5,16 @@ Guards the page's exposure and its bounds:
   says what that exposes (every pending request's content to whoever holds a link or the login
   token, over plain HTTP unless a TLS reverse proxy is in front) and how to limit it (a VPN, or a
   TLS reverse proxy with [approvals] web_url set to its https address);
-- the Host header must name this server (loopback names, the bound address, web_url's host):
-  a DNS-rebinding page gets a 400, not our pages;
+- the Host header must name this server (loopback names, the bound address, web_url's host;
+  on a wildcard bind, instead of the bound address, any numeric IP address, which a DNS-rebinding
+  page cannot present): a DNS-rebinding page gets a 400, not our pages;
 - every wait is bounded: a connection lives at most CONNECTION_LIFETIME seconds whatever it
   sends (uvicorn alone would let a client that never finishes its headers hold a connection
-  forever), idle keep-alive ends after 5 s, headers are at most 16 KiB, at most 64 connections at
-  once, bodies are bounded by the app (assistant.web.app);
+  forever), one that has not sent a whole request head within FIRST_REQUEST_TIMEOUT seconds is
+  closed, idle keep-alive ends after 5 s, headers are at most 16 KiB, at most MAX_CONNECTIONS
+  connections are kept (beyond that the oldest one that has sent no request yet is closed, so
+  idle sockets cannot lock the person out) and at most MAX_IN_FLIGHT requests are served at once
+  (then 503); bodies are bounded by the app (assistant.web.app);
 - the access log is off: request lines carry link signatures and the login token.
 
 Web stack: Starlette (the app) on uvicorn with h11 (the server). Both are small, maintained,
@@ -34,6 +38,9 @@ from ..workspace import Workspace
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 CONNECTION_LIFETIME = 30.0
+FIRST_REQUEST_TIMEOUT = 5.0    # seconds from connecting to a whole request head
+MAX_CONNECTIONS = 256          # open connections kept; beyond it the oldest idle one is closed
+MAX_IN_FLIGHT = 512            # uvicorn's limit_concurrency: connections or requests, then 503
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
@@ -82,7 +89,7 @@ def parse_listen(text: str) -> Listen:
 def bind(listen: Listen) -> socket.socket:
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
     try:
-        sock = socket.create_server((listen.host, listen.port), family=family, backlog=64)
+        sock = socket.create_server((listen.host, listen.port), family=family, backlog=128)
     except OSError as exc:
         raise ServeError(f"cannot listen on {listen.shown}: {exc.strerror or exc}") from None
     sock.setblocking(False)
@@ -98,32 +105,77 @@ def exposure_text(listen: Listen) -> str:
             "set [approvals] web_url to its https:// address.")
 
 
-def allowed_hosts(listen: Listen, web_url: str) -> frozenset[str] | None:
-    """Host header values (without port) this server answers to; None = any (a wildcard bind)."""
-    if listen.wildcard:
-        return None
-    hosts = set(_LOOPBACK_NAMES) | {listen.host}
+@dataclass(frozen=True)
+class HostRule:
+    """The Host header values (name part, lower case) this server answers to: `names`, and with
+    `ip_literals` any numeric IP address too (a wildcard bind: its addresses are not known, and a
+    DNS-rebinding page always presents a host NAME, never the IP its name points to)."""
+
+    names: frozenset[str]
+    ip_literals: bool = False
+
+    def allows(self, host: str) -> bool:
+        if host in self.names:
+            return True
+        if not self.ip_literals:
+            return False
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return True
+
+
+def allowed_hosts(listen: Listen, web_url: str) -> HostRule:
+    """The host names this server answers to: loopback names, web_url's host, and the bound
+    address (on a wildcard bind: any IP literal, see HostRule). Never "any name"."""
+    hosts = set(_LOOPBACK_NAMES)
+    if not listen.wildcard:
+        hosts.add(listen.host)
     if web_url:
         name = urlsplit(web_url).hostname
         if name:
             hosts.add(name.lower())
-    return frozenset(hosts)
+    return HostRule(frozenset(hosts), ip_literals=listen.wildcard)
 
 
-def _bounded_protocol(lifetime: float = CONNECTION_LIFETIME):
+def _bounded_protocol(lifetime: float = CONNECTION_LIFETIME, first_request: float = FIRST_REQUEST_TIMEOUT,
+                      max_connections: int = MAX_CONNECTIONS):
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class BoundedH11(H11Protocol):
-        """uvicorn's h11 protocol with a hard lifetime per connection."""
+        """uvicorn's h11 protocol with a hard lifetime per connection, a deadline for the first
+        request head, and a cap on open connections that closes the oldest idle one (one that
+        has sent no request yet) rather than refusing the newcomer."""
 
         def connection_made(self, transport):  # type: ignore[override]
             super().connection_made(transport)
+            self._opened = self.loop.time()
             self._lifetime = self.loop.call_later(lifetime, transport.close)
+            self._first = self.loop.call_later(first_request, self._no_request_yet)
+            self._make_room()
+
+        def _idle(self) -> bool:
+            return self.cycle is None and not self.transport.is_closing()
+
+        def _no_request_yet(self) -> None:
+            if self._idle():
+                self.transport.close()
+
+        def _make_room(self) -> None:
+            live = [c for c in self.connections
+                    if isinstance(c, BoundedH11) and c.transport is not None and not c.transport.is_closing()]
+            if len(live) <= max_connections:
+                return
+            idle = sorted((c for c in live if c is not self and c._idle()), key=lambda c: c._opened)
+            for c in idle[:len(live) - max_connections]:
+                c.transport.close()
 
         def connection_lost(self, exc):  # type: ignore[override]
-            handle = getattr(self, "_lifetime", None)
-            if handle is not None:
-                handle.cancel()
+            for name in ("_lifetime", "_first"):
+                handle = getattr(self, name, None)
+                if handle is not None:
+                    handle.cancel()
             super().connection_lost(exc)
 
     return BoundedH11
@@ -133,7 +185,7 @@ def make_server(app: Callable, *, log_level: str = "warning", lifetime: float = 
     import uvicorn
 
     config = uvicorn.Config(app, http=_bounded_protocol(lifetime), ws="none", lifespan="off", log_level=log_level,
-                            access_log=False, timeout_keep_alive=5, limit_concurrency=64,
+                            access_log=False, timeout_keep_alive=5, limit_concurrency=MAX_IN_FLIGHT,
                             h11_max_incomplete_event_size=16 * 1024, server_header=False, date_header=False,
                             proxy_headers=False, timeout_graceful_shutdown=3)
     return uvicorn.Server(config)
@@ -161,7 +213,7 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
     token = secrets.token_urlsafe(32)
     prefix = urlsplit(settings.web_url).path.rstrip("/") if settings.web_url else ""
     app = ApprovalApp(ws, signer, login_token=token, prefix=prefix,
-                      secure_cookies=settings.web_url.startswith("https://"),
+                      secure_cookies=urlsplit(settings.web_url).scheme == "https" if settings.web_url else False,
                       allowed_hosts=allowed_hosts(bound, settings.web_url))
     local_host = "127.0.0.1" if bound.wildcard and ":" not in bound.host else "::1" if bound.wildcard else bound.host
     local = f"http://{Listen(local_host, port).shown}"
@@ -184,5 +236,5 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
         sock.close()
 
 
-__all__ = ["DEFAULT_LISTEN", "Listen", "ServeError", "allowed_hosts", "bind", "exposure_text", "make_server",
+__all__ = ["DEFAULT_LISTEN", "HostRule", "Listen", "ServeError", "allowed_hosts", "bind", "exposure_text", "make_server",
            "parse_listen", "serve"]

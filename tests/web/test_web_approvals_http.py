@@ -210,7 +210,8 @@ def test_get_never_changes_anything_nor_uses_the_link(served):
         assert c.get(f"/r/{req.id}/approve", params={**fields, "remember": "dir"}).status_code == 200
         assert c.request("PUT", action, data={**fields, "remember": "once"}).status_code == 405
         assert not answer_file(ws, req.id).exists() and _grants(ws) == grants
-        # the link still works: GETs did not use it up
+        # the link still works: GETs did not use it up (its page again: login rotated the CSRF nonce)
+        action, fields = forms(c.get(approve).text)["approve"]
         r = c.post(action, data={**fields, "remember": "once"})
         assert r.status_code == 200
     assert json.loads(answer_file(ws, req.id).read_text())["remember"] == "once"
