@@ -54,8 +54,11 @@ def local_time(value: str | float | int | datetime | None, *, seconds: bool = Tr
         local = when.astimezone()
     except (OverflowError, OSError, ValueError):
         return escape(str(value), newlines=False)
-    zone = local.strftime("%Z") or local.strftime("%z")
-    return local.strftime(FORMAT if seconds else "%Y-%m-%d %H:%M") + (f" {zone}" if zone else "")
+    zone = local.tzname() or local.strftime("%z")
+    # (formatted by hand: strftime costs ~6 us a call, and memory log shows 10,000 of these)
+    text = (f"{local.year:04d}-{local.month:02d}-{local.day:02d} {local.hour:02d}:{local.minute:02d}"
+            + (f":{local.second:02d}" if seconds else ""))
+    return text + (f" {zone}" if zone else "")
 
 
 def local_naive(value: datetime, *, seconds: bool = True) -> str:

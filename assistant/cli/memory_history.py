@@ -121,7 +121,13 @@ def _json_list(shown: _Shown, versions: list[Version]) -> str:
 
 def _line(shown: _Shown, v: Version) -> str:
     what = "removed" if v.removed else f"{v.bytes} bytes"
-    return "  ".join([shown(v.rev), local_time(v.time), *_who(shown, v), what, *_why(shown, v)])
+    return "  ".join([_rev(shown, v), local_time(v.time), *_who(shown, v), what, *_why(shown, v)])
+
+
+def _rev(shown: _Shown, v: Version) -> str:
+    """The version's id as read from history/log.jsonl: shown as it is when it is the usual
+    alphanumeric id, else escaped and redacted like every other text from disk."""
+    return v.rev if v.rev.isascii() and v.rev.isalnum() else shown(v.rev)
 
 
 def _who(shown: _Shown, v: Version) -> list[str]:
@@ -158,7 +164,7 @@ def _lines(shown: _Shown, versions: list[Version]) -> str:
                                    "".join("  " + p for p in _why(shown, v)))
         head, tail = shape
         what = "removed" if v.removed else f"{v.bytes} bytes"
-        out.append(f"{shown(v.rev)}  {local_time(v.time)}{head}{what}{tail}")
+        out.append(f"{_rev(shown, v)}  {local_time(v.time)}{head}{what}{tail}")
     return "\n".join(out)
 
 
