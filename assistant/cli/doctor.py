@@ -314,13 +314,18 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
     if not notify:
         r.ok("approvals", f"notify command {argv[0]!r} not tried (--no-notify)")
         return
-    why = run_notify(argv, NOTIFY_TEST, timeout=10.0)
+    _tried(r, run_notify(argv, NOTIFY_TEST, timeout=10.0),
+           fix="fix [approvals] notify in config.toml (an argv list, e.g. [\"notify-send\", \"assistant\", "
+               "\"{summary}\"]) or set notify = []",
+           ok=f"notify command {argv[0]!r} ran (test notification sent)")
+
+
+def _tried(r: Report, why: str | None, *, fix: str, ok: str) -> None:
+    """One approval channel tried for real: a problem (requests would be denied) or ok."""
     if why:
-        r.problem("approvals", f"{why}; unattended requests would be denied at once",
-                  "fix [approvals] notify in config.toml (an argv list, e.g. [\"notify-send\", \"assistant\", "
-                  "\"{summary}\"]) or set notify = []")
+        r.problem("approvals", f"{why}; unattended requests would be denied at once", fix)
     else:
-        r.ok("approvals", f"notify command {argv[0]!r} ran (test notification sent)")
+        r.ok("approvals", ok)
 
 
 def _check_push(cfg, r: Report, *, notify: bool) -> None:
@@ -334,13 +339,10 @@ def _check_push(cfg, r: Report, *, notify: bool) -> None:
         return
     from ..push import pusher
 
-    why = pusher(cfg.push).send(NOTIFY_TEST, {})
-    if why:
-        r.problem("approvals", f"{why}; unattended requests would be denied at once",
-                  "fix [approvals] push in config.toml (apprise URLs, e.g. [\"ntfys://ntfy.sh/my-topic\"]) "
-                  "or set push = []")
-    else:
-        r.ok("approvals", f"{len(cfg.push)} push URL(s) took a test notification")
+    _tried(r, pusher(cfg.push).send(NOTIFY_TEST, {}),
+           fix="fix [approvals] push in config.toml (apprise URLs, e.g. [\"ntfys://ntfy.sh/my-topic\"]) "
+               "or set push = []",
+           ok=f"{len(cfg.push)} push URL(s) took a test notification")
 
 
 @click.command("doctor")
