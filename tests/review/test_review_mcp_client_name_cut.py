@@ -66,3 +66,23 @@ def test_a_vault_value_in_the_client_name_is_never_kept_in_part(ws):
     leaked = [str(p.relative_to(ws)) for p in (ws / "state").rglob("*")
               if p.is_file() and partial.encode() in p.read_bytes()]
     assert not leaked, f"{len(partial)} of the secret's {len(VALUE)} characters are kept in {leaked}"
+
+
+async def _unknown_tool(ws, tool, errlog):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                                   env=_env())
+    async with stdio_client(params, errlog=errlog) as (r, w):
+        async with ClientSession(r, w, client_info=types.Implementation(name="logcut", version="1")) as s:
+            await s.initialize()
+            await s.call_tool(tool, {})
+
+
+def test_a_vault_value_in_a_logged_sdk_message_is_never_kept_in_part(ws, tmp_path):
+    # The same cut-then-redact in the stderr log formatter (OneLine: first line cut at 300
+    # characters, then redacted): the SDK logs "Tool '<name>' not listed, ..." for an unknown
+    # tool, and the client keeps stderr in its MCP log file.
+    tool = "A" * (300 - len("Tool '") - (len(VALUE) - 1)) + VALUE
+    log = tmp_path / "stderr.log"
+    with open(log, "w") as errlog:
+        anyio.run(_unknown_tool, ws, tool, errlog)
+    assert VALUE[:-1] not in log.read_text(), "all but one character of the secret is in the server's log"
