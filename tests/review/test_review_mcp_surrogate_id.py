@@ -57,3 +57,36 @@ def test_surrogate_string_id_gets_an_error_and_the_server_keeps_serving(tmp_path
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+def test_a_request_with_a_non_jsonrpc_id_gets_an_error_not_silence(tmp_path):
+    # id true / 1e3 is no JSON-RPC id (string or integer): the SDK's model reads the line as a
+    # notification (extra fields allowed), fails to validate it and only logs a warning, so
+    # the client, which sent a request, never gets an answer (the transport promises a
+    # JSON-RPC error for a line that is not a request, notification or response).
+    ws = tmp_path / "ws"
+    init_workspace(ws)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    p = subprocess.Popen([sys.executable, "-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                         start_new_session=True)
+    try:
+        p.stdin.write(INIT)
+        p.stdin.flush()
+        assert b'"result"' in (_line(p) or b"")
+        p.stdin.write(INITED)
+        p.stdin.write(b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n')
+        p.stdin.write(b'{"jsonrpc":"2.0","id":7,"method":"ping"}\n')
+        p.stdin.flush()
+        first = _line(p)
+        assert first is not None and b'"error"' in first, f"no error for the bad request; next line: {first!r}"
+    finally:
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
