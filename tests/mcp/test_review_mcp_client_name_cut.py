@@ -1,3 +1,4 @@
+# review (MCP server, 2026-12-01): the client's name (and the SDK's stderr log line) was cut before it was redacted, keeping all but one character of a vault value
 """Hostile review (MCP): the client's name is cut to 60 characters BEFORE it is redacted, so a
 vault value straddling the cut survives as all but its last character, unredacted, in the audit
 log, the approval request and the transcript.

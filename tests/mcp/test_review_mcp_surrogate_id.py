@@ -1,3 +1,4 @@
+# review (MCP server, 2026-12-01): a lone-surrogate string id killed the server; an id of true got no answer
 """Hostile review (MCP): one JSON-RPC line whose id is a string holding a lone surrogate
 (`"\\ud800"`, legal JSON) kills `assistant mcp serve`.
 

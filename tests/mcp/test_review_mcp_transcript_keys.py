@@ -1,3 +1,4 @@
+# review (MCP server, 2026-12-01): a vault value used as a nested argument key was written to the transcript in clear
 """Hostile review (MCP): a vault value used as a dict KEY inside an argument's value reaches
 the session transcript on disk unredacted.
 

@@ -1,3 +1,4 @@
+# review (MCP server, 2026-12-01): a vault value as a tool name, argument name or resource URI came back as [redacted:NAME], a silent naming oracle
 """Hostile review (MCP): a vault value in a tool NAME, an argument NAME or a memory://notes/
 URI is echoed back redacted, as "[redacted:<secret name>]": an unlimited, silent oracle.
 
