@@ -9,6 +9,10 @@ Guards that an MCP client is one more door into the same session, never a second
   a client that cancels the call or goes away gets its request closed as denied, and nothing is
   written for it afterwards (the writer checks the call's cancellation under its lock);
 - requests, audit lines and history versions name the client (`mcp:<clientInfo.name>`);
+- a request carrying a vault value anywhere (the tool's name, an argument's name or value at any
+  depth, a resource address) is refused before any other check, with one message that never
+  names the secret (an "unknown tool" echoed through the redactor would); the person is told,
+  and the second such request ends the session's calls;
 - every output is redacted and text from notes is marked as data; every refusal is a tool error
   with the writer's own specific message (a refused secret is never named), never a traceback;
   bad input gets an error and the server keeps serving.
@@ -19,8 +23,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from urllib.parse import unquote
 from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import unquote
 
 import anyio
 import anyio.to_thread
