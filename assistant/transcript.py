@@ -32,11 +32,20 @@ def new_session_id(kind: str) -> str:
 
 
 def redact_value(value: object, scanner: "Scanner | None") -> object:
-    """value with every string in it redacted (dicts and lists walked); other values kept."""
+    """value with every string in it redacted (dicts and lists walked, keys too: a key is as much
+    the caller's input as a value); other values kept. Two keys redacted alike are both kept."""
     if isinstance(value, str):
         return scanner.redact(value) if scanner is not None else value
     if isinstance(value, dict):
-        return {str(k): redact_value(v, scanner) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = redact_value(str(k), scanner)
+            n = 1
+            while key in out:
+                n += 1
+                key = f"{redact_value(str(k), scanner)} #{n}"
+            out[key] = redact_value(v, scanner)
+        return out
     if isinstance(value, (list, tuple)):
         return [redact_value(v, scanner) for v in value]
     if value is None or isinstance(value, (bool, int, float)):

@@ -13,10 +13,14 @@ import logging
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING, Callable
 
 import click
 
 from .common import fail, get_workspace, workspace_option
+
+if TYPE_CHECKING:
+    from ..leaks import Scanner
 
 MCP_UNLOCK_HELP = (
     "An MCP server never asks for the vault passphrase (its stdin is the protocol), and it does not "
@@ -28,14 +32,22 @@ MCP_UNLOCK_HELP = (
 
 class OneLine(logging.Formatter):
     """The SDK's log records (stderr, which an MCP client keeps in its log file) as one line
-    each: the first line of the message only, redacted, cut, without a traceback. A validation
-    error's later lines repeat the client's input, which may carry anything, a secret included."""
+    each: the first line of the message only, redacted and then cut (a cut secret is no longer
+    recognised), without a traceback. A validation error's later lines repeat the client's
+    input, which may carry anything, a secret included."""
 
     MAX = 300
+    REDACT_MAX = 64 * 1024    # a longer first line is cut to this before redacting, through redact_prefix
 
     def __init__(self) -> None:
         super().__init__()
-        self.redact = lambda text: "[withheld until the vault is unlocked]" if text else text
+        self.redact: Callable[[str], str] = _withheld
+        self.redact_prefix: Callable[[str], str] = _withheld
+
+    def use(self, scanner: "Scanner") -> None:
+        """Redact with the session's scanner from now on."""
+        self.redact_prefix = scanner.redact_prefix
+        self.redact = scanner.redact
 
     def format(self, record: logging.LogRecord) -> str:
         try:
@@ -43,10 +55,18 @@ class OneLine(logging.Formatter):
         except Exception:  # noqa: BLE001 - a bad format string is not worth a traceback
             text = str(record.msg)
         first = text.splitlines()[0] if text else ""
+        if len(first) > self.REDACT_MAX:
+            first = self.redact_prefix(first[: self.REDACT_MAX])
+        else:
+            first = self.redact(first)
         if len(first) > self.MAX:
             first = first[: self.MAX] + "…"
-        first = "".join(c if c.isprintable() else "?" for c in self.redact(first))
+        first = "".join(c if c.isprintable() else "?" for c in first)
         return f"assistant mcp serve: {record.name}: {record.levelname.lower()}: {first}"
+
+
+def _withheld(text: str) -> str:
+    return "[withheld until the vault is unlocked]" if text else text
 
 
 @click.group("mcp")
@@ -87,7 +107,7 @@ def serve_cmd() -> None:
         if os.path.lexists(ws.vault_path) and ("vault" in message or "passphrase" in message):
             message += f"\n{MCP_UNLOCK_HELP}"
         fail(message)
-    log_format.redact = session.scanner.redact
+    log_format.use(session.scanner)
     server = MemoryServer(session, calls)
     click.echo(f"assistant mcp serve: workspace {ws.root}, mode {session.mode}, approval timeout "
                f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)

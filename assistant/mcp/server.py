@@ -9,6 +9,10 @@ Guards that an MCP client is one more door into the same session, never a second
   a client that cancels the call or goes away gets its request closed as denied, and nothing is
   written for it afterwards (the writer checks the call's cancellation under its lock);
 - requests, audit lines and history versions name the client (`mcp:<clientInfo.name>`);
+- a request carrying a vault value anywhere (the tool's name, an argument's name or value at any
+  depth, a resource address) is refused before any other check, with one message that never
+  names the secret (an "unknown tool" echoed through the redactor would); the person is told,
+  and the second such request ends the session's calls;
 - every output is redacted and text from notes is marked as data; every refusal is a tool error
   with the writer's own specific message (a refused secret is never named), never a traceback;
   bad input gets an error and the server keeps serving.
@@ -20,6 +24,7 @@ import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import unquote
 
 import anyio
 import anyio.to_thread
@@ -69,10 +74,13 @@ INSTRUCTIONS = (
 )
 
 
-def client_name(raw: object) -> str:
+def client_name(raw: object, redact: Callable[[str], str] | None = None) -> str:
     """A client's self-declared name, as it may appear in a request, an audit line and history:
-    printable, one line, at most MAX_CLIENT_NAME characters (else "unnamed client")."""
+    redacted (by `redact`, before it is cut: a cut secret is no longer recognised), printable,
+    one line, at most MAX_CLIENT_NAME characters (else "unnamed client")."""
     text = raw if isinstance(raw, str) else ""
+    if redact is not None:
+        text = redact(text)
     clean = "".join(c if c.isprintable() else "?" for c in text).strip()
     if len(clean) > MAX_CLIENT_NAME:
         clean = clean[:MAX_CLIENT_NAME - 1] + "…"
@@ -125,11 +133,10 @@ class MemoryServer:
         if self._started:
             return
         self._started = True
-        name = client_name(info.name if info is not None else None)
-        name = client_name(self.redact(name))
+        name = client_name(info.name if info is not None else None, self.redact)
         self.client = name
         self.session.set_requester(f"mcp:{name}")
-        version = client_name(self.redact(info.version)) if info is not None and info.version else ""
+        version = client_name(info.version, self.redact) if info is not None and info.version else ""
         self._event("session_start", mode=self.session.mode, label=f"mcp {name}", client=name,
                     client_version=version, task=f"requests from {name} over MCP")
 
@@ -201,6 +208,20 @@ class MemoryServer:
 
     # -- tools ----------------------------------------------------------------------------
     async def call(self, name: object, arguments: object) -> types.CallToolResult:
+        if self.secret_refusals >= MAX_SECRET_REFUSALS:
+            return self._result(SESSION_CLOSED, ok=False)
+        # The secret check runs over the whole request (tool name, every key and value) before
+        # any other: an "unknown tool"/"unknown argument" answer would echo the guess back
+        # through the redactor, naming the vault secret it hit.
+        names = self._vault_names([name, arguments])
+        if names:
+            tool = self._tool_shown(name)
+            self.tool_calls += 1
+            self._event("tool_call", tool=tool, args=arguments if isinstance(arguments, dict) else {})
+            text = await anyio.to_thread.run_sync(self._secret_refused, tool,
+                                                  arguments if isinstance(arguments, dict) else {}, names)
+            self._event("tool_result", tool=tool, ok=False, output=text, secret=True)
+            return self._result(text, ok=False)
         spec = self.specs.get(name) if isinstance(name, str) else None
         if spec is None:
             shown = escape(str(name)[:64], newlines=False) + ("…" if len(str(name)) > 64 else "")
@@ -211,17 +232,8 @@ class MemoryServer:
         problem = _unknown_arguments(spec, args)
         if problem is not None:
             return self._result(problem, ok=False)
-        if self.secret_refusals >= MAX_SECRET_REFUSALS:
-            return self._result(SESSION_CLOSED, ok=False)
         self.tool_calls += 1
         self._event("tool_call", tool=spec.name, args=args)
-        names = self._vault_names(args)
-        if names:
-            # Refused before the tool runs: no error that echoes an argument back (a path in
-            # "no note at ...") can turn the redaction marker into an oracle for the value.
-            text = await anyio.to_thread.run_sync(self._secret_refused, spec.name, args, names)
-            self._event("tool_result", tool=spec.name, ok=False, output=text, secret=True)
-            return self._result(text, ok=False)
         if spec.name in GATED_TOOLS:
             text, ok = await self._gated(spec, args)
         else:
@@ -229,6 +241,13 @@ class MemoryServer:
         result = self._result(text, ok=ok)
         self._event("tool_result", tool=spec.name, ok=ok, output=result.content[0].text)
         return result
+
+    def _tool_shown(self, name: object) -> str:
+        """A tool name as the person's records show it: redacted, printable, at most 64 characters."""
+        if isinstance(name, str) and name in self.specs:
+            return name
+        text = escape(self.redact(str(name)), newlines=False)
+        return text[:64] + ("…" if len(text) > 64 else "")
 
     def _result(self, text: str, *, ok: bool) -> types.CallToolResult:
         """Every text a client gets back, redacted (a client may echo a secret in a name)."""
@@ -243,7 +262,7 @@ class MemoryServer:
         elif isinstance(value, dict):
             for k, v in value.items():
                 found.extend(self._vault_names(k) + self._vault_names(v))
-        elif isinstance(value, list):
+        elif isinstance(value, (list, tuple)):
             for v in value:
                 found.extend(self._vault_names(v))
         return tuple(dict.fromkeys(found))
@@ -382,6 +401,13 @@ class MemoryServer:
         return out
 
     def _read_resource(self, uri: str) -> str:
+        if self.secret_refusals >= MAX_SECRET_REFUSALS:
+            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=SESSION_CLOSED))
+        names = self._vault_names([uri, _decoded(uri)])
+        if names:
+            # Before any "not found": that answer would echo the address through the redactor.
+            text = self._secret_refused("resources/read", {"path": uri}, names)
+            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=text))
         try:
             if uri == CATALOG_URI:
                 return data_block("The catalog of notes", self.redact(self.memory.catalog()))
@@ -418,6 +444,14 @@ class MemoryServer:
             self._event("session_end", outcome=outcome, exit_code=0 if outcome == "done" else 1,
                         tool_calls=self.tool_calls, denials=denials)
             self.session.close()
+
+
+def _decoded(uri: str) -> str:
+    """A resource address with its %-escapes decoded (a vault value may hide behind them)."""
+    try:
+        return unquote(uri, errors="strict")
+    except UnicodeDecodeError:
+        return ""
 
 
 def _unknown_arguments(spec: ToolSpec, args: dict) -> str | None:

@@ -8,8 +8,9 @@ Guards the protocol stream, which a stray byte would corrupt:
   (never held in memory whole) and answered with an error naming the limit;
 - a line that is not a JSON-RPC message (not UTF-8, not JSON, not a request, notification or
   response) is answered with a JSON-RPC error (parse error or invalid request, with the
-  message's id when one can be found) and the server reads on; nothing from the bad line is
-  echoed back;
+  message's id when one can be found and written as UTF-8, else id null; a request whose id
+  is neither a string nor an integer is invalid) and the server reads on; nothing from the bad
+  line is echoed back, and no one message, however malformed, ends the server;
 - the end of input (the client closed the pipe, or died) is reported once through `on_eof`
   *before* the SDK sees the stream end, so calls waiting for an approval are closed as denied.
 
@@ -85,15 +86,28 @@ class LineReader:
 
 
 def error_line(request_id: str | int | None, code: int, message: str) -> bytes:
-    """One JSON-RPC error response (id null when the message's id is unknown)."""
-    return (json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
-                       ensure_ascii=False) + "\n").encode("utf-8")
+    """One JSON-RPC error response (id null when the message's id is unknown, or cannot be
+    written as UTF-8: a string id holding a lone surrogate)."""
+    def line(rid: str | int | None) -> bytes:
+        return (json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}},
+                           ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        return line(request_id)
+    except UnicodeEncodeError:
+        return line(None)
 
 
 def _valid_id(value: object) -> str | int | None:
+    """A JSON-RPC id (a string or an integer) that can be echoed back, else None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int) or (isinstance(value, str) and len(value) <= 64):
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and len(value) <= 64:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None           # a lone surrogate: legal JSON, not writable as UTF-8
         return value
     return None
 
@@ -122,9 +136,16 @@ def parse(line: Line, max_line: int) -> SessionMessage | bytes | None:
     except UnicodeDecodeError as exc:
         return error_line(None, types.PARSE_ERROR, f"parse error: the message is not UTF-8 (byte {exc.start})")
     try:
-        return SessionMessage(types.JSONRPCMessage.model_validate_json(text))
+        message = types.JSONRPCMessage.model_validate_json(text)
     except Exception:  # noqa: BLE001 - pydantic's error would echo the input; say it in our words
         pass
+    else:
+        if isinstance(message.root, types.JSONRPCNotification) and "id" in (message.root.model_extra or {}):
+            # The SDK's model reads a request whose id is no JSON-RPC id (true, 1e3, null) as a
+            # notification with an extra field, and would never answer it.
+            return error_line(None, types.INVALID_REQUEST,
+                              "invalid request: the id must be a string or an integer")
+        return SessionMessage(message)
     try:
         doc = json.loads(text)
     except RecursionError:
@@ -161,7 +182,13 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
                     line = await anyio.to_thread.run_sync(reader.next, abandon_on_cancel=True)
                     if line is None:
                         return
-                    item = parse(line, max_line)
+                    try:
+                        item = parse(line, max_line)
+                    except Exception as exc:  # noqa: BLE001 - one bad message never ends the server
+                        print(f"assistant mcp serve: a message could not be read ({type(exc).__name__}); "
+                              "answered as an invalid request", file=sys.stderr, flush=True)
+                        item = error_line(None, types.INVALID_REQUEST,
+                                          "invalid request: the message could not be read")
                     if isinstance(item, bytes):
                         await out_send.send(item)
                     elif item is not None:
@@ -174,9 +201,14 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
     async def forward_loop() -> None:
         async with write_recv:
             async for message in write_recv:
-                data = message.message.model_dump_json(by_alias=True, exclude_none=True) + "\n"
                 try:
-                    await out_send.send(data.encode("utf-8"))
+                    data = (message.message.model_dump_json(by_alias=True, exclude_none=True) + "\n").encode("utf-8")
+                except Exception as exc:  # noqa: BLE001 - one message that cannot be written ends nothing
+                    print(f"assistant mcp serve: a reply could not be written ({type(exc).__name__}); "
+                          "it was dropped", file=sys.stderr, flush=True)
+                    continue
+                try:
+                    await out_send.send(data)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     pass     # stdout is gone: what the server says is dropped, it keeps reading
 

@@ -1,0 +1,65 @@
+# review (MCP server, 2026-12-01): a vault value used as a nested argument key was written to the transcript in clear
+"""Hostile review (MCP): a vault value used as a dict KEY inside an argument's value reaches
+the session transcript on disk unredacted.
+
+`MemoryServer.call` records `tool_call` with the raw arguments before refusing the call for the
+secret it carries; the transcript redacts every string VALUE (`redact_value`) but keeps dict
+keys as they are. So memory_list {"offset": {"<vault value>": 1}} is refused ("the call carries
+a secret") while state/transcripts/<session>.jsonl now holds the value in clear. Threat model:
+a transcript never holds a secret value. Real server, official SDK client.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+import mcp.types as types
+
+from assistant.workspace import init_workspace
+
+PASS = "review-mcp-keys-pass"
+NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
+    env["ASSISTANT_VAULT_PASSPHRASE"] = PASS
+    return env
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    init_workspace(root)
+    cfg = (root / "config.toml").read_text().replace("opslimit = 3", "opslimit = 1").replace(
+        "memlimit_mib = 256", "memlimit_mib = 8")
+    (root / "config.toml").write_text(cfg)
+    for args, stdin in ((("vault", "init"), None), (("vault", "set", NAME), VALUE + "\n")):
+        r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(root), *args], input=stdin,
+                           capture_output=True, text=True, env=_env(), timeout=90, start_new_session=True)
+        assert r.returncode == 0, r.stderr
+    return root
+
+
+async def _call(ws):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                                   env=_env())
+    with open(os.devnull, "w") as devnull:
+        async with stdio_client(params, errlog=devnull) as (r, w):
+            async with ClientSession(r, w, client_info=types.Implementation(name="keys", version="1")) as s:
+                await s.initialize()
+                return await s.call_tool("memory_list", {"offset": {VALUE: 1}})
+
+
+def test_a_vault_value_as_a_nested_key_never_reaches_the_transcript(ws):
+    res = anyio.run(_call, ws)
+    assert res.isError
+    leaked = [str(p.relative_to(ws)) for p in (ws / "state").rglob("*")
+              if p.is_file() and VALUE.encode() in p.read_bytes()]
+    assert not leaked, f"the vault value is on disk in clear in {leaked}"
