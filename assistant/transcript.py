@@ -37,7 +37,7 @@ def redact_value(value: object, scanner: "Scanner | None") -> object:
     if isinstance(value, str):
         return scanner.redact(value) if scanner is not None else value
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for k, v in value.items():
             key = redact_value(str(k), scanner)
             n = 1
