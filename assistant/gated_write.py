@@ -245,7 +245,10 @@ class GatedWriter:
         those may stay in the content, any other is refused."""
         names: list[str] = []
         vault = False
-        for text, allowed in ((data.decode("utf-8"), kept), (path, frozenset())):
+        # The path is scanned whole and with its separators taken out: a value split across
+        # folder names (`Zq7-Plum-/Orbit-9931.md`) is still the value (review 2026-12-01).
+        joined = path.replace("/", "")
+        for text, allowed in ((data.decode("utf-8"), kept), (path, frozenset()), (joined, frozenset())):
             for f in self.m.scanner.find(text):
                 if text[f.start:f.end] in allowed:
                     continue
@@ -267,10 +270,10 @@ class GatedWriter:
 
     def secrets_in(self, data: bytes) -> frozenset[str]:
         """The exact texts in `data` that reading it would redact (vault values, credentials)."""
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return frozenset()
+        # Bytes that are not UTF-8 (a Latin-1 or binary file in files/) are read with U+FFFD for
+        # the bytes that do not decode: a secret inside them is still text, and a write that
+        # would drop it must be refused like one from a UTF-8 file (review 2026-12-01).
+        text = data.decode("utf-8", errors="replace")
         return frozenset(text[s:e] for s, e, _ in self.m.scanner.redaction_spans(text))
 
     def check_keeps_secrets(self, path: str, data: bytes, current: bytes | None) -> None:
