@@ -60,6 +60,36 @@ def popen_cli(*args: str, env: dict | None = None):
                             text=True, env=env or cli_env(), stdin=subprocess.DEVNULL, preexec_fn=default_sigint)
 
 
+def chat_with_edit_between_turns(ws: Path, tmp_path: Path, edit, *, settle: float) -> tuple[int, str, str]:
+    """`assistant chat` (scripted model) in a subprocess: the turn "hello", then `edit()` once
+    the first answer is shown, `settle` seconds for the watcher's debounce, then the turn
+    "and now?" and /quit. Returns (exit code, stdout, stderr); the child is killed on any failure."""
+    import select
+    import time
+
+    script = write_script(tmp_path, [{"reply": "first answer"}, {"reply": "second answer"}])
+    proc = subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "chat", "--model", f"script:{script}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=cli_env(), bufsize=1)
+    try:
+        proc.stdin.write("hello\n")
+        proc.stdin.flush()
+        line = ""
+        deadline = time.monotonic() + 20
+        while "first answer" not in line and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if ready:
+                line = proc.stdout.readline()
+        assert "first answer" in line
+        edit()
+        time.sleep(settle)
+        out, err = proc.communicate("and now?\n/quit\n", timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err
+
+
 def transcripts(ws: Path) -> list[list[dict]]:
     out = []
     for p in sorted((ws / "state" / "transcripts").glob("*.jsonl")):
