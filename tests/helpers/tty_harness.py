@@ -98,6 +98,19 @@ class Pty:
         except (ProcessLookupError, ChildProcessError):
             pass
 
+    def one_turn_then_quit(self, said: str, *until: str) -> None:
+        """A chat's whole life: at `you> ` say `said`, read until each of `until` in turn, then
+        /quit; the chat must exit 0. The child is killed whatever happens."""
+        try:
+            self.read_until("you> ")
+            self.send(said + "\r")
+            for needle in until:
+                self.read_until(needle)
+            self.send("/quit\r")
+            assert self.wait() == 0
+        finally:
+            self.kill()
+
     @property
     def raw(self) -> bytes:
         return self.out
