@@ -68,25 +68,14 @@ def test_shape_token_split_by_an_invisible_character_is_found(ch):
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make():
-        ws_path = make_ws(tmp_path / f"s{len(made)}")
-        from assistant.vault import Vault
-        v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-        v.set("WIFI", SECRET)
-        os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
-        try:
-            parts = open_session(open_workspace(ws_path), "watched", kind="test", interactive=False)
-        finally:
-            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
-        made.append(parts)
-        return parts
+        made.append(sessions(make_ws(tmp_path / f"s{len(made)}"), vault={"WIFI": SECRET}))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 @pytest.mark.parametrize("ch", ["\u200b", "\u00ad", "\u2060"], ids=lambda c: f"U+{ord(c):04X}")

@@ -9,7 +9,7 @@ from assistant.workspace import WorkspaceError, init_workspace, load_config, ope
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make(hidden_line=None):
@@ -27,13 +27,10 @@ def session(tmp_path):
         (files / "private").mkdir()
         (files / "private" / "diary.md").write_text("dear diary\n")
         (files / "notes.txt").write_text("shopping: eggs\n")
-        parts = open_session(open_workspace(root), "watched", kind="test", interactive=False)
-        made.append(parts)
-        return parts
+        made.append(sessions(root))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def call(parts, name, **args):

@@ -35,33 +35,21 @@ MIXED = "p@ss/w0rd!" + "Quokka" + " 77"
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make(asked=None, answer="once"):
-        ws_path = make_ws(tmp_path / f"s{len(made)}")
-        from assistant.vault import Vault
-        v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-        v.set("LOWER", LOWER)
-        v.set("MIXED", MIXED)
         log = asked if asked is not None else []
 
         def ask(q):
             log.append(q)
             return answer
 
-        os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
-        try:
-            parts = open_session(open_workspace(ws_path), "watched", kind="test", interactive=False,
-                                 inline_ask=ask)
-        finally:
-            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
-        made.append(parts)
-        return parts
+        made.append(sessions(make_ws(tmp_path / f"s{len(made)}"), inline_ask=ask,
+                             vault={"LOWER": LOWER, "MIXED": MIXED}))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def fetch(parts, url):

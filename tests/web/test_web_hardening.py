@@ -31,33 +31,21 @@ SECRET = "wifi" + "-Lantern-" + "7731" + "-quokka"
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make(mode="watched", asked=None, answer="once", vault=True):
-        ws_path = make_ws(tmp_path / f"s{len(made)}")
-        if vault:
-            from assistant.vault import Vault
-            v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-            v.set("HOME_WIFI", SECRET)
-            os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
         log = asked if asked is not None else []
 
         def ask(q):
             log.append(q)
             return answer
 
-        try:
-            parts = open_session(open_workspace(ws_path), mode, kind="test", interactive=False,
-                                  inline_ask=ask)
-        finally:
-            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
-        made.append(parts)
-        return parts
+        made.append(sessions(make_ws(tmp_path / f"s{len(made)}"), mode, inline_ask=ask,
+                             vault={"HOME_WIFI": SECRET} if vault else None))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def fetch(parts, url):
@@ -272,19 +260,14 @@ def test_web_fetch_output_redacted(vault_ws, tmp_path):
 
 
 @pytest.fixture
-def review_session(tmp_path):
+def review_session(tmp_path, sessions):
     made = []
 
     def make(mode="watched", inline_ask=None):
-        ws_path = make_ws(tmp_path / f"s{len(made)}")
-        parts = open_session(open_workspace(ws_path), mode, kind="review", interactive=False,
-                              inline_ask=inline_ask)
-        made.append(parts)
-        return parts
+        made.append(sessions(make_ws(tmp_path / f"s{len(made)}"), mode, kind="review", inline_ask=inline_ask))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def call(parts, name, **args):
