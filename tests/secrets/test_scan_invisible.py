@@ -5,7 +5,6 @@ value is never shown, space-split or otherwise."""
 
 from __future__ import annotations
 
-import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -15,10 +14,8 @@ import pytest
 
 from assistant.catalog import CatalogSettings, render  # noqa: E402
 from assistant.leaks import Scanner  # noqa: E402
-from assistant.session import open_session  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
 
 from leak_corpus import fake_tokens  # noqa: E402
 from e2e_support import make_ws  # noqa: E402

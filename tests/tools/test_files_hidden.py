@@ -2,10 +2,9 @@
 
 import pytest
 
-from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import WorkspaceError, init_workspace, load_config, open_workspace
+from assistant.workspace import WorkspaceError, init_workspace, load_config
 
 
 @pytest.fixture

@@ -8,11 +8,9 @@ import time
 import pytest
 
 from assistant.actions import action_schema
-from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools, tools_by_name
 from assistant.tools.web import html_to_text, net_target
-from assistant.workspace import open_workspace
 from policy.grants import GrantStore
 
 from e2e_support import Site, make_ws

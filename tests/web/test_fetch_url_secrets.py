@@ -12,7 +12,6 @@ Found by attacking the real tool against a real vault and loopback servers:
 
 from __future__ import annotations
 
-import os
 import sys
 import urllib.parse
 from pathlib import Path
@@ -20,11 +19,9 @@ from pathlib import Path
 import pytest
 
 
-from assistant.session import open_session  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
 from assistant.tools.web import SecretInUrl, net_target  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
 
 from e2e_support import Site, make_ws  # noqa: E402
 
