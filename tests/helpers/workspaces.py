@@ -25,3 +25,10 @@ def example_ws(tmp_path: Path, name: str = "ws") -> Path:
     root = tmp_path / name
     init_workspace(root, example=True)
     return root
+
+
+def bare_ws(tmp_path: Path, name: str = "ws") -> Path:
+    """A fresh workspace as `assistant init` makes it (no example notes), at TMP_PATH/NAME."""
+    root = tmp_path / name
+    init_workspace(root)
+    return root
