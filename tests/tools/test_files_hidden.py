@@ -4,7 +4,8 @@ import pytest
 
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import WorkspaceError, init_workspace, load_config
+from assistant.workspace import init_workspace
+from workspaces import assert_config_refused
 
 
 @pytest.fixture
@@ -62,9 +63,5 @@ def test_a_hidden_folder_hides_everything_below_it(session):
 
 def test_bad_hidden_setting_is_a_config_error(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[files]\nhidden = ["", "*.key"]\n')
-    with pytest.raises(WorkspaceError, match="files.hidden"):
-        load_config(cfg)
-    cfg.write_text('[files]\nhidden = "*.key"\n')
-    with pytest.raises(WorkspaceError, match="files.hidden"):
-        load_config(cfg)
+    assert_config_refused(cfg, '[files]\nhidden = ["", "*.key"]\n', "files.hidden")
+    assert_config_refused(cfg, '[files]\nhidden = "*.key"\n', "files.hidden")
