@@ -62,17 +62,8 @@ def test_an_inline_ask_shows_the_whole_content_before_the_question(tmp_path):
     content = _long_note("QUERY-CARRIES-NOTES", lines=4)
     ws, t = _chat(tmp_path, [{"tool": "memory_write", "args": {"path": "garden.md", "content": content}},
                              {"reply": "done"}], ASK)
-    try:
-        t.read_until("you> ")
-        t.send("note the garden\r")
-        before = t.read_until("allow?")
-        assert "QUERY-CARRIES-NOTES" in before     # seen before the question, not after
-        t.send("y\r")
-        t.read_until("assistant: done")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    before = t.one_turn_then_quit("note the garden", "assistant: done", answer="y")
+    assert "QUERY-CARRIES-NOTES" in before     # seen before the question, not after
     assert memory_files(ws)["garden.md"] == content.encode()
 
 
