@@ -55,9 +55,7 @@ def test_a_model_error_is_shown_once(tmp_path):
     t.read_until("you> ")
     t.send("hello\r")
     t.read_until("exhausted", timeout=30)
-    t.read_until("you> ")
-    t.send("/quit\r")
-    assert t.wait() == 0
+    t.quit_at_prompt()
     assert t.text.count("is exhausted") == 1, t.text
 
 

@@ -97,6 +97,15 @@ def transcripts(ws: Path) -> list[list[dict]]:
     return out
 
 
+def grants_in(ws: Path) -> list:
+    """The grants recorded in WS/grants.json, as dicts ([] when there is no file yet)."""
+    p = ws / "grants.json"
+    if not p.exists():
+        return []
+    data = json.loads(p.read_text() or "[]")
+    return data.get("grants", data) if isinstance(data, dict) else data
+
+
 def memory_files(ws: Path) -> dict[str, bytes]:
     root = ws / "memory"
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -98,6 +98,12 @@ class Pty:
         except (ProcessLookupError, ChildProcessError):
             pass
 
+    def quit_at_prompt(self) -> None:
+        """Wait for the next `you> `, type /quit; the chat must exit 0."""
+        self.read_until("you> ")
+        self.send("/quit\r")
+        assert self.wait() == 0
+
     def one_turn_then_quit(self, said: str, *until: str, answer: str | None = None) -> str:
         """A chat's whole life: at `you> ` say `said`; with `answer`, read until the question
         (`allow?`) and answer it; read until each of `until` in turn, then /quit; the chat must
