@@ -45,15 +45,17 @@ class Hub:
                 self.send_header("Accept-Ranges", "bytes")
                 return size
 
+            def _not_found(self):
+                self.send_response(404)
+                self.send_header("X-Error-Code", "EntryNotFound")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
             def do_HEAD(self):
                 hub.requests.append(("HEAD", self.path, None))
                 key, path = self._find()
                 if path is None:
-                    self.send_response(404)
-                    self.send_header("X-Error-Code", "EntryNotFound")
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
+                    return self._not_found()
                 self.send_response(200)
                 size = self._head(key, path)
                 self.send_header("Content-Length", str(size))
@@ -64,11 +66,7 @@ class Hub:
                 hub.requests.append(("GET", self.path, rng))
                 key, path = self._find()
                 if path is None:
-                    self.send_response(404)
-                    self.send_header("X-Error-Code", "EntryNotFound")
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
+                    return self._not_found()
                 data = path.read_bytes()
                 start = 0
                 if rng:

@@ -13,7 +13,6 @@ Real vault, real server on ::1 started by the test.
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +23,7 @@ pytest.importorskip("httpx")
 
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import OpenAIModel, parse_endpoint  # noqa: E402
+from recording_server import send_json  # noqa: E402
 
 
 def _vault(tmp_path, binding, value):
@@ -57,12 +57,7 @@ def test_a_key_bound_to_an_ipv6_loopback_is_sent_there(tmp_path):
 
         def do_GET(self):
             seen.append(self.headers.get("Authorization", ""))
-            data = json.dumps({"data": [{"id": "m", "owned_by": "vllm"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, {"data": [{"id": "m", "owned_by": "vllm"}]})
 
     try:
         httpd = _V6Server(("::1", 0), H)

@@ -23,6 +23,7 @@ pytest.importorskip("httpx")
 
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import OpenAIModel  # noqa: E402
+from recording_server import send_json  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 SCHEMA = {"type": "object"}
@@ -47,12 +48,7 @@ class Evil:
                 evil.seen_auth.append(self.headers.get("Authorization", ""))
                 if get is not None:
                     return _guard(get, self, evil.stop)
-                data = json.dumps({"data": [{"id": "m", "owned_by": "vllm"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, {"data": [{"id": "m", "owned_by": "vllm"}]})
 
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
