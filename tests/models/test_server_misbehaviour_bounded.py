@@ -182,47 +182,40 @@ def _vault(tmp_path, port, value):
 
 def echo_auth(status):
     def post(h, stop):
-        body = json.dumps({"detail": f"bad request, got header {h.headers.get('Authorization')}"}).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
+        send_json(h, {"detail": f"bad request, got header {h.headers.get('Authorization')}"}, status)
     return post
 
 
-@pytest.mark.parametrize("status", [400, 500])
-def test_a_server_echoing_the_key_in_an_error_does_not_put_it_in_the_message(tmp_path, status):
+def _step_failing_with_a_key(tmp_path, post) -> tuple[str, list[str], str]:
+    """One step against Evil(post=POST), its api_key a fresh value in the vault, which must fail:
+    (the value, the Authorization headers the server saw, the ModelError's message)."""
     value = "sk-review-" + os.urandom(8).hex()
-    srv = Evil(post=echo_auth(status))
-    try:
-        model = OpenAIModel({"endpoint": srv.url, "api_key": "SERVER_KEY"},
-                            vault=_vault(tmp_path, srv.port, value), timeout=10)
-        assert srv.seen_auth[-1] == f"Bearer {value}"      # it was sent, as a header
-        with pytest.raises(ModelError) as info:
-            model.step(MESSAGES, SCHEMA, max_tokens=10)
-        assert value not in str(info.value)
-        assert "[redacted:SERVER_KEY]" in str(info.value)
-    finally:
-        srv.close()
-
-
-def test_a_stream_error_echoing_the_key_does_not_put_it_in_the_message(tmp_path):
-    value = "sk-review-" + os.urandom(8).hex()
-
-    def post(h, stop):
-        _sse_head(h)
-        ev = {"error": {"message": f"invalid token {h.headers.get('Authorization')}"}}
-        h.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
-        h.wfile.flush()
-
     srv = Evil(post=post)
     try:
         model = OpenAIModel({"endpoint": srv.url, "api_key": "SERVER_KEY"},
                             vault=_vault(tmp_path, srv.port, value), timeout=10)
         with pytest.raises(ModelError) as info:
             model.step(MESSAGES, SCHEMA, max_tokens=10)
-        assert value not in str(info.value)
-        assert "reported an error" in str(info.value)
+        return value, srv.seen_auth, str(info.value)
     finally:
         srv.close()
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_server_echoing_the_key_in_an_error_does_not_put_it_in_the_message(tmp_path, status):
+    value, seen_auth, message = _step_failing_with_a_key(tmp_path, echo_auth(status))
+    assert seen_auth[-1] == f"Bearer {value}"      # it was sent, as a header (GET /v1/models)
+    assert value not in message
+    assert "[redacted:SERVER_KEY]" in message
+
+
+def test_a_stream_error_echoing_the_key_does_not_put_it_in_the_message(tmp_path):
+    def post(h, stop):
+        _sse_head(h)
+        ev = {"error": {"message": f"invalid token {h.headers.get('Authorization')}"}}
+        h.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+        h.wfile.flush()
+
+    value, _, message = _step_failing_with_a_key(tmp_path, post)
+    assert value not in message
+    assert "reported an error" in message
