@@ -7,8 +7,10 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from recording_server import QuietHandler
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -22,12 +24,7 @@ class Hub:
         self._sha = {k: hashlib.sha256(p.read_bytes()).hexdigest() for k, p in files.items()}
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(QuietHandler):
             def _find(self):
                 m = re.match(r"^/(?:api/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)$", self.path.split("?")[0])
                 if not m:

@@ -15,7 +15,7 @@ import json
 import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -23,7 +23,7 @@ pytest.importorskip("httpx")
 
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import OpenAIModel  # noqa: E402
-from recording_server import send_json  # noqa: E402
+from recording_server import QuietHandler, send_json  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 SCHEMA = {"type": "object"}
@@ -38,12 +38,7 @@ class Evil:
         self.seen_auth: list[str] = []
         evil = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class H(QuietHandler):
             def do_GET(self):
                 evil.seen_auth.append(self.headers.get("Authorization", ""))
                 if get is not None:
