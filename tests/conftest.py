@@ -6,6 +6,8 @@
 - `opened_ws`: the example workspace opened (`assistant.workspace.Workspace`), for API tests.
 - `loopback_site`, `recording_server`: real HTTP servers on 127.0.0.1, started by the test through
   these factories and always closed at teardown, even when the test fails.
+- `sessions`: `sessions(ws_path, mode, ...)` opens a real session (`session_support.open_test_session`:
+  optionally a vault filled and unlocked first); every one is closed at teardown.
 
 A test module may still define its own fixture of the same name when it needs a different
 workspace (pytest uses the nearest one); keep such a fixture only where the difference matters.
@@ -71,3 +73,20 @@ def recording_server() -> Iterator[Callable]:
     yield start
     for rec in started:
         rec.close()
+
+
+@pytest.fixture
+def sessions() -> Iterator[Callable]:
+    """`sessions(ws_path, mode="watched", *, kind, inline_ask, vault, hosts)` -> an open Session."""
+    from session_support import open_test_session
+
+    opened: list = []
+
+    def start(ws_path: Path, mode: str = "watched", **kw):
+        parts = open_test_session(ws_path, mode, **kw)
+        opened.append(parts)
+        return parts
+
+    yield start
+    for parts in opened:
+        parts.close()

@@ -3,21 +3,11 @@ same words as on a terminal (`y`, `r`, `always`, `folder`; anything else is no).
 
 from __future__ import annotations
 
-import json
-
 from click.testing import CliRunner
 
 from assistant.cli import main
 
-from e2e_support import Site, make_ws, write_script
-
-
-def _grants(ws) -> list:
-    p = ws / "grants.json"
-    if not p.exists():
-        return []
-    data = json.loads(p.read_text() or "[]")
-    return data.get("grants", data) if isinstance(data, dict) else data
+from e2e_support import Site, grants_in, make_ws, write_script
 
 
 def _run(tmp_path, answer):
@@ -33,14 +23,14 @@ def _run(tmp_path, answer):
 
 def test_a_scripted_a_is_no_longer_always(tmp_path):
     ws, site, out, fetched = _run(tmp_path, "a")
-    assert fetched == 0 and _grants(ws) == [] and "[deny] net" in out
+    assert fetched == 0 and grants_in(ws) == [] and "[deny] net" in out
 
 
 def test_a_scripted_always_records_the_exact_grant(tmp_path):
     ws, site, out, fetched = _run(tmp_path, "always")
-    assert fetched == 1 and [g["target"] for g in _grants(ws)] == [site.target]
+    assert fetched == 1 and [g["target"] for g in grants_in(ws)] == [site.target]
 
 
 def test_y_still_means_this_once(tmp_path):
     ws, site, out, fetched = _run(tmp_path, "y")
-    assert fetched == 1 and _grants(ws) == []
+    assert fetched == 1 and grants_in(ws) == []

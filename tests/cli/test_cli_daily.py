@@ -13,7 +13,7 @@ import pytest
 
 from assistant.vault import ENV_PASSPHRASE, Vault
 from assistant.workspace import init_workspace
-from workspaces import cheap_kdf
+from workspaces import bare_ws, cheap_kdf
 
 PASS = "daily passphrase " + "for tests"
 VALUE = "daily-" + "value-" + "Rt52Kc9w"
@@ -21,10 +21,8 @@ VALUE = "daily-" + "value-" + "Rt52Kc9w"
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root)
-    cheap_kdf(root)
-    return root
+    """A workspace as `init` makes it (no example notes), with a cheap vault KDF."""
+    return cheap_kdf(bare_ws(tmp_path))
 
 
 def cli(ws, *args, input=None, passphrase=PASS):

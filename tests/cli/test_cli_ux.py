@@ -3,85 +3,14 @@ lines), and the small CLI contracts a careful user relies on (-w everywhere, cle
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import signal
-import sys
 import time
 
 from click.testing import CliRunner
 
 from assistant.cli import main
 
-from e2e_support import cli_env, make_ws, write_script
-
-
-class Pty:
-    """`python -m assistant ARGS` on a real pseudo-terminal (so input() and readline are used)."""
-
-    def __init__(self, *args: str, env: dict | None = None) -> None:
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:   # child
-            try:
-                # a runner started with SIGINT ignored (nohup ... &) must not pass that on
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.execve(sys.executable, [sys.executable, "-m", "assistant", *args], env or cli_env())
-            finally:
-                os._exit(127)
-        self.out = b""
-        self.pos = 0     # read_until looks only past the previous match
-
-    def read_until(self, needle: str, timeout: float = 30) -> str:
-        end = time.monotonic() + timeout
-        want = needle.encode()
-        while want not in self.out[self.pos:]:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"timed out waiting for {needle!r}; got:\n{self.text}")
-            r, _, _ = select.select([self.fd], [], [], left)
-            if r:
-                try:
-                    chunk = os.read(self.fd, 4096)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    raise AssertionError(f"terminal closed waiting for {needle!r}; got:\n{self.text}")
-                self.out += chunk
-        self.pos = self.out.index(want, self.pos) + len(want)
-        return self.text
-
-    def send(self, data: str) -> None:
-        os.write(self.fd, data.encode())
-
-    def wait(self, timeout: float = 20) -> int:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            # keep draining so the child never blocks on a full terminal buffer
-            r, _, _ = select.select([self.fd], [], [], 0.05)
-            if r:
-                try:
-                    self.out += os.read(self.fd, 4096)
-                except OSError:
-                    pass
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                os.close(self.fd)
-                return os.waitstatus_to_exitcode(status)
-        os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
-        raise AssertionError(f"still running; got:\n{self.text}")
-
-    def interrupt(self) -> None:
-        """Ctrl-C at the prompt. CPython's readline can miss a SIGINT that lands just before it
-        starts waiting for a key (it only looks at signals when its wait is interrupted), so
-        give it a moment first; a person's Ctrl-C never comes that fast."""
-        time.sleep(0.4)
-        self.send("\x03")
-
-    @property
-    def text(self) -> str:
-        return self.out.decode("utf-8", "replace").replace("\r\n", "\n")
+from e2e_support import make_ws, write_script
+from tty_harness import Pty
 
 
 def _chat(tmp_path, items):
@@ -126,9 +55,7 @@ def test_a_model_error_is_shown_once(tmp_path):
     t.read_until("you> ")
     t.send("hello\r")
     t.read_until("exhausted", timeout=30)
-    t.read_until("you> ")
-    t.send("/quit\r")
-    assert t.wait() == 0
+    t.quit_at_prompt()
     assert t.text.count("is exhausted") == 1, t.text
 
 

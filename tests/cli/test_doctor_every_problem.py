@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from assistant.vault import ENV_PASSPHRASE, Vault
-from assistant.workspace import init_workspace
+from workspaces import cheap_kdf, example_ws
 
 PASS = "doctor pass " + "phrase"
 VALUE = "wifi-" + "Zq83Lm" + "Pv27Xc"
@@ -38,10 +38,9 @@ task = ""
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
+    root = cheap_kdf(example_ws(tmp_path))
     cfg = root / "config.toml"
-    text = cfg.read_text().replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256", "memlimit_mib = 8")
+    text = cfg.read_text()
     text = re.sub(r"(?m)^\[limits\]\n(?:[^\[\n].*\n|\n)*", "", text)   # [limits] is given again below
     cfg.write_text(text)
     vault = Vault.create(root / "vault.enc", PASS, opslimit=1, memlimit=8 * 1024 * 1024)

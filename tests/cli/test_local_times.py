@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from assistant.workspace import init_workspace
+from workspaces import cheap_kdf, example_ws
 from policy.approvals import Inbox, sha256_hex
 from policy.grants import GrantStore
 from policy.kinds import KINDS
@@ -32,10 +32,9 @@ def expected(iso: str) -> str:
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root, example=True)
+    root = cheap_kdf(example_ws(tmp_path))
     cfg = root / "config.toml"
-    text = cfg.read_text().replace("opslimit = 3", "opslimit = 1").replace("memlimit_mib = 256", "memlimit_mib = 8")
+    text = cfg.read_text()
     cfg.write_text(text + '\n[[schedule]]\nname = "morning"\ncron = "30 7 * * *"\ntask = "Review my notes."\n')
     return root
 

@@ -11,8 +11,7 @@ import pexpect
 import pytest
 
 from assistant.vault import ENV_PASSPHRASE, Vault
-from assistant.workspace import init_workspace
-from workspaces import cheap_kdf
+from workspaces import bare_ws, cheap_kdf
 
 PASS = "terminal passphrase " + "for tests"
 VALUE = "piped-" + "value-" + "Qx71Lm0p"
@@ -20,10 +19,8 @@ VALUE = "piped-" + "value-" + "Qx71Lm0p"
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root)
-    cheap_kdf(root)
-    return root
+    """A workspace as `init` makes it (no example notes), with a cheap vault KDF."""
+    return cheap_kdf(bare_ws(tmp_path))
 
 
 def _env() -> dict[str, str]:

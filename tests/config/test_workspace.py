@@ -18,6 +18,7 @@ from assistant.workspace import (
 import json
 from acceptance_support import out, run_cli
 from pathlib import Path
+from workspaces import assert_config_refused
 
 
 def test_init_creates_private_layout(tmp_path):
@@ -95,18 +96,10 @@ def test_config_defaults_and_errors(tmp_path):
     cfg = load_config(tmp_path / "missing.toml")
     assert cfg.memory.max_note_bytes == 262144
     bad = tmp_path / "c.toml"
-    bad.write_text("[memroy]\nmax_note_bytes = 1\n")
-    with pytest.raises(WorkspaceError, match="unknown setting memroy"):
-        load_config(bad)
-    bad.write_text("[approvals]\ntimeout = 'soon'\n")
-    with pytest.raises(WorkspaceError, match="approvals.timeout"):
-        load_config(bad)
-    bad.write_text("[approvals]\nchannel = 'email'\n")
-    with pytest.raises(WorkspaceError, match="channel"):
-        load_config(bad)
-    bad.write_text("not = [toml")
-    with pytest.raises(WorkspaceError, match="not valid TOML"):
-        load_config(bad)
+    assert_config_refused(bad, "[memroy]\nmax_note_bytes = 1\n", "unknown setting memroy")
+    assert_config_refused(bad, "[approvals]\ntimeout = 'soon'\n", "approvals.timeout")
+    assert_config_refused(bad, "[approvals]\nchannel = 'email'\n", "channel")
+    assert_config_refused(bad, "not = [toml", "not valid TOML")
 
 
 def test_example_config_loads_every_setting():

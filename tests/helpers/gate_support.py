@@ -72,3 +72,24 @@ def unblock_fifo(path):
         os.close(fd)
     except OSError:
         pass
+
+
+def run_past_fifo(fn, fifo, hang_message: str):
+    """Run FN, which a FIFO at FIFO might hang, in a thread; see `join_past_fifo`."""
+    t, out = in_thread(fn)
+    return join_past_fifo(t, out, fifo, hang_message)
+
+
+def join_past_fifo(t, out, fifo, hang_message: str):
+    """Join the `in_thread` thread T; a hang on the FIFO at FIFO fails the test with
+    HANG_MESSAGE (the FIFO is then opened for writing until the thread returns). Returns the
+    thread's value, or raises the exception it raised."""
+    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
+    hung = t.is_alive()
+    while t.is_alive():
+        unblock_fifo(fifo)
+        t.join(0.2)
+    assert not hung, hang_message
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

@@ -7,8 +7,10 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from recording_server import QuietHandler
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -22,12 +24,7 @@ class Hub:
         self._sha = {k: hashlib.sha256(p.read_bytes()).hexdigest() for k, p in files.items()}
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(QuietHandler):
             def _find(self):
                 m = re.match(r"^/(?:api/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)$", self.path.split("?")[0])
                 if not m:
@@ -45,15 +42,17 @@ class Hub:
                 self.send_header("Accept-Ranges", "bytes")
                 return size
 
+            def _not_found(self):
+                self.send_response(404)
+                self.send_header("X-Error-Code", "EntryNotFound")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
             def do_HEAD(self):
                 hub.requests.append(("HEAD", self.path, None))
                 key, path = self._find()
                 if path is None:
-                    self.send_response(404)
-                    self.send_header("X-Error-Code", "EntryNotFound")
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
+                    return self._not_found()
                 self.send_response(200)
                 size = self._head(key, path)
                 self.send_header("Content-Length", str(size))
@@ -64,11 +63,7 @@ class Hub:
                 hub.requests.append(("GET", self.path, rng))
                 key, path = self._find()
                 if path is None:
-                    self.send_response(404)
-                    self.send_header("X-Error-Code", "EntryNotFound")
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
+                    return self._not_found()
                 data = path.read_bytes()
                 start = 0
                 if rng:

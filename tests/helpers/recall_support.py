@@ -57,3 +57,17 @@ def scripted(tmp_path: Path, items: list, name: str = "script.json"):
     p = tmp_path / name
     p.write_text(json.dumps(items))
     return ScriptedModel(p)
+
+
+def chat_turns(ws: Path, tmp_path: Path, replies: list[str], *said: str):
+    """A chat session on WS whose scripted model answers REPLIES; each of SAID is one turn.
+    Returns (the model, whose `.calls` are the prompts, and the transcript's events)."""
+    import json
+
+    model = scripted(tmp_path, [{"reply": r} for r in replies])
+    with session(ws, kind="chat") as s:
+        agent = s.new_agent(model)
+        for text in said:
+            agent.turn(text)
+        events = [json.loads(x) for x in s.transcript.path.read_text().splitlines()]
+    return model, events

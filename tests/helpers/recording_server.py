@@ -7,6 +7,14 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler speaking HTTP/1.1 that logs nothing (test output stays clean)."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+
 class Recorder:
     """A loopback HTTP server: `answer(handler, path, body) -> None` writes the reply."""
 
@@ -14,12 +22,7 @@ class Recorder:
         self.requests: list[dict] = []
         rec = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class Handler(QuietHandler):
             def _handle(self, method):
                 n = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(n) if n else b""

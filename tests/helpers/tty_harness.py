@@ -98,6 +98,33 @@ class Pty:
         except (ProcessLookupError, ChildProcessError):
             pass
 
+    def quit_at_prompt(self) -> None:
+        """Wait for the next `you> `, type /quit; the chat must exit 0."""
+        self.read_until("you> ")
+        self.send("/quit\r")
+        assert self.wait() == 0
+
+    def one_turn_then_quit(self, said: str, *until: str, answer: str | None = None) -> str:
+        """A chat's whole life: at `you> ` say `said`; with `answer`, read until the question
+        (`allow?`) and answer it; read until each of `until` in turn, then /quit; the chat must
+        exit 0. Returns the screen as it was at the question (or at the reply); the child is
+        killed whatever happens."""
+        try:
+            self.read_until("you> ")
+            self.send(said + "\r")
+            shown = ""
+            if answer is not None:
+                shown = self.read_until("allow?")
+                self.send(answer + "\r")
+            for needle in until:
+                read = self.read_until(needle)
+                shown = shown or read
+            self.send("/quit\r")
+            assert self.wait() == 0
+        finally:
+            self.kill()
+        return shown
+
     @property
     def raw(self) -> bytes:
         return self.out

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assistant.workspace import init_workspace
+import pytest
+
+from assistant.workspace import WorkspaceError, init_workspace, load_config
 
 
 def cheap_kdf(root: Path) -> Path:
@@ -25,3 +27,17 @@ def example_ws(tmp_path: Path, name: str = "ws") -> Path:
     root = tmp_path / name
     init_workspace(root, example=True)
     return root
+
+
+def bare_ws(tmp_path: Path, name: str = "ws") -> Path:
+    """A fresh workspace as `assistant init` makes it (no example notes), at TMP_PATH/NAME."""
+    root = tmp_path / name
+    init_workspace(root)
+    return root
+
+
+def assert_config_refused(path: Path, text: str, match: str) -> None:
+    """TEXT written to PATH is refused by `load_config` with a WorkspaceError matching MATCH."""
+    path.write_text(text)
+    with pytest.raises(WorkspaceError, match=match):
+        load_config(path)

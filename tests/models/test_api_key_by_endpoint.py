@@ -13,10 +13,9 @@ Real vault, real server on ::1 started by the test.
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -24,6 +23,7 @@ pytest.importorskip("httpx")
 
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import OpenAIModel, parse_endpoint  # noqa: E402
+from recording_server import QuietHandler, send_json  # noqa: E402
 
 
 def _vault(tmp_path, binding, value):
@@ -49,20 +49,10 @@ class _V6Server(ThreadingHTTPServer):
 def test_a_key_bound_to_an_ipv6_loopback_is_sent_there(tmp_path):
     seen: list[str] = []
 
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
+    class H(QuietHandler):
         def do_GET(self):
             seen.append(self.headers.get("Authorization", ""))
-            data = json.dumps({"data": [{"id": "m", "owned_by": "vllm"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, {"data": [{"id": "m", "owned_by": "vllm"}]})
 
     try:
         httpd = _V6Server(("::1", 0), H)

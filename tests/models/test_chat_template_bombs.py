@@ -24,9 +24,9 @@ BOMBS = ['{{ ("x" * 100000) * 100000 }}', '{% set s = "x" * 1000 %}{{ s * 100000
          '{% set s = "x" * 1000 %}{{ s | replace("x", "xxxxxxxxxx") | replace("x", "xxxxxxxxxx")'
          ' | replace("x", "xxxxxxxxxx") | replace("x", "xxxxxxxxxx") | replace("x", "xxxxxxxxxx") }}']
 
-CHILD = """
-import resource, sys
-resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+# a child process compiles the template of argv[1] and prints REFUSED (with why) or ACCEPTED
+TIME_CHILD = """
+import sys
 from assistant.models.jinja_format import JinjaFormat, TemplateRefused
 try:
     JinjaFormat(sys.argv[1])
@@ -35,6 +35,8 @@ except TemplateRefused as exc:
 else:
     print("ACCEPTED")
 """
+# the same under a 2 GiB address-space limit: a bomb that gets past the checks dies, not the machine
+CHILD = "import resource\nresource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n" + TIME_CHILD
 
 
 @pytest.mark.parametrize("bomb", BOMBS)
@@ -54,16 +56,6 @@ def test_ordinary_string_work_in_a_template_still_renders():
     assert ("hi", False) in segs
 
 
-TIME_CHILD = """
-import sys
-from assistant.models.jinja_format import JinjaFormat, TemplateRefused
-try:
-    JinjaFormat(sys.argv[1])
-except TemplateRefused as exc:
-    print("REFUSED", exc)
-else:
-    print("ACCEPTED")
-"""
 
 
 @pytest.mark.xfail(strict=True, reason="NOT FIXED (review finding): a template's nested loops "

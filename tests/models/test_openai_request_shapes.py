@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from recording_server import Recorder, models, send_json, send_stream  # noqa: E402
+from recording_server import models, send_json, send_stream  # noqa: E402
 
 from assistant.actions import Reply, parse_action  # noqa: E402
 from assistant.models.base import ModelError  # noqa: E402
@@ -35,17 +35,9 @@ MESSAGES = [{"role": "system", "content": "You are Robin."},
 
 
 @pytest.fixture
-def recorder():
-    made = []
-
-    def make(answer):
-        r = Recorder(answer)
-        made.append(r)
-        return r
-
-    yield make
-    for r in made:
-        r.close()
+def recorder(recording_server):
+    """The shared `recording_server` factory (tests/conftest.py), under this module's name."""
+    return recording_server
 
 
 def test_llama_server_gets_token_ids_a_grammar_and_cache_prompt(recorder):

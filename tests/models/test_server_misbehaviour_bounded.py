@@ -15,7 +15,7 @@ import json
 import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -23,6 +23,7 @@ pytest.importorskip("httpx")
 
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import OpenAIModel  # noqa: E402
+from recording_server import QuietHandler, send_json  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 SCHEMA = {"type": "object"}
@@ -37,22 +38,12 @@ class Evil:
         self.seen_auth: list[str] = []
         evil = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class H(QuietHandler):
             def do_GET(self):
                 evil.seen_auth.append(self.headers.get("Authorization", ""))
                 if get is not None:
                     return _guard(get, self, evil.stop)
-                data = json.dumps({"data": [{"id": "m", "owned_by": "vllm"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, {"data": [{"id": "m", "owned_by": "vllm"}]})
 
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
@@ -186,47 +177,40 @@ def _vault(tmp_path, port, value):
 
 def echo_auth(status):
     def post(h, stop):
-        body = json.dumps({"detail": f"bad request, got header {h.headers.get('Authorization')}"}).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
+        send_json(h, {"detail": f"bad request, got header {h.headers.get('Authorization')}"}, status)
     return post
 
 
-@pytest.mark.parametrize("status", [400, 500])
-def test_a_server_echoing_the_key_in_an_error_does_not_put_it_in_the_message(tmp_path, status):
+def _step_failing_with_a_key(tmp_path, post) -> tuple[str, list[str], str]:
+    """One step against Evil(post=POST), its api_key a fresh value in the vault, which must fail:
+    (the value, the Authorization headers the server saw, the ModelError's message)."""
     value = "sk-review-" + os.urandom(8).hex()
-    srv = Evil(post=echo_auth(status))
-    try:
-        model = OpenAIModel({"endpoint": srv.url, "api_key": "SERVER_KEY"},
-                            vault=_vault(tmp_path, srv.port, value), timeout=10)
-        assert srv.seen_auth[-1] == f"Bearer {value}"      # it was sent, as a header
-        with pytest.raises(ModelError) as info:
-            model.step(MESSAGES, SCHEMA, max_tokens=10)
-        assert value not in str(info.value)
-        assert "[redacted:SERVER_KEY]" in str(info.value)
-    finally:
-        srv.close()
-
-
-def test_a_stream_error_echoing_the_key_does_not_put_it_in_the_message(tmp_path):
-    value = "sk-review-" + os.urandom(8).hex()
-
-    def post(h, stop):
-        _sse_head(h)
-        ev = {"error": {"message": f"invalid token {h.headers.get('Authorization')}"}}
-        h.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
-        h.wfile.flush()
-
     srv = Evil(post=post)
     try:
         model = OpenAIModel({"endpoint": srv.url, "api_key": "SERVER_KEY"},
                             vault=_vault(tmp_path, srv.port, value), timeout=10)
         with pytest.raises(ModelError) as info:
             model.step(MESSAGES, SCHEMA, max_tokens=10)
-        assert value not in str(info.value)
-        assert "reported an error" in str(info.value)
+        return value, srv.seen_auth, str(info.value)
     finally:
         srv.close()
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_server_echoing_the_key_in_an_error_does_not_put_it_in_the_message(tmp_path, status):
+    value, seen_auth, message = _step_failing_with_a_key(tmp_path, echo_auth(status))
+    assert seen_auth[-1] == f"Bearer {value}"      # it was sent, as a header (GET /v1/models)
+    assert value not in message
+    assert "[redacted:SERVER_KEY]" in message
+
+
+def test_a_stream_error_echoing_the_key_does_not_put_it_in_the_message(tmp_path):
+    def post(h, stop):
+        _sse_head(h)
+        ev = {"error": {"message": f"invalid token {h.headers.get('Authorization')}"}}
+        h.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+        h.wfile.flush()
+
+    value, _, message = _step_failing_with_a_key(tmp_path, post)
+    assert value not in message
+    assert "reported an error" in message

@@ -19,7 +19,7 @@ from policy.grants import GrantStore
 from policy.kinds import KINDS
 from policy.match import match
 
-from gate_support import in_thread, unblock_fifo
+from gate_support import in_thread, join_past_fifo, run_past_fifo
 
 
 @pytest.fixture
@@ -77,13 +77,7 @@ def test_answer_fifo_is_a_deny_not_a_hang(ws):
     rid = wait_for_request(inbox)
     fifo = inbox.path / f"{rid}.answer.json"
     os.mkfifo(fifo)
-    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
-    hung = t.is_alive()
-    while t.is_alive():
-        unblock_fifo(fifo)
-        t.join(0.2)
-    assert not hung, "the waiting run hung opening a FIFO answer"
-    d = out["value"]
+    d = join_past_fifo(t, out, fifo, "the waiting run hung opening a FIFO answer")
     assert not d.allowed and "not a regular file" in d.reason
 
 
@@ -108,14 +102,7 @@ def test_request_fifo_is_listed_as_corrupt_not_a_hang(ws):
     inbox = Inbox(ws / "state" / "approvals")
     fifo = inbox.path / "0123456789ab.json"
     os.mkfifo(fifo)
-    t, out = in_thread(lambda: inbox.list())
-    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
-    hung = t.is_alive()
-    while t.is_alive():
-        unblock_fifo(fifo)
-        t.join(0.2)
-    assert not hung, "listing hung on a FIFO request file"
-    [entry] = out["value"]
+    [entry] = run_past_fifo(lambda: inbox.list(), fifo, "listing hung on a FIFO request file")
     assert entry.state == "corrupt" and "not a regular file" in entry.error
 
 

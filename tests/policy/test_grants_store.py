@@ -9,7 +9,7 @@ import pytest
 from policy.grants import GrantIndex, Grant, GrantsError, GrantStore
 import threading
 from policy.engine import Session, decide
-from gate_support import in_thread, unblock_fifo
+from gate_support import run_past_fifo
 
 
 def test_missing_file_is_no_grants(tmp_path):
@@ -200,14 +200,8 @@ def test_grants_json_fifo_is_unreadable_not_a_hang(tmp_path):
     path = tmp_path / "grants.json"
     os.mkfifo(path)
     s = Session("r", grants=GrantStore(path))
-    t, out = in_thread(lambda: decide("memory", "people/a.md", "unattended", s))
-    t.join(15)   # a hang is forever; this bound only has to outlast a busy CI machine
-    hung = t.is_alive()
-    while t.is_alive():
-        unblock_fifo(path)
-        t.join(0.2)
-    assert not hung, "decide() hung opening a FIFO grants.json"
-    r = out["value"]
+    r = run_past_fifo(lambda: decide("memory", "people/a.md", "unattended", s), path,
+                      "decide() hung opening a FIFO grants.json")
     assert r.verdict == "ask" and "grants.json unreadable" in r.reason
 
 

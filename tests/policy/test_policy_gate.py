@@ -77,6 +77,16 @@ def approver(ws, action, *, wait=10.0):
     return t, errors
 
 
+def answered_write(ws, action, *, target="people/lina.md"):
+    """An unattended write of "hello lina" to `target` whose request `action(inbox, id)` answers
+    (or forges) from a thread; returns the writer, the decision and the approver's errors."""
+    t, errors = approver(ws, action)
+    gate, w = make(ws)
+    d = w.write(target, "hello lina")
+    t.join()
+    return w, d, errors
+
+
 def put(path, text):
     """Make a file appear whole (as a forger's file would: the inbox is watched, so a file
     written in place can be read half-written, which the gate also denies)."""
@@ -180,10 +190,7 @@ def test_inbox_missing_is_deny(ws):
 
 
 def test_corrupt_answer_file(ws):
-    t, errs = approver(ws, lambda inbox, rid: put(inbox.path / f"{rid}.answer.json", "{not json"))
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, lambda inbox, rid: put(inbox.path / f"{rid}.answer.json", "{not json"))
     assert not errs
     assert_denied(ws, w, d, "unreadable answer")
 
@@ -194,10 +201,7 @@ def test_corrupt_request_file(ws):
         put(inbox.path / f"{rid}.json", "{garbage")
         put(inbox.path / f"{rid}.answer.json", json.dumps(
             {"version": 1, "id": rid, "verdict": "approved", "sha256": req.sha256, "remember": "once"}))
-    t, errs = approver(ws, act)
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, act)
     assert not errs
     assert_denied(ws, w, d, "request file was changed")
 
@@ -211,35 +215,24 @@ def test_request_rewritten_with_other_content(ws):
         body["content"], body["content_exact"] = "something else", False
         put(path, json.dumps(body))
         raw_answer(inbox, rid, sha256=sha)
-    t, errs = approver(ws, act)
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, act)
     assert not errs
     assert_denied(ws, w, d, "request file was changed")
 
 
 def test_answer_with_mismatched_hash(ws):
-    t, errs = approver(ws, lambda inbox, rid: raw_answer(inbox, rid, sha256="0" * 64))
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, lambda inbox, rid: raw_answer(inbox, rid, sha256="0" * 64))
     assert_denied(ws, w, d, "sha256 mismatch")
 
 
 def test_answer_for_another_request(ws):
-    t, errs = approver(ws, lambda inbox, rid: raw_answer(inbox, rid, id="0123456789ab"))
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, lambda inbox, rid: raw_answer(inbox, rid, id="0123456789ab"))
     assert_denied(ws, w, d, "another request")
 
 
 def test_answer_remembering_what_was_not_offered(ws):
-    t, errs = approver(ws, lambda inbox, rid: raw_answer(inbox, rid, remember="dir"))
-    gate, w = make(ws)
-    d = w.write("top.md", "hello lina")      # no dir offer at the memory root
-    t.join()
+    # no dir offer at the memory root
+    w, d, errs = answered_write(ws, lambda inbox, rid: raw_answer(inbox, rid, remember="dir"), target="top.md")
     assert_denied(ws, w, d, "not offered")
 
 
@@ -257,20 +250,14 @@ def test_corrupt_grants_json_is_no_grant(ws, corrupt):
 
 def test_corrupt_grants_json_blocks_a_durable_approval(ws):
     (ws / "grants.json").write_text("{corrupt")
-    t, errs = approver(ws, lambda inbox, rid: raw_answer(inbox, rid, remember="exact"))
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, lambda inbox, rid: raw_answer(inbox, rid, remember="exact"))
     assert_denied(ws, w, d, "could not be recorded")
     assert (ws / "grants.json").read_text() == "{corrupt"
 
 
 def test_denied_by_the_approver(ws):
-    t, errs = approver(ws, lambda inbox, rid: inbox.answer(rid, "denied", sha256=inbox.get(rid).sha256,
-                                                           reason="not now"))
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, lambda inbox, rid: inbox.answer(rid, "denied", sha256=inbox.get(rid).sha256,
+                                                                    reason="not now"))
     assert not errs
     assert_denied(ws, w, d, "not now")
 
@@ -430,8 +417,5 @@ def test_unattended_net_ask_has_no_content_and_is_bound_to_the_request(ws):
 
 def test_half_written_answer_is_denied(ws):
     """An answer file that is empty when noticed (not written the CLI's atomic way) is a deny."""
-    t, errs = approver(ws, lambda inbox, rid: (inbox.path / f"{rid}.answer.json").touch())
-    gate, w = make(ws)
-    d = w.write("people/lina.md", "hello lina")
-    t.join()
+    w, d, errs = answered_write(ws, lambda inbox, rid: (inbox.path / f"{rid}.answer.json").touch())
     assert_denied(ws, w, d, "unreadable answer")

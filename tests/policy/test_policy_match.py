@@ -130,21 +130,10 @@ def test_literal_suffix():
     assert literal_suffix("*[^a-z]end") == "end"
 
 
+# The issue's matcher cases were Go's published table (the GO rows of test_table, valid and
+# invalid patterns alike: the same assertions, so they are asserted there once) and these, where
+# fnmatch / PurePath.match differ from Go:
 GO_CASES = [
-    ("abc", "abc", True), ("*", "abc", True), ("*c", "abc", True), ("a*", "a", True),
-    ("a*", "abc", True), ("a*", "ab/c", False), ("a*/b", "abc/b", True),
-    ("a*/b", "a/c/b", False), ("a*b*c*d*e*/f", "axbxcxdxe/f", True),
-    ("a*b*c*d*e*/f", "axbxcxdxexxx/f", True), ("a*b*c*d*e*/f", "axbxcxdxe/xxx/f", False),
-    ("a*b*c*d*e*/f", "axbxcxdxexxx/fff", False), ("a*b?c*x", "abxbbxdbxebxczzx", True),
-    ("a*b?c*x", "abxbbxdbxebxczzy", False), ("ab[c]", "abc", True), ("ab[b-d]", "abc", True),
-    ("ab[e-g]", "abc", False), ("ab[^c]", "abc", False), ("ab[^b-d]", "abc", False),
-    ("ab[^e-g]", "abc", True), ("a\\*b", "a*b", True), ("a\\*b", "ab", False),
-    ("a?b", "a☺b", True), ("a[^a]b", "a☺b", True), ("a???b", "a☺b", False),
-    ("a[^a][^a][^a]b", "a☺b", False), ("[a-ζ]*", "α", True), ("*[a-ζ]", "A", False),
-    ("a?b", "a/b", False), ("a*b", "a/b", False), ("[\\]a]", "]", True), ("[\\-]", "-", True),
-    ("[x\\-]", "x", True), ("[x\\-]", "-", True), ("[x\\-]", "z", False), ("[\\-x]", "x", True),
-    ("[\\-x]", "-", True), ("[\\-x]", "a", False), ("*x", "xxx", True),
-    # where fnmatch / PurePath.match differ
     ("people/*", "people/lina.md", True), ("people/*", "people/sub/x.md", False),
     ("*.md", "a/b.md", False), ("*", "", True), ("[!a]", "!", True), ("[!a]", "b", False),
     ("*.md", ".hidden.md", True), ("a*", "A", False), ("people/*", "people/", True),
@@ -152,23 +141,10 @@ GO_CASES = [
 ]
 
 
-GO_BAD = [
-    ("[]a]", "]"), ("[-]", "-"), ("[x-]", "x"), ("[x-]", "-"), ("[x-]", "z"), ("[-x]", "x"),
-    ("[-x]", "-"), ("[-x]", "a"), ("\\", "a"), ("[a-b-c]", "a"), ("[", "a"), ("[^", "a"),
-    ("[^bc", "a"), ("a[", "a"), ("a[", "ab"), ("a[", "x"), ("a/b[", "x"),
-]
-
-
 # acceptance (issue 3: matcher), written from the issue's words
 @pytest.mark.parametrize("pattern,name,expected", GO_CASES)
 def test_match_go_semantics(pattern, name, expected):
     assert match(pattern, name) is expected
-
-
-@pytest.mark.parametrize("pattern,name", GO_BAD)
-def test_match_bad_pattern(pattern, name):
-    with pytest.raises(PatternError):
-        match(pattern, name)
 
 
 # review (policy): match: Go's algorithm, not a regex

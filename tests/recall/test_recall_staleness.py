@@ -4,9 +4,8 @@ may be old; a note with future dates carries none; nothing is dropped because of
 
 from __future__ import annotations
 
-import json
 
-from recall_support import add_vault, make_ws, scripted, session
+from recall_support import add_vault, chat_turns, make_ws, scripted, session
 
 SECRET = "Qx7-ferry-Pw9!zLmN4#tRv2"
 
@@ -37,11 +36,8 @@ def test_a_recalled_expired_or_due_note_is_flagged_and_a_fresh_one_is_not(tmp_pa
     _write(ws, "travel/zanzibar-visa.md",
            "---\ndescription: Zanzibar visa rules\nreview_after: 2999-01-01\nexpires: 2999-06-01\n---\n"
            "The Zanzibar visa is issued on arrival.\n")
-    model = scripted(tmp_path, [{"reply": "The ferry leaves at 07:00, but that note has expired."}])
-    with session(ws, kind="chat") as s:
-        agent = s.new_agent(model)
-        agent.turn("When does the Zanzibar ferry leave, and what about the hotel and visa?")
-        events = [json.loads(x) for x in s.transcript.path.read_text().splitlines()]
+    model, events = chat_turns(ws, tmp_path, ["The ferry leaves at 07:00, but that note has expired."],
+                               "When does the Zanzibar ferry leave, and what about the hotel and visa?")
     tail = _tail(model)
     assert _block(tail, "travel/zanzibar-ferry.md") == \
         "--- travel/zanzibar-ferry.md [expired 2001-02-03: may be out of date]"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from recall_support import make_ws, scripted, session
+from recall_support import chat_turns, make_ws, scripted, session
 
 import assistant.index as index_mod
 from assistant.index import INDEX_FILE
@@ -39,24 +39,16 @@ def test_the_recalled_note_is_in_the_prompt_tail_and_the_transcript(tmp_path):
 
 def test_every_turn_gets_a_recall_event_even_when_nothing_matches(tmp_path):
     ws = make_ws(tmp_path)
-    model = scripted(tmp_path, [{"reply": "hi"}, {"reply": "ok"}])
-    with session(ws, kind="chat") as s:
-        agent = s.new_agent(model)
-        agent.turn("Hi there!")
-        agent.turn("Tell me about the Kirkstall park project")
-        recall = _events(s, "recall")
-        assert [len(r["notes"]) for r in recall][0] == 0
-        assert recall[1]["notes"][0]["path"] == "projects/kirkstall-park.md"
-        assert "Notes found by searching" not in model.calls[0][-1]["content"]
+    model, events = chat_turns(ws, tmp_path, ["hi", "ok"], "Hi there!", "Tell me about the Kirkstall park project")
+    recall = [e for e in events if e["event"] == "recall"]
+    assert [len(r["notes"]) for r in recall][0] == 0
+    assert recall[1]["notes"][0]["path"] == "projects/kirkstall-park.md"
+    assert "Notes found by searching" not in model.calls[0][-1]["content"]
 
 
 def test_the_prompt_of_turn_two_extends_turn_one_byte_for_byte(tmp_path):
     ws = make_ws(tmp_path)
-    model = scripted(tmp_path, [{"reply": "one"}, {"reply": "two"}])
-    with session(ws, kind="chat") as s:
-        agent = s.new_agent(model)
-        agent.turn("What do you remember about Lina?")
-        agent.turn("And Marek?")
+    model, _ = chat_turns(ws, tmp_path, ["one", "two"], "What do you remember about Lina?", "And Marek?")
     first, second = model.calls
     assert second[: len(first)] == first
     assert "people/marek.md" in second[-1]["content"] and "people/marek.md" not in second[0]["content"].split(

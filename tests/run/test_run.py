@@ -26,6 +26,13 @@ def _pending(ws, target, timeout=20.0):
     raise AssertionError(f"no pending request for {target}")
 
 
+def _approvals(ws, *args: str):
+    """`assistant -w WS approvals ARGS...` in this process; it must succeed."""
+    r = CliRunner().invoke(main, ["-w", str(ws), "approvals", *args])
+    assert r.exit_code == 0, r.stderr
+    return r
+
+
 def _write_script(tmp_path, name="s.json", path="people/marek-prefs.md", content=NOTE, reply="saved"):
     return write_script(tmp_path, [{"tool": "memory_write", "args": {"path": path, "content": content}},
                                    {"reply": reply}], name)
@@ -41,8 +48,7 @@ def test_denied_through_the_cli_exit_3_nothing_written(tmp_path):
         assert req["summary"].startswith("memory_write people/marek-prefs.md")
         show = CliRunner().invoke(main, ["-w", str(ws), "approvals", "show", req["id"]])
         assert "Marek prefers planting plans as PDF." in show.stdout
-        r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "deny", req["id"], "--reason", "not now"])
-        assert r.exit_code == 0, r.stderr
+        _approvals(ws, "deny", req["id"], "--reason", "not now")
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -59,8 +65,7 @@ def test_remember_exact_then_next_run_needs_no_approval(tmp_path):
                      "--approval-timeout", "60s", "note it")
     try:
         req = _pending(ws, "people/marek-prefs.md")
-        r = CliRunner().invoke(main, ["-w", str(ws), "approvals", "approve", req["id"], "--remember", "exact"])
-        assert r.exit_code == 0, r.stderr
+        _approvals(ws, "approve", req["id"], "--remember", "exact")
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

@@ -7,23 +7,14 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 from policy.approvals import ApprovalSettings
+from bounded import wait_for
 from run_support import PY, audit_events, env, make_ws, write_script
 
 
 def _reset_sigint() -> None:      # the runner may have been started with SIGINT ignored (nohup)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _wait_for(cond, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_sigint_during_a_slow_notify_closes_the_request_as_denied(tmp_path):
@@ -42,7 +33,7 @@ def test_sigint_during_a_slow_notify_closes_the_request_as_denied(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
                             stdin=subprocess.DEVNULL, preexec_fn=_reset_sigint)
     try:
-        assert _wait_for(started.exists), "the notify command never started"
+        assert wait_for(started.exists, 30), "the notify command never started"
         [req_file] = [p for p in (ws / "state" / "approvals").glob("*.json") if not p.name.endswith(".answer.json")]
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

@@ -5,7 +5,6 @@ value is never shown, space-split or otherwise."""
 
 from __future__ import annotations
 
-import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -15,10 +14,8 @@ import pytest
 
 from assistant.catalog import CatalogSettings, render  # noqa: E402
 from assistant.leaks import Scanner  # noqa: E402
-from assistant.session import open_session  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
 
 from leak_corpus import fake_tokens  # noqa: E402
 from e2e_support import make_ws  # noqa: E402
@@ -68,25 +65,14 @@ def test_shape_token_split_by_an_invisible_character_is_found(ch):
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make():
-        ws_path = make_ws(tmp_path / f"s{len(made)}")
-        from assistant.vault import Vault
-        v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-        v.set("WIFI", SECRET)
-        os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
-        try:
-            parts = open_session(open_workspace(ws_path), "watched", kind="test", interactive=False)
-        finally:
-            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
-        made.append(parts)
-        return parts
+        made.append(sessions(make_ws(tmp_path / f"s{len(made)}"), vault={"WIFI": SECRET}))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 @pytest.mark.parametrize("ch", ["\u200b", "\u00ad", "\u2060"], ids=lambda c: f"U+{ord(c):04X}")

@@ -59,18 +59,19 @@ def test_a_model_file_write_that_would_drop_a_vault_value_is_refused(tmp_path):
     assert not result["ok"] and "holds a secret" in result["output"]
 
 
-def _editor(tmp_path, body: str) -> str:
+def _edit_home_note(tmp_path, body: str):
+    """`memory edit home.md` (NOTE, with the WIFI secret in the vault) through an EDITOR that is a
+    Python script: `p` is the file to edit, then BODY. Returns (workspace, completed process)."""
+    ws = make_ws(tmp_path, secrets={"WIFI": WIFI})
+    (ws / "memory" / "home.md").write_text(NOTE)
     ed = tmp_path / "ed.py"
     ed.write_text("import sys\np = sys.argv[-1]\n" + body)
-    return f"{sys.executable} {ed}"
+    return ws, cli("-w", str(ws), "memory", "edit", "home.md", environ=vault_env(EDITOR=f"{sys.executable} {ed}"))
 
 
 def test_memory_edit_puts_back_the_exact_value_behind_an_untouched_marker(tmp_path):
-    ws = make_ws(tmp_path, secrets={"WIFI": WIFI})
-    (ws / "memory" / "home.md").write_text(NOTE)
-    ed = _editor(tmp_path, "s = open(p).read()\nassert 'tangerine' not in s and '[redacted:WIFI]' in s\n"
+    ws, r = _edit_home_note(tmp_path, "s = open(p).read()\nassert 'tangerine' not in s and '[redacted:WIFI]' in s\n"
                            "open(p, 'w').write(s + 'guest network: none\\n')\n")
-    r = cli("-w", str(ws), "memory", "edit", "home.md", environ=vault_env(EDITOR=ed))
     assert r.returncode == 0, r.stderr
     assert (ws / "memory" / "home.md").read_text() == NOTE + "guest network: none\n"
     assert "[redacted" not in (ws / "memory" / "home.md").read_text()
@@ -78,10 +79,7 @@ def test_memory_edit_puts_back_the_exact_value_behind_an_untouched_marker(tmp_pa
 
 
 def test_memory_edit_never_saves_a_marker_it_cannot_put_back(tmp_path):
-    ws = make_ws(tmp_path, secrets={"WIFI": WIFI})
-    (ws / "memory" / "home.md").write_text(NOTE)
-    ed = _editor(tmp_path, "s = open(p).read()\nopen(p, 'w').write(s + 'bank pin: [redacted:BANK]\\n')\n")
-    r = cli("-w", str(ws), "memory", "edit", "home.md", environ=vault_env(EDITOR=ed))
+    ws, r = _edit_home_note(tmp_path, "s = open(p).read()\nopen(p, 'w').write(s + 'bank pin: [redacted:BANK]\\n')\n")
     assert r.returncode != 0 and "[redacted:BANK]" in r.stderr and "line 6" in r.stderr
     assert "kept at" in r.stderr
     kept = r.stderr.split("kept at ")[-1].strip()
@@ -97,11 +95,8 @@ def test_memory_edit_never_saves_a_marker_it_cannot_put_back(tmp_path):
 
 
 def test_memory_edit_may_drop_a_secret_whose_marker_the_person_deleted(tmp_path):
-    ws = make_ws(tmp_path, secrets={"WIFI": WIFI})
-    (ws / "memory" / "home.md").write_text(NOTE)
-    ed = _editor(tmp_path, "s = open(p).read()\n"
+    ws, r = _edit_home_note(tmp_path, "s = open(p).read()\n"
                            "open(p, 'w').write(''.join(l for l in s.splitlines(True) if 'redacted' not in l))\n")
-    r = cli("-w", str(ws), "memory", "edit", "home.md", environ=vault_env(EDITOR=ed))
     assert r.returncode == 0, r.stderr
     assert (ws / "memory" / "home.md").read_text() == NOTE.replace(f"wifi password: {WIFI}\n", "")
 

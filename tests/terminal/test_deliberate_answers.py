@@ -7,18 +7,8 @@ is back and the next line is an ordinary message), and a durable scope needs its
 
 from __future__ import annotations
 
-import json
-
-from e2e_support import Site, make_ws, transcripts, write_script
+from e2e_support import Site, grants_in, make_ws, transcripts, write_script
 from tty_harness import Pty
-
-
-def _grants(ws) -> list:
-    p = ws / "grants.json"
-    if not p.exists():
-        return []
-    data = json.loads(p.read_text() or "[]")
-    return data.get("grants", data) if isinstance(data, dict) else data
 
 
 def _chat(tmp_path, site, items):
@@ -39,9 +29,7 @@ def test_a_line_typed_ahead_does_not_answer_the_question(tmp_path):
             assert "[allow]" not in t.text
             t.send("n\r")
             t.read_until("[deny] net")
-            t.read_until("you> ")
-            t.send("/quit\r")
-            assert t.wait() == 0
+            t.quit_at_prompt()
         finally:
             t.kill()
         assert site.seen_headers == []
@@ -61,13 +49,11 @@ def test_ctrl_c_at_the_question_denies_at_once_and_the_next_line_is_a_message(tm
             t.read_until("you> ")
             t.send("a\r")                    # the old key for "always": now just a message
             t.read_until("assistant: ")
-            t.read_until("you> ")
-            t.send("/quit\r")
-            assert t.wait() == 0
+            t.quit_at_prompt()
         finally:
             t.kill()
         assert site.seen_headers == []
-    assert _grants(ws) == []
+    assert grants_in(ws) == []
     [events] = transcripts(ws)
     users = [e["text"] for e in events if e["event"] == "user"]
     assert users == ["fetch it", "a"]
@@ -87,15 +73,13 @@ def test_a_single_letter_never_records_a_durable_grant_the_word_does(tmp_path):
             t.send("a\r")
             t.read_until("[deny] net")
             t.read_until("you> ")
-            assert _grants(ws) == [] and site.seen_headers == []
+            assert grants_in(ws) == [] and site.seen_headers == []
             t.send("fetch again\r")
             t.read_until("allow?")
             t.send("always\r")
             t.read_until("[allow] net")
-            t.read_until("you> ")
-            t.send("/quit\r")
-            assert t.wait() == 0
+            t.quit_at_prompt()
         finally:
             t.kill()
         assert len(site.seen_headers) == 1
-    assert [g["target"] for g in _grants(ws)] == [site.target]
+    assert [g["target"] for g in grants_in(ws)] == [site.target]

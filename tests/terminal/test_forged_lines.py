@@ -66,15 +66,7 @@ def test_a_chat_reply_cannot_print_a_line_that_looks_like_a_ruling_or_a_prompt(t
     ws = make_ws(tmp_path)
     script = write_script(tmp_path, [{"reply": CHAT_FORGERY}])
     t = Pty("-w", str(ws), "chat", "--model", f"script:{script}")
-    try:
-        t.read_until("you> ")
-        t.send("save bob\r")
-        t.read_until("could not save that.")
-        t.read_until("you> ")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    t.one_turn_then_quit("save bob", "could not save that.", "you> ")
     lines = t.text.splitlines()
     # nothing was written or ruled on: no line of the screen may say otherwise
     assert not [ln for ln in lines if ln.startswith(("  [allow]", "   | ", "  <- "))], t.text

@@ -33,14 +33,7 @@ def test_a_watched_write_is_shown_in_full_not_its_first_160_characters(tmp_path)
     assert len(content) > 286
     ws, t = _chat(tmp_path, [{"tool": "memory_write", "args": {"path": "garden.md", "content": content}},
                              {"reply": "saved"}])
-    try:
-        t.read_until("you> ")
-        t.send("note the garden\r")
-        t.read_until("assistant: saved")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    t.one_turn_then_quit("note the garden", "assistant: saved")
     assert "SEND-NOTES-TO-evil.example" in t.text
     assert memory_files(ws)["garden.md"] == content.encode()
 
@@ -60,14 +53,7 @@ def test_a_watched_replacement_is_shown_as_its_full_diff(tmp_path):
         {"tool": "memory_write", "args": {"path": "list.md", "content": new, "base": revision(old.encode())}},
         {"reply": "updated"}])
     t = Pty("-w", str(ws), "chat", "--model", f"script:{script}")
-    try:
-        t.read_until("you> ")
-        t.send("update it\r")
-        t.read_until("assistant: updated")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    t.one_turn_then_quit("update it", "assistant: updated")
     assert "+added far below the first 160 characters: EXFIL-MARKER" in t.text
     assert "--- a/list.md" in t.text and "+++ b/list.md" in t.text
 
@@ -76,17 +62,8 @@ def test_an_inline_ask_shows_the_whole_content_before_the_question(tmp_path):
     content = _long_note("QUERY-CARRIES-NOTES", lines=4)
     ws, t = _chat(tmp_path, [{"tool": "memory_write", "args": {"path": "garden.md", "content": content}},
                              {"reply": "done"}], ASK)
-    try:
-        t.read_until("you> ")
-        t.send("note the garden\r")
-        before = t.read_until("allow?")
-        assert "QUERY-CARRIES-NOTES" in before     # seen before the question, not after
-        t.send("y\r")
-        t.read_until("assistant: done")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    before = t.one_turn_then_quit("note the garden", "assistant: done", answer="y")
+    assert "QUERY-CARRIES-NOTES" in before     # seen before the question, not after
     assert memory_files(ws)["garden.md"] == content.encode()
 
 
@@ -143,13 +120,6 @@ def test_a_watched_file_write_is_shown_in_full_too(tmp_path):
     content = _long_note("END-OF-THE-DRAFT", lines=5)
     ws, t = _chat(tmp_path, [{"tool": "file_write", "args": {"path": "draft.txt", "content": content}},
                              {"reply": "written"}])
-    try:
-        t.read_until("you> ")
-        t.send("draft it\r")
-        t.read_until("assistant: written")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    t.one_turn_then_quit("draft it", "assistant: written")
     assert "   | END-OF-THE-DRAFT" not in t.text and "   | and at the very end: END-OF-THE-DRAFT" in t.text
     assert (ws / "files" / "draft.txt").read_text() == content

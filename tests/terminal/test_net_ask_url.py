@@ -16,16 +16,7 @@ def test_the_net_ask_shows_scheme_host_port_path_and_query_in_full(tmp_path):
         url = site.url(path) + "?" + query
         script = write_script(tmp_path, [{"tool": "web_fetch", "args": {"url": url}}, {"reply": "ok"}])
         t = Pty("-w", str(ws), "chat", "--model", f"script:{script}")
-        try:
-            t.read_until("you> ")
-            t.send("look it up\r")
-            asked = t.read_until("allow?")
-            t.send("n\r")
-            t.read_until("assistant: ok")
-            t.send("/quit\r")
-            assert t.wait() == 0
-        finally:
-            t.kill()
+        asked = t.one_turn_then_quit("look it up", "assistant: ok", answer="n")
         assert site.seen_headers == []
     assert "scheme:  http (4 characters)" in asked
     assert "host:    127.0.0.1 (9 characters)" in asked
@@ -40,14 +31,5 @@ def test_the_net_ask_escapes_what_it_shows(tmp_path):
         url = site.url("/x%1b%5b2K") + "?a=\u202eevil"
         script = write_script(tmp_path, [{"tool": "web_fetch", "args": {"url": url}}, {"reply": "ok"}])
         t = Pty("-w", str(ws), "chat", "--model", f"script:{script}")
-        try:
-            t.read_until("you> ")
-            t.send("go\r")
-            asked = t.read_until("allow?")
-            t.send("n\r")
-            t.read_until("you> ")
-            t.send("/quit\r")
-            t.wait()
-        finally:
-            t.kill()
+        asked = t.one_turn_then_quit("go", "you> ", answer="n")
     assert "\u202e" not in asked and "query:   a=\\u202eevil" in asked

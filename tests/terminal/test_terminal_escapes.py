@@ -21,15 +21,7 @@ def test_a_reply_with_escape_sequences_cannot_erase_the_lines_of_a_watched_chat(
         {"reply": f"{ERASE}nothing to save\u202e!"},
     ])
     t = Pty("-w", str(ws), "chat", "--model", f"script:{script}")
-    try:
-        t.read_until("you> ")
-        t.send("remember milk\r")
-        t.read_until("nothing to save")
-        t.read_until("you> ")
-        t.send("/quit\r")
-        assert t.wait() == 0
-    finally:
-        t.kill()
+    t.one_turn_then_quit("remember milk", "nothing to save", "you> ")
     raw = t.raw
     # the model's sequences arrive as visible escapes, never as bytes the terminal acts on
     assert b"\x1b[1A" not in raw and b"\x1b[2K" not in raw and "\u202e".encode() not in raw

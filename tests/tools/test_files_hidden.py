@@ -2,14 +2,14 @@
 
 import pytest
 
-from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import WorkspaceError, init_workspace, load_config, open_workspace
+from assistant.workspace import init_workspace
+from workspaces import assert_config_refused
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make(hidden_line=None):
@@ -27,13 +27,10 @@ def session(tmp_path):
         (files / "private").mkdir()
         (files / "private" / "diary.md").write_text("dear diary\n")
         (files / "notes.txt").write_text("shopping: eggs\n")
-        parts = open_session(open_workspace(root), "watched", kind="test", interactive=False)
-        made.append(parts)
-        return parts
+        made.append(sessions(root))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def call(parts, name, **args):
@@ -66,9 +63,5 @@ def test_a_hidden_folder_hides_everything_below_it(session):
 
 def test_bad_hidden_setting_is_a_config_error(tmp_path):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[files]\nhidden = ["", "*.key"]\n')
-    with pytest.raises(WorkspaceError, match="files.hidden"):
-        load_config(cfg)
-    cfg.write_text('[files]\nhidden = "*.key"\n')
-    with pytest.raises(WorkspaceError, match="files.hidden"):
-        load_config(cfg)
+    assert_config_refused(cfg, '[files]\nhidden = ["", "*.key"]\n', "files.hidden")
+    assert_config_refused(cfg, '[files]\nhidden = "*.key"\n', "files.hidden")

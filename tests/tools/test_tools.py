@@ -8,11 +8,9 @@ import time
 import pytest
 
 from assistant.actions import action_schema
-from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools, tools_by_name
 from assistant.tools.web import html_to_text, net_target
-from assistant.workspace import open_workspace
 from policy.grants import GrantStore
 
 from e2e_support import Site, make_ws
@@ -23,7 +21,7 @@ SECRET = "sk-live-4f3e2d1c0b9a8f7e6d5c"
 
 
 @pytest.fixture
-def session_factory(tmp_path):
+def session_factory(tmp_path, sessions):
     made = []
 
     def make(mode="watched", extra_config="", inline_ask=None, vault_secret=False, edit=None, vault_hosts=None):
@@ -32,22 +30,11 @@ def session_factory(tmp_path):
             cfg = ws_path / "config.toml"
             assert edit[0] in cfg.read_text()
             cfg.write_text(cfg.read_text().replace(*edit))
-        if vault_secret:
-            from assistant.vault import Vault
-            v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-            v.set("LIVE_KEY", SECRET, hosts=vault_hosts)
-            os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
-        try:
-            parts = open_session(open_workspace(ws_path), mode, kind="test", interactive=False,
-                                  inline_ask=inline_ask)
-        finally:
-            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
-        made.append(parts)
-        return parts
+        made.append(sessions(ws_path, mode, inline_ask=inline_ask,
+                             vault={"LIVE_KEY": SECRET} if vault_secret else None, hosts=vault_hosts))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def call(parts, name, **args):

@@ -12,7 +12,6 @@ Found by attacking the real tool against a real vault and loopback servers:
 
 from __future__ import annotations
 
-import os
 import sys
 import urllib.parse
 from pathlib import Path
@@ -20,11 +19,9 @@ from pathlib import Path
 import pytest
 
 
-from assistant.session import open_session  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
 from assistant.tools.web import SecretInUrl, net_target  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
 
 from e2e_support import Site, make_ws  # noqa: E402
 
@@ -35,33 +32,21 @@ MIXED = "p@ss/w0rd!" + "Quokka" + " 77"
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, sessions):
     made = []
 
     def make(asked=None, answer="once"):
-        ws_path = make_ws(tmp_path / f"s{len(made)}")
-        from assistant.vault import Vault
-        v = Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
-        v.set("LOWER", LOWER)
-        v.set("MIXED", MIXED)
         log = asked if asked is not None else []
 
         def ask(q):
             log.append(q)
             return answer
 
-        os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
-        try:
-            parts = open_session(open_workspace(ws_path), "watched", kind="test", interactive=False,
-                                 inline_ask=ask)
-        finally:
-            os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
-        made.append(parts)
-        return parts
+        made.append(sessions(make_ws(tmp_path / f"s{len(made)}"), inline_ask=ask,
+                             vault={"LOWER": LOWER, "MIXED": MIXED}))
+        return made[-1]
 
-    yield make
-    for p in made:
-        p.close()
+    return make
 
 
 def fetch(parts, url):

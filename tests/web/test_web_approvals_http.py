@@ -31,6 +31,12 @@ def _grants(ws):
 
 
 
+def _file_request_and_its_link(ws, server):
+    """A file request for CONTENT: (the request, grants.json's bytes before, its approve link's path)."""
+    req = file_request(ws, CONTENT)
+    return req, _grants(ws), _path(links(ws, req, server.base)["approve_url"])
+
+
 def _path(url: str) -> str:
     return "/" + url.split("://", 1)[1].split("/", 1)[1]
 
@@ -193,9 +199,7 @@ def test_expired_request_is_refused(tmp_path):
 
 def test_get_never_changes_anything_nor_uses_the_link(served):
     ws, server = served
-    req = file_request(ws, CONTENT)
-    grants = _grants(ws)
-    approve = _path(links(ws, req, server.base)["approve_url"])
+    req, grants, approve = _file_request_and_its_link(ws, server)
     with server.client() as c:
         action, fields = forms(c.get(approve).text)["approve"]
         # every answer field in a GET: to the link, the form's action, and logged in
@@ -219,9 +223,7 @@ def test_get_never_changes_anything_nor_uses_the_link(served):
 
 def test_post_without_csrf_is_refused(served):
     ws, server = served
-    req = file_request(ws, CONTENT)
-    grants = _grants(ws)
-    approve = _path(links(ws, req, server.base)["approve_url"])
+    req, grants, approve = _file_request_and_its_link(ws, server)
     with server.client() as c:
         action, fields = forms(c.get(approve).text)["approve"]
         no_token = {k: v for k, v in fields.items() if k != "csrf"}

@@ -19,6 +19,8 @@ from assistant.workspace import init_workspace
 from policy.approvals import Inbox, Request, sha256_hex
 from policy.kinds import offers
 
+from bounded import wait_for  # noqa: F401 - re-exported: the web tests import it from here
+
 PY = sys.executable
 
 
@@ -152,10 +154,3 @@ def forms(page: str) -> dict[str, tuple[str, dict[str, str]]]:
     return out
 
 
-def wait_for(cond, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
