@@ -25,30 +25,19 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 import mcp.types as types
 from mcp.shared.exceptions import McpError
 
-from assistant.workspace import init_workspace
+from review_mcp_support import vault_env, vault_workspace
 
 PASS = "review-mcp-oracle-pass"
 NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
 
 
 def _env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
-    env["ASSISTANT_VAULT_PASSPHRASE"] = PASS
-    return env
+    return vault_env(PASS)
 
 
 @pytest.fixture
 def ws(tmp_path):
-    root = tmp_path / "ws"
-    init_workspace(root)
-    cfg = (root / "config.toml").read_text().replace("opslimit = 3", "opslimit = 1").replace(
-        "memlimit_mib = 256", "memlimit_mib = 8")
-    (root / "config.toml").write_text(cfg)
-    for args, stdin in ((("vault", "init"), None), (("vault", "set", NAME), VALUE + "\n")):
-        r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(root), *args], input=stdin,
-                           capture_output=True, text=True, env=_env(), timeout=90, start_new_session=True)
-        assert r.returncode == 0, r.stderr
-    return root
+    return vault_workspace(tmp_path, PASS, NAME, VALUE)
 
 
 async def _probe(ws, kind):
