@@ -119,6 +119,23 @@ async def cli_async(ws: Path, *args: str) -> subprocess.CompletedProcess:
     return await anyio.to_thread.run_sync(lambda: cli(ws, *args))
 
 
+async def call_answered(ws: Path, s: ClientSession, tool: str, args: dict, verb: str,
+                        *answer: str) -> tuple[types.CallToolResult, Entry]:
+    """Call `tool` (which files one approval request and waits), answer that request with the
+    real `assistant approvals VERB ID *answer`, and return (the call's result, the request)."""
+    result: dict = {}
+
+    async def call() -> None:
+        result["r"] = await s.call_tool(tool, args)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call)
+        [pending] = await wait_pending(ws)
+        r = await cli_async(ws, "approvals", verb, pending.id, *answer)
+        assert r.returncode == 0, r.stderr
+    return result["r"], pending
+
+
 def history_rows(ws: Path, path: str) -> list[dict]:
     r = cli(ws, "memory", "log", path, "--json")
     assert r.returncode == 0, r.stderr

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from mcp.client.stdio import StdioServerParameters
+
 from assistant.workspace import init_workspace
 
 
@@ -31,3 +34,19 @@ def vault_workspace(tmp_path: Path, passphrase: str, name: str, value: str) -> P
                            start_new_session=True)
         assert r.returncode == 0, r.stderr
     return root
+
+
+PASS = "review-mcp-pass"
+NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A workspace whose vault holds NAME = VALUE (import this fixture into a test module)."""
+    return vault_workspace(tmp_path, PASS, NAME, VALUE)
+
+
+def server_params(ws: Path) -> StdioServerParameters:
+    """How the SDK's stdio_client starts `assistant mcp serve` on `ws`, unlocked by the env."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                                 env=vault_env(PASS))

@@ -11,7 +11,7 @@ import mcp.types as types
 
 from policy.grants import GrantStore
 
-from mcp_harness import (WAIT, audit_lines, cli, cli_async, entries, history_rows, make_ws, run_async, serve,
+from mcp_harness import (WAIT, audit_lines, call_answered, cli, cli_async, entries, history_rows, make_ws, run_async, serve,
                          text_of, wait_pending, wait_state)
 
 NEW = "---\ndescription: Ana, Lina's sister\n---\nAna lives in Porto and likes climbing.\n"
@@ -84,17 +84,8 @@ def test_denied_write_writes_nothing_and_says_so(tmp_path):
 
     async def body():
         async with serve(ws) as s:
-            result: dict = {}
-
-            async def write() -> None:
-                result["r"] = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(write)
-                [pending] = await wait_pending(ws)
-                r = await cli_async(ws, "approvals", "deny", pending.id, "--reason", "not now")
-                assert r.returncode == 0, r.stderr
-            r = result["r"]
+            r, _ = await call_answered(ws, s, "memory_write", {"path": "people/ana.md", "content": NEW},
+                                       "deny", "--reason", "not now")
             assert r.isError
             assert "denied" in text_of(r) and "not now" in text_of(r) and "nothing was written" in text_of(r)
 
@@ -333,17 +324,9 @@ def test_rest_of_this_run_means_this_mcp_session(tmp_path):
 
     async def first_session():
         async with serve(ws) as s:
-            result: dict = {}
-
-            async def write() -> None:
-                result["r"] = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(write)
-                [pending] = await wait_pending(ws)
-                r = await cli_async(ws, "approvals", "approve", pending.id, "--remember", "run")
-                assert r.returncode == 0, r.stderr
-            assert not result["r"].isError
+            r, _ = await call_answered(ws, s, "memory_write", {"path": "people/ana.md", "content": NEW},
+                                       "approve", "--remember", "run")
+            assert not r.isError
             read = await s.call_tool("memory_read", {"path": "people/ana.md"})
             revision = text_of(read).split("revision: ")[1].split("\n")[0]
             with anyio.fail_after(WAIT):       # the same session: allowed without asking again

@@ -12,33 +12,18 @@ transcripts or approval requests. Real server, official SDK client, a waiting wr
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import anyio
-import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import stdio_client
 import mcp.types as types
 
-from review_mcp_support import vault_env, vault_workspace
+from review_mcp_support import VALUE, server_params, ws  # noqa: F401 (ws: the fixture)
 
-PASS = "review-mcp-cut-pass"
-NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
-
-
-def _env():
-    return vault_env(PASS)
-
-
-@pytest.fixture
-def ws(tmp_path):
-    return vault_workspace(tmp_path, PASS, NAME, VALUE)
 
 
 async def _write_waits(ws, client):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                                   env=_env())
+    params = server_params(ws)
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (r, w):
             async with ClientSession(r, w, client_info=types.Implementation(name=client, version="1")) as s:
@@ -59,8 +44,7 @@ def test_a_vault_value_in_the_client_name_is_never_kept_in_part(ws):
 
 
 async def _unknown_tool(ws, tool, errlog):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                                   env=_env())
+    params = server_params(ws)
     async with stdio_client(params, errlog=errlog) as (r, w):
         async with ClientSession(r, w, client_info=types.Implementation(name="logcut", version="1")) as s:
             await s.initialize()

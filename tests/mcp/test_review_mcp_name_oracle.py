@@ -15,34 +15,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import anyio
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import stdio_client
 import mcp.types as types
 from mcp.shared.exceptions import McpError
 
-from review_mcp_support import vault_env, vault_workspace
+from review_mcp_support import NAME, VALUE, server_params, ws  # noqa: F401 (ws: the fixture)
 
-PASS = "review-mcp-oracle-pass"
-NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
-
-
-def _env():
-    return vault_env(PASS)
-
-
-@pytest.fixture
-def ws(tmp_path):
-    return vault_workspace(tmp_path, PASS, NAME, VALUE)
 
 
 async def _probe(ws, kind):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                                   env=_env())
+    params = server_params(ws)
     texts = []
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (r, w):

@@ -11,6 +11,7 @@ the server keeps serving. Real process, raw bytes on stdin.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import subprocess
@@ -28,18 +29,36 @@ def _line(p, timeout=20.0):
     return p.stdout.readline() if r else None
 
 
-def test_surrogate_string_id_gets_an_error_and_the_server_keeps_serving(tmp_path):
+@contextlib.contextmanager
+def _initialized_server(tmp_path, stderr):
+    """A real `assistant mcp serve` past its handshake; its stdin closed and the process reaped
+    (bounded: 15 s, then killed) at the end."""
     ws = tmp_path / "ws"
     init_workspace(ws)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
     p = subprocess.Popen([sys.executable, "-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
                          start_new_session=True)
     try:
         p.stdin.write(INIT)
         p.stdin.flush()
         assert b'"result"' in (_line(p) or b"")
         p.stdin.write(INITED)
+        yield p
+    finally:
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(15)
+
+
+def test_surrogate_string_id_gets_an_error_and_the_server_keeps_serving(tmp_path):
+    with _initialized_server(tmp_path, subprocess.PIPE) as p:
         p.stdin.write(b'{"jsonrpc":"2.0","id":"\\ud800","method":"nosuch"}\n')
         p.stdin.write(b'{"jsonrpc":"2.0","id":7,"method":"ping"}\n')
         p.stdin.flush()
@@ -48,16 +67,6 @@ def test_surrogate_string_id_gets_an_error_and_the_server_keeps_serving(tmp_path
         assert first and b'"error"' in first, (first, p.stderr.read1(4096) if p.poll() is not None else b"")
         assert second and b'"id":7' in second.replace(b" ", b"")
         assert p.poll() is None, "the server exited"
-    finally:
-        try:
-            p.stdin.close()
-        except OSError:
-            pass
-        try:
-            p.wait(15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def test_a_request_with_a_non_jsonrpc_id_gets_an_error_not_silence(tmp_path):
@@ -65,29 +74,9 @@ def test_a_request_with_a_non_jsonrpc_id_gets_an_error_not_silence(tmp_path):
     # notification (extra fields allowed), fails to validate it and only logs a warning, so
     # the client, which sent a request, never gets an answer (the transport promises a
     # JSON-RPC error for a line that is not a request, notification or response).
-    ws = tmp_path / "ws"
-    init_workspace(ws)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
-    p = subprocess.Popen([sys.executable, "-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                         start_new_session=True)
-    try:
-        p.stdin.write(INIT)
-        p.stdin.flush()
-        assert b'"result"' in (_line(p) or b"")
-        p.stdin.write(INITED)
+    with _initialized_server(tmp_path, subprocess.DEVNULL) as p:
         p.stdin.write(b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n')
         p.stdin.write(b'{"jsonrpc":"2.0","id":7,"method":"ping"}\n')
         p.stdin.flush()
         first = _line(p)
         assert first is not None and b'"error"' in first, f"no error for the bad request; next line: {first!r}"
-    finally:
-        try:
-            p.stdin.close()
-        except OSError:
-            pass
-        try:
-            p.wait(15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()

@@ -12,33 +12,18 @@ a transcript never holds a secret value. Real server, official SDK client.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import anyio
-import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import stdio_client
 import mcp.types as types
 
-from review_mcp_support import vault_env, vault_workspace
+from review_mcp_support import VALUE, server_params, ws  # noqa: F401 (ws: the fixture)
 
-PASS = "review-mcp-keys-pass"
-NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
-
-
-def _env():
-    return vault_env(PASS)
-
-
-@pytest.fixture
-def ws(tmp_path):
-    return vault_workspace(tmp_path, PASS, NAME, VALUE)
 
 
 async def _call(ws):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                                   env=_env())
+    params = server_params(ws)
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (r, w):
             async with ClientSession(r, w, client_info=types.Implementation(name="keys", version="1")) as s:
