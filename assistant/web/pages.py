@@ -21,6 +21,7 @@ from typing import Sequence
 from policy.approvals import APPROVED, PENDING, Answer, Entry, Request
 
 from ..approving import REDACTED_MARK, Requester, diff_line_kinds, diff_text
+from ..localtime import local_time
 from ..terminal import escape, url_rows
 from ..tools import fetch_summary
 
@@ -194,7 +195,7 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
            ("Who asked", esc1(who.describe()))]
     if who.task:
         top.append(("Task", esc(who.task)))
-    top += [("Why asked", esc1(req.reason)), ("Expires", esc1(req.expires_at) + " (then it is denied)")]
+    top += [("Why asked", esc1(req.reason)), ("Expires", esc1(local_time(req.expires_at)) + " (then it is denied)")]
     if ans is not None:
         top.append(("Answer", esc1(answer_words(ans))))
     details = [("Kind", esc1(req.kind)), ("Target", esc1(req.target)), ("Summary", esc1(req.summary)),
@@ -226,7 +227,7 @@ def list_page(entries: Sequence[Entry], link_of, expired: int) -> str:
             continue
         r = e.request
         items.append(f"<li><a href=\"{html.escape(link_of(e.id), quote=True)}\"><b>{esc1(r.kind)} {esc1(r.target)}</b>"
-                     f"<br><span class=\"meta\">{esc1(r.summary)} · expires {esc1(r.expires_at)} · {esc1(e.id)}"
+                     f"<br><span class=\"meta\">{esc1(r.summary)} · expires {esc1(local_time(r.expires_at))} · {esc1(e.id)}"
                      "</span></a></li>")
     body = "<h1>Pending approvals</h1>"
     body += "<ul class=\"list\">" + "".join(items) + "</ul>" if items else "<p>No pending approvals.</p>"
