@@ -12,16 +12,16 @@ import sys
 
 import click
 
-from policy.approvals import (APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json,
+from policy.approvals import (APPROVED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json as entry_json,
                               requested_by, waiter_alive)
 from policy.kinds import SCOPES
 
 from .. import approving
-from ..approving import REDACTED_MARK, diff_text, mark_redacted as _mark_redacted  # noqa: F401 (kept names)
+from ..approving import diff_text
 from ..colour import diff, status, wanted
 from ..localtime import local_time
 from ..workspace import Workspace
-from .common import echo_json, fail, get_workspace, resolve_id, visible as _visible, workspace_option
+from .common import (echo_json, fail, get_workspace, json_option, resolve_id, visible as _visible, workspace_group)
 
 
 def _inbox() -> tuple[Workspace, Inbox]:
@@ -60,20 +60,16 @@ def _line(e: Entry, *, on: bool = False) -> str:
     return line
 
 
-@click.group("approvals")
-@workspace_option
-def approvals() -> None:
-    """Requests from unattended runs, waiting for you (state/approvals/)."""
+approvals = workspace_group("approvals", "Requests from unattended runs, waiting for you (state/approvals/).")
 
 
 @approvals.command("list")
-@workspace_option
 @click.option("--all", "show_all", is_flag=True, help="Also answered and expired requests.")
-@click.option("--json", "as_json_", is_flag=True, help="Machine-readable output.")
+@json_option()
 @click.option("--follow", is_flag=True, help="Keep running and print new requests as they arrive.")
 @click.option("--max-events", type=int, default=None, hidden=True)
 @click.option("--timeout", "follow_timeout", type=float, default=None, hidden=True)
-def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | None,
+def list_cmd(show_all: bool, as_json: bool, follow: bool, max_events: int | None,
              follow_timeout: float | None) -> None:
     """List pending requests (with --all, every request)."""
     ws, inbox = _inbox()
@@ -88,18 +84,18 @@ def list_cmd(show_all: bool, as_json_: bool, follow: bool, max_events: int | Non
         fail(str(exc))
     entries = everything if show_all else [e for e in everything if e.state in (PENDING, "corrupt")]
     expired = sum(1 for e in everything if e.state == EXPIRED)
-    if as_json_ and not follow:
-        echo_json([as_json(e) for e in entries])
+    if as_json and not follow:
+        echo_json([entry_json(e) for e in entries])
         return
 
     def show(e: Entry) -> None:
-        click.echo(json.dumps(as_json(e), sort_keys=True) if as_json_ else _line(e, on=wanted(sys.stdout)))
+        click.echo(json.dumps(entry_json(e), sort_keys=True) if as_json else _line(e, on=wanted(sys.stdout)))
 
     for e in entries:
         show(e)
-    if not entries and not as_json_:
+    if not entries and not as_json:
         click.echo("no pending approvals" if not show_all else "no approval requests")
-    if expired and not show_all and not as_json_:
+    if expired and not show_all and not as_json:
         # a queue nobody can see is a defect: say that expired requests exist, and where
         click.echo(f"({expired} expired without an answer; see `assistant approvals list --all`)")
     if not follow:
@@ -123,10 +119,9 @@ def _diff(req: Request) -> str:
 
 
 @approvals.command("show")
-@workspace_option
 @click.argument("request_id", metavar="ID")
-@click.option("--json", "as_json_", is_flag=True, help="Machine-readable output (includes the content).")
-def show_cmd(request_id: str, as_json_: bool) -> None:
+@json_option("Machine-readable output (includes the content).")
+def show_cmd(request_id: str, as_json: bool) -> None:
     """Show one request: target, reason, and a diff of the proposed change. ID may be any unique prefix."""
     _ws, inbox = _inbox()
     request_id = _full_id(inbox, request_id)
@@ -139,8 +134,8 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
     from policy.audit import request_lines
 
     places = request_lines(_ws.audit_path, req.id, run=req.run_id, target=req.target, sha256=req.sha256)
-    if as_json_:
-        out = as_json(entry)
+    if as_json:
+        out = entry_json(entry)
         out.update(content=req.content, current=req.current, content_exact=req.content_exact,
                    offers=list(req.offers), audit_lines=[{"line": n, "event": ev} for n, ev in places])
         echo_json(out)
@@ -179,7 +174,6 @@ def show_cmd(request_id: str, as_json_: bool) -> None:
 
 
 @approvals.command("approve")
-@workspace_option
 @click.argument("request_id", metavar="ID")
 @click.option("--remember", type=click.Choice(SCOPES), default="once", show_default=True,
               help="once: this call; run: rest of this run; exact: always this target; dir: always its folder.")
@@ -214,7 +208,6 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
 
 
 @approvals.command("deny")
-@workspace_option
 @click.argument("request_id", metavar="ID")
 @click.option("--reason", default="", help="Why (shown to the run and kept in the audit log).")
 def deny_cmd(request_id: str, reason: str) -> None:
@@ -232,7 +225,6 @@ def deny_cmd(request_id: str, reason: str) -> None:
 
 
 @approvals.command("serve")
-@workspace_option
 @click.option("--listen", default="127.0.0.1:8765", show_default=True, metavar="HOST:PORT",
               help="Address to listen on (port 0: any free port). Loopback unless --allow-remote.")
 @click.option("--allow-remote", is_flag=True,

@@ -17,18 +17,14 @@ import click
 from ..localtime import local_time
 from policy.audit import AuditError, verify
 
-from .common import echo_json, fail, get_workspace, visible, workspace_option
+from .common import echo_json, fail, get_workspace, json_option, visible, workspace_group
 
 
-@click.group("audit")
-@workspace_option
-def audit_group() -> None:
-    """The audit log (state/audit.jsonl): every ruling, answer and memory write, hash-chained."""
+audit_group = workspace_group("audit", "The audit log (state/audit.jsonl): every ruling, answer and memory write, hash-chained.")
 
 
 @audit_group.command("verify")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable result.")
+@json_option("Machine-readable result.")
 def verify_cmd(as_json: bool) -> None:
     """Check that no line of the audit log was changed, removed, inserted or reordered.
     Exits 0 when the chain is intact, 1 naming the first line at fault."""
@@ -102,8 +98,7 @@ def _describe(rec: dict) -> str:
 
 
 @audit_group.command("show")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="A JSON list, each record with its line number.")
+@json_option("A JSON list, each record with its line number.")
 @click.option("--since", metavar="DURATION", default=None, help="Only the last DURATION (e.g. 1h, 7d).")
 def show_cmd(as_json: bool, since: str | None) -> None:
     """List rulings, answers and writes, oldest first, with their line numbers."""

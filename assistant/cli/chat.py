@@ -13,14 +13,17 @@ import hashlib
 import json
 import sys
 import threading
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import click
 
 from ..terminal import (Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
                         screen_rows, url_parts)
 from ..colour import diff as colour_diff, paint, prompt as colour_prompt, status, wanted
-from .common import EXIT_ERROR, fail, get_workspace, model_spec_or_group, workspace_option
+from .common import fail, get_workspace, model_spec_or_group, workspace_option
+
+if TYPE_CHECKING:
+    from policy.gate import InlineAnswer
 
 HELP = """\
 commands:
@@ -108,7 +111,7 @@ class ChatUI:
             return None
         return line.rstrip("\r\n")
 
-    def inline_ask(self, question) -> "str | InlineAnswer | None":
+    def inline_ask(self, question) -> str | InlineAnswer | None:
         """Ask the person right here whether to allow one gated call. Shown first, in full and
         escaped: the URL part by part, or the whole proposed text / diff (paged on a terminal).
         A durable scope needs its word typed (`always`, `folder`); empty, end of input, Ctrl-C

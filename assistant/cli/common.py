@@ -50,6 +50,26 @@ def workspace_option(f: F) -> F:
     )(f)
 
 
+class WorkspaceGroup(click.Group):
+    """A command group whose every command takes --workspace/-w, so none can forget it."""
+
+    def command(self, *args: object, **kwargs: object) -> Callable[[F], click.Command]:  # type: ignore[override]
+        make = super().command(*args, **kwargs)  # type: ignore[arg-type]
+        return lambda f: make(workspace_option(f))
+
+
+def workspace_group(name: str, help: str) -> WorkspaceGroup:
+    """`assistant NAME ...`: a group of commands on the workspace, which takes -w itself too."""
+    def holds_commands_only() -> None:
+        pass
+    return click.group(name, cls=WorkspaceGroup, help=help)(workspace_option(holds_commands_only))
+
+
+def json_option(help: str = "Machine-readable output.") -> Callable[[F], F]:
+    """`--json` on a command, passed as `as_json`; `help` says what the JSON holds."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
 _MODEL_META_KEY = "assistant.model"
 
 

@@ -24,7 +24,7 @@ import click
 from ..config import SECTIONS, ConfigError
 from ..workspace import (CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace,
                          WorkspaceError, open_workspace)
-from .common import EXIT_ERROR, EXIT_OK, echo_json, model_spec_or_group, workspace_option, workspace_path
+from .common import (EXIT_ERROR, EXIT_OK, echo_json, json_option, model_spec_or_group, workspace_option, workspace_path)
 
 NOTIFY_TEST = "assistant doctor: test notification, nothing to approve"
 
@@ -350,7 +350,7 @@ def _check_push(cfg, r: Report, *, notify: bool) -> None:
 @click.option("--model", "model_spec", default=None, metavar="SPEC",
               help="Check this model instead of config (script:FILE.json, a .gguf, llama:PATH, openai:URL).")
 @click.option("--no-notify", is_flag=True, help="Do not run the notify command.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> None:
     """Check the workspace, model, vault unlock and approval channel; print each problem's fix."""
     model_spec = model_spec_or_group(model_spec)

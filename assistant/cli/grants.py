@@ -13,18 +13,14 @@ from ..localtime import local_time
 from policy.grants import GrantsError, GrantStore
 from policy.kinds import KINDS
 
-from .common import echo_json, fail, get_workspace, workspace_option
+from .common import echo_json, fail, get_workspace, json_option, workspace_group
 
 
-@click.group("grants")
-@workspace_option
-def grants() -> None:
-    """Durable {kind, target} grants that let unattended runs act without asking."""
+grants = workspace_group("grants", "Durable {kind, target} grants that let unattended runs act without asking.")
 
 
 @grants.command("list")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 def list_cmd(as_json: bool) -> None:
     """List every grant in grants.json."""
     store = GrantStore(get_workspace().grants_path)
@@ -42,7 +38,6 @@ def list_cmd(as_json: bool) -> None:
 
 
 @grants.command("revoke")
-@workspace_option
 @click.argument("kind")
 @click.argument("target")
 def revoke_cmd(kind: str, target: str) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 import click
 
-from .common import fail, get_workspace, workspace_option
+from .common import fail, get_workspace, workspace_group
 
 if TYPE_CHECKING:
     from ..leaks import Scanner
@@ -69,13 +69,10 @@ def _withheld(text: str) -> str:
     return "[withheld until the vault is unlocked]" if text else text
 
 
-@click.group("mcp")
-def mcp_group() -> None:
-    """Serve your notes to MCP clients (Claude Desktop, Claude Code, Cursor, your own agents)."""
+mcp_group = workspace_group("mcp", "Serve your notes to MCP clients (Claude Desktop, Claude Code, Cursor, your own agents).")
 
 
 @mcp_group.command("serve")
-@workspace_option
 def serve_cmd() -> None:
     """Speak MCP over stdin/stdout (start it from an MCP client's config, not by hand).
 

@@ -26,7 +26,7 @@ import click
 from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, Unreadable, WriteResult
 from ..localtime import local_time
 from ..terminal import escape, one_line
-from .common import echo_json, fail, get_workspace, is_tty, visible, workspace_option
+from .common import echo_json, fail, get_workspace, is_tty, json_option, visible, workspace_group
 
 EDITS = "edits"     # state/edits/: the editor's copies (`memory edit`); one kept after a refusal stays there
 
@@ -114,26 +114,22 @@ def _report(result: WriteResult | RemoveResult) -> None:
         click.echo(f"warning: {result.warning}", err=True)
 
 
-@click.group("memory")
-@workspace_option
-def memory_group() -> None:
-    """Your notes in memory/: list, read, write, edit, remove, and the catalog the model sees.
+memory_group = workspace_group("memory", """Your notes in memory/: list, read, write, edit, remove, and the catalog the model sees.
 
     Writes from here are yours (you are watching), so they are allowed, but they go through
     the same checks as the model's: path rules, size, the leak scanner, and read before
     overwrite (pass --base REV as shown by `memory cat`, or --force to replace whatever is
     there).
-    """
+    """)
 
 
 @memory_group.command("ls")
-@workspace_option
 @click.argument("prefix", required=False, metavar="[PATH]")
 @click.option("--sort", "sort", type=click.Choice(["catalog", "name", "changed"]), default="catalog",
               show_default=True,
               help="catalog: pinned first, then most recently changed (what the model sees); "
                    "name: by path; changed: most recently changed first.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
     """List notes; PATH limits it to one folder or the notes whose path starts with PATH
     (e.g. `memory ls people/`)."""
@@ -164,9 +160,8 @@ def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
 
 
 @memory_group.command("cat")
-@workspace_option
 @click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print {path, revision, content} as JSON.")
+@json_option("Print {path, revision, content} as JSON.")
 def cat_cmd(path: str, as_json: bool) -> None:
     """Print a note (secrets redacted). Its revision goes to stderr on a terminal, and always
     into --json."""
@@ -197,7 +192,6 @@ def cat_cmd(path: str, as_json: bool) -> None:
 
 
 @memory_group.command("write")
-@workspace_option
 @click.argument("path")
 @click.option("--base", "base", metavar="REV", default=None,
               help="The revision you read (memory cat --json); required to replace a note.")
@@ -223,7 +217,6 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
 
 
 @memory_group.command("edit")
-@workspace_option
 @click.argument("path")
 def edit_cmd(path: str) -> None:
     """Open a note in $EDITOR and save it back through the same checks.
@@ -305,7 +298,6 @@ def edit_cmd(path: str) -> None:
 
 
 @memory_group.command("rm")
-@workspace_option
 @click.argument("path")
 @click.option("--base", "base", metavar="REV", default=None,
               help="Only remove the note if it is still at this revision.")
@@ -327,7 +319,6 @@ def rm_cmd(path: str, base: str | None) -> None:
 
 
 @memory_group.command("catalog")
-@workspace_option
 def catalog_cmd() -> None:
     """Print the catalog exactly as the model sees it at the start of a session."""
     mem = _memory()
@@ -338,8 +329,7 @@ def catalog_cmd() -> None:
 
 
 @memory_group.command("watch")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per change.")
+@json_option("One JSON object per change.")
 @click.option("--timeout", type=float, default=None, hidden=True,
               help="Stop after this many seconds (for tests and scripts).")
 def watch_cmd(as_json: bool, timeout: float | None) -> None:

@@ -22,7 +22,7 @@ from ..colour import diff, wanted
 from ..localtime import local_time
 from ..history import HistoryError, Origin, Version
 from ..memory import Memory, NoteError, NotFound
-from .common import echo_json, fail, is_tty, visible, workspace_option
+from .common import echo_json, fail, is_tty, json_option, visible
 from .memory import _memory, _refusal, _report, memory_group
 
 
@@ -190,9 +190,8 @@ def _check(mem: Memory, path: str) -> str:
 
 
 @memory_group.command("log")
-@workspace_option
 @click.argument("path", required=False)
-@click.option("--json", "as_json", is_flag=True, help="A JSON list, newest first.")
+@json_option("A JSON list, newest first.")
 def log_cmd(path: str | None, as_json: bool) -> None:
     """Every recorded version (of PATH, or of all notes), newest first: revision, time,
     source (assistant, person, hand-edit, revert, removal, mcp:NAME), approval or the rule that
@@ -219,7 +218,6 @@ def log_cmd(path: str | None, as_json: bool) -> None:
 
 
 @memory_group.command("show")
-@workspace_option
 @click.argument("path")
 @click.option("--rev", "rev", metavar="REV", required=True, help="The version (any unique prefix).")
 @click.option("--raw", is_flag=True, help="Write the exact bytes (not redacted): for `> FILE`.")
@@ -259,7 +257,6 @@ def _text_of(mem: Memory, path: str, rev: str | None) -> tuple[str, str]:
 
 
 @memory_group.command("diff")
-@workspace_option
 @click.argument("path")
 @click.option("--rev", "rev", metavar="REV", default=None,
               help="From this version (default: the one before --to, or before the newest).")
@@ -293,7 +290,6 @@ def diff_cmd(path: str, rev: str | None, to: str | None) -> None:
 
 
 @memory_group.command("revert")
-@workspace_option
 @click.argument("path")
 @click.option("--to", "to", metavar="REV", required=True, help="The version to restore (any unique prefix).")
 def revert_cmd(path: str, to: str) -> None:
@@ -332,7 +328,6 @@ def _size(n: int) -> str:
 
 
 @memory_group.command("prune")
-@workspace_option
 @click.option("--older-than", "older_than", metavar="DURATION", required=True,
               help="Drop versions older than this (e.g. 90d, 12h); each note's newest version stays.")
 def prune_cmd(older_than: str) -> None:
@@ -359,7 +354,6 @@ def prune_cmd(older_than: str) -> None:
 
 
 @memory_group.command("forget")
-@workspace_option
 @click.argument("path")
 def forget_cmd(path: str) -> None:
     """Drop every recorded version of one note, for good (asks first on a terminal).
@@ -391,8 +385,7 @@ def forget_cmd(path: str) -> None:
 
 
 @memory_group.command("stale")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="A JSON list.")
+@json_option("A JSON list.")
 def stale_cmd(as_json: bool) -> None:
     """Notes whose frontmatter `review_after:` or `expires:` date has passed (nothing is
     ever deleted because of a date)."""

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .common import echo_json, fail, get_workspace, visible, workspace_option
+from .common import echo_json, fail, get_workspace, json_option, visible, workspace_option
 
 
 def _session():
@@ -35,8 +35,8 @@ def _notices(session) -> None:
 @click.argument("query", nargs=-1, required=True)
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True,
               help="Most results to show.")
-@click.option("--json", "as_json", is_flag=True,
-              help="A JSON list, best first: {path, score (higher is better), snippet, source, description}.")
+@json_option(
+    "A JSON list, best first: {path, score (higher is better), snippet, source, description}.")
 def search_cmd(query: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Search your notes and past conversations, best match first.
 

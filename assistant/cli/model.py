@@ -21,7 +21,7 @@ from typing import Callable, TypeVar
 import click
 
 from ..workspace import CONFIG, WorkspaceError
-from .common import EXIT_OK, echo_json, fail, get_workspace, workspace_option
+from .common import EXIT_OK, echo_json, fail, get_workspace, json_option, workspace_group
 
 T = TypeVar("T")
 
@@ -45,13 +45,10 @@ def set_model_path(config_path: Path, value: str) -> None:
     record_setting(config_path, "model", "path", value)
 
 
-@click.group("model")
-def model_group() -> None:
-    """Get a GGUF model from a Hugging Face-style hub, and see what is configured."""
+model_group = workspace_group("model", "Get a GGUF model from a Hugging Face-style hub, and see what is configured.")
 
 
 @model_group.command("pull")
-@workspace_option
 @click.argument("repo")
 @click.argument("file")
 @click.option("--revision", default=None, metavar="REV", help="Branch, tag or commit (default: main).")
@@ -140,8 +137,7 @@ def _mib(n: int | None) -> str:
 
 
 @model_group.command("list")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 def list_command(as_json: bool) -> None:
     """Show the configured model and the GGUF files in the workspace's models/ folder."""
     ws = get_workspace()

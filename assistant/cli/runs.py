@@ -17,7 +17,7 @@ from ..colour import status, wanted
 from ..localtime import local_time
 from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
-from .common import echo_json, fail, get_workspace, resolve_id, visible, workspace_option
+from .common import (echo_json, fail, get_workspace, json_option, resolve_id, visible, workspace_option, WorkspaceGroup)
 
 
 def _outcome(outcome: str, width: int, on: bool) -> str:
@@ -43,11 +43,11 @@ def _one_line(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-@click.group("runs", invoke_without_command=True)
+@click.group("runs", cls=WorkspaceGroup, invoke_without_command=True)
 @workspace_option
-@click.option("--json", "as_json", is_flag=True,
-              help="Machine-readable: a list, newest first, of {id, start, kind, schedule, task, outcome, "
-                   "exit_code, tool_calls, denials}.")
+@json_option(
+    "Machine-readable: a list, newest first, of {id, start, kind, schedule, task, outcome, "
+    "exit_code, tool_calls, denials}.")
 @click.option("--failed", is_flag=True, help="Only runs that did not end done (denied, failed, error, ...).")
 @click.option("--since", metavar="DURATION", default=None, help="Only runs started within DURATION (e.g. 12h, 7d).")
 @click.pass_context
@@ -130,9 +130,8 @@ def _render(event: dict, redact) -> list[str]:
 
 
 @runs_group.command("show")
-@workspace_option
 @click.argument("run_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="The summary and every event, as JSON.")
+@json_option("The summary and every event, as JSON.")
 def show_cmd(run_id: str, as_json: bool) -> None:
     """One run's transcript, for a person: escaped, redacted, tool calls and rulings marked."""
     ws = get_workspace()

@@ -29,7 +29,7 @@ from ..schedule import (
     systemd_user_dir,
 )
 from ..workspace import Workspace
-from .common import echo_json, fail, get_workspace, model_spec_or_group, workspace_option
+from .common import echo_json, fail, get_workspace, json_option, model_spec_or_group, workspace_group
 
 ENV_CRONTAB = "ASSISTANT_CRONTAB"   # argv of the crontab program (default: "crontab")
 
@@ -38,15 +38,11 @@ def _schedules(ws: Workspace) -> list[Schedule]:
     return list(ws.config.schedule)    # checked by get_workspace("schedule")
 
 
-@click.group("schedule")
-@workspace_option
-def schedule_group() -> None:
-    """Scheduled unattended runs ([[schedule]] in config.toml); cron or systemd does the timing."""
+schedule_group = workspace_group("schedule", "Scheduled unattended runs ([[schedule]] in config.toml); cron or systemd does the timing.")
 
 
 @schedule_group.command("list")
-@workspace_option
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option()
 def schedule_list(as_json: bool) -> None:
     """List the configured schedules with their next run time (local time)."""
     ws = get_workspace("schedule")
@@ -72,7 +68,6 @@ def schedule_list(as_json: bool) -> None:
 
 
 @schedule_group.command("run")
-@workspace_option
 @click.argument("name")
 @click.option("--model", "model_spec", default=None, metavar="SPEC",
               help="Model to use instead of config (e.g. script:FILE.json).")
@@ -168,7 +163,6 @@ def _unlock_problem(ws, flavour: str) -> str | None:
 
 
 @schedule_group.command("install")
-@workspace_option
 @click.option("--cron", "cron", is_flag=True, help="Crontab lines (the default).")
 @click.option("--systemd", "systemd", is_flag=True, help="systemd user timer + service units.")
 @click.option("--print", "print_", is_flag=True, help="Print them (the default).")

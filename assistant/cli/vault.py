@@ -17,7 +17,6 @@ import click
 from ..localtime import local_time
 from ..vault import (
     ENV_PASSPHRASE,
-    UNLOCK_HELP,
     Vault,
     VaultError,
     VaultLocked,
@@ -30,7 +29,7 @@ from ..vault import (
     validate_name,
     validate_value,
 )
-from .common import echo_json, fail, get_workspace, is_tty, workspace_option
+from .common import echo_json, fail, get_workspace, is_tty, json_option, workspace_group
 
 ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
@@ -75,18 +74,14 @@ def _read_value(name: str) -> str:
     return data
 
 
-@click.group("vault")
-@workspace_option
-def vault_group() -> None:
-    """Encrypted secrets (vault.enc): the leak scanner blocks and redacts their values.
+vault_group = workspace_group("vault", """Encrypted secrets (vault.enc): the leak scanner blocks and redacts their values.
 
     Unlock with $ASSISTANT_VAULT_PASSPHRASE, a key file ([vault] key_file in config.toml,
     mode 600), the OS keyring (`vault remember`), or the hidden prompt.
-    """
+    """)
 
 
 @vault_group.command("init")
-@workspace_option
 def init_cmd() -> None:
     """Create an empty vault.enc (the KDF cost comes from [vault] in config.toml)."""
     ws = get_workspace("vault")
@@ -119,7 +114,6 @@ def init_cmd() -> None:
               help="A host web_fetch may send this secret to (repeatable), e.g. api.example.com "
                    "or 127.0.0.1:8080. Replaces the hosts bound before; without --host an "
                    "update keeps them. A secret bound to no host is never sent by web_fetch.")
-@workspace_option
 def set_cmd(name: str, hosts: tuple[str, ...]) -> None:
     """Store a secret under NAME. The value is read from stdin or a hidden prompt, never argv."""
     ws = get_workspace("vault")
@@ -152,8 +146,7 @@ def set_cmd(name: str, hosts: tuple[str, ...]) -> None:
               help="Also allow web_fetch to send this secret to HOST (repeatable).")
 @click.option("--remove", "remove", multiple=True, metavar="HOST",
               help="No longer send this secret to HOST (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable: {name, hosts}.")
-@workspace_option
+@json_option("Machine-readable: {name, hosts}.")
 def hosts_cmd(name: str, add: tuple[str, ...], remove: tuple[str, ...], as_json: bool) -> None:
     """Show or change the hosts NAME is bound to, without re-entering its value.
 
@@ -191,7 +184,6 @@ def hosts_cmd(name: str, add: tuple[str, ...], remove: tuple[str, ...], as_json:
 
 
 @vault_group.command("remember")
-@workspace_option
 def remember_cmd() -> None:
     """Keep the vault passphrase in the OS keyring, so commands stop asking for it.
 
@@ -225,7 +217,6 @@ def remember_cmd() -> None:
 
 
 @vault_group.command("forget")
-@workspace_option
 def forget_cmd() -> None:
     """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
     from ..remembered import KeyringUnavailable, forget
@@ -246,8 +237,7 @@ def forget_cmd() -> None:
 
 
 @vault_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable: [{name, set_at, hosts}].")
-@workspace_option
+@json_option("Machine-readable: [{name, set_at, hosts}].")
 def list_cmd(as_json: bool) -> None:
     """Names of the stored secrets, when each was set and the hosts web_fetch may send it to
     (never the values)."""
@@ -267,7 +257,6 @@ def list_cmd(as_json: bool) -> None:
 
 @vault_group.command("remove")
 @click.argument("name")
-@workspace_option
 def remove_cmd(name: str) -> None:
     """Delete the secret NAME."""
     ws = get_workspace("vault")
@@ -280,7 +269,6 @@ def remove_cmd(name: str) -> None:
 
 
 @vault_group.command("passwd")
-@workspace_option
 def passwd_cmd() -> None:
     """Change the vault passphrase (new salt; KDF cost from config.toml).
 
