@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .config import MemoryConfig
-from .confine import ConfinementError, FileTooLargeError, Root
+from .confine import ConfinementError, Root
 from .leaks import Scanner
 from .notes import clean_line, cut, decode_head, head_meta, staleness, summary_from_head
 
@@ -176,14 +176,12 @@ def _redact(scanner: Scanner | None, text: str) -> str:
 
 
 def line(entry: Entry) -> str:
-    if entry.problem and not entry.summary:
-        return f"- {entry.path}: (unreadable: {entry.problem})"
-    summary = entry.summary or "(no summary)"
+    """`- path: summary`, then why the note could not be read, or else how stale it is."""
     if entry.problem:
-        return f"- {entry.path}: {summary} (unreadable: {entry.problem})"
-    if entry.stale:
-        return f"- {entry.path}: {summary} {entry.stale}"
-    return f"- {entry.path}: {summary}"
+        summary = f"{entry.summary} " if entry.summary else ""
+        return f"- {entry.path}: {summary}(unreadable: {entry.problem})"
+    stale = f" {entry.stale}" if entry.stale else ""
+    return f"- {entry.path}: {entry.summary or '(no summary)'}{stale}"
 
 
 # --- the block -------------------------------------------------------------------------------
