@@ -317,7 +317,7 @@ def transcript_doc(name: str, data: bytes, redact: Callable[[str], str]) -> _Doc
 
 # --- the index ---------------------------------------------------------------------------------
 
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS docs(
     id INTEGER PRIMARY KEY,

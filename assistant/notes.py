@@ -16,6 +16,10 @@ import hashlib
 import hmac
 import unicodedata
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import date
 
 FENCE = "---"
 REVISION_CHARS = 12
@@ -203,7 +207,7 @@ class Staleness:
         return {"state": self.state, "date": self.date, "key": self.key}
 
 
-def staleness(meta: dict[str, str], today: "date | None" = None) -> Staleness | None:
+def staleness(meta: dict[str, str], today: date | None = None) -> Staleness | None:
     """Expired wins over review due; None when neither date has passed (or neither is set)."""
     import datetime as _dt
 

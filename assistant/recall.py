@@ -15,7 +15,7 @@ while the index stays the same).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Callable
 
 from .config import RecallConfig
 from .confine import ConfinementError, Root

@@ -1,3 +1,5 @@
 """The capability model: kinds, glob grants, rulings, approvals. Never imports `assistant`."""
 
-from .engine import Ruling, Session, decide  # noqa: F401  (DESIGN's `policy.decide(...)`)
+from .engine import Ruling, Session, decide
+
+__all__ = ["Ruling", "Session", "decide"]   # DESIGN's `policy.decide(...)`

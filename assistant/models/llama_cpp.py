@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, TextIO
 from policy.fileio import replacing
 
 from assistant.models.base import ContextOverflow, ModelError, StepResult
-from assistant.models.chat_format import FORMATS, ChatFormatError, render, tokenize_segments
+from assistant.models.chat_format import FORMATS, ChatFormatError, tokenize_segments
 from assistant.models.grammar import schema_to_gbnf
 
 GGUF_MAGIC = b"GGUF"

@@ -464,7 +464,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                 try:
                     nxt_target, nxt_parts = net_target(nxt)
                 except ToolError:
-                    raise ToolError(f"redirected to an unusable location; not followed") from None
+                    raise ToolError("redirected to an unusable location; not followed") from None
                 if nxt_target != target or nxt_parts.scheme != parts.scheme:
                     raise ToolError(
                         f"redirected to {nxt_parts.scheme}://{nxt_target}: not followed; "

@@ -31,7 +31,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Callable
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette

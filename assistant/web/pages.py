@@ -123,7 +123,7 @@ def scope_words(req: Request, offer: dict[str, str]) -> str:
     scope, pattern = offer.get("scope", ""), offer.get("pattern", "")
     what = {"memory": "write to the note", "file": "write to the file", "net": "fetch from"}.get(req.kind, "reach")
     if scope == "once":
-        return f"Only this one call. If the run asks again, you are asked again."
+        return "Only this one call. If the run asks again, you are asked again."
     if scope == "run":
         return (f"This call, and any later one by this same run ({req.run_id}) to {what} {pattern}. "
                 "Forgotten when that run ends.")
