@@ -11,16 +11,12 @@ untouched: nothing created, changed or read (atime), and no read returns outside
 
 from __future__ import annotations
 
-import ctypes
 import os
-import sys
-import threading
 import time
 
 import pytest
 
-from assistant.confine import ConfinementError
-from confine_fixtures import OUTSIDE_NOTE, layout, mode, root  # noqa: F401  (fixtures)
+from confine_fixtures import HAS_EXCHANGE, OUTSIDE_NOTE, exchange, layout, mode, race, root  # noqa: F401  (fixtures)
 
 MIN_DURATION = 1.0   # seconds: at least this long, even when the minimums come sooner
 MAX_DURATION = 20.0  # seconds: generous cap for a loaded machine; minimums unmet by then fail
@@ -29,91 +25,31 @@ MIN_WRITES = 20     # each path exercised while swaps run, whatever the schedule
 MIN_READS = 100
 INSIDE = b"inside note\n" * 10
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_RENAME_EXCHANGE = 2
-
-
-def exchange(a, b) -> None:
-    """Atomically swap two directory entries (Linux renameat2 RENAME_EXCHANGE)."""
-    if _libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), _RENAME_EXCHANGE) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-
-
-has_exchange = sys.platform.startswith("linux") and hasattr(_libc, "renameat2")
-
 
 def run_race(root, layout, swapper, write_path, min_ops=1000):
-    stop = threading.Event()
-    stats = {"w_ok": 0, "w_refused": 0, "r_ok": 0, "r_refused": 0, "swaps": 0}
-    problems = []
+    """One writer and two readers of write_path through `root` while `swapper` runs; the
+    outside tree stays untouched and no read returns the outside note."""
+    def read() -> None:
+        assert root.read_bytes(write_path) != OUTSIDE_NOTE, "reader got the outside note"
 
-    def swap_loop():
-        try:
-            while not stop.is_set():
-                swapper()
-                stats["swaps"] += 1
-        except Exception as e:  # noqa: BLE001
-            problems.append(f"swapper failed: {e!r}")
-
-    def writer():
-        while not stop.is_set():
-            try:
-                root.write_bytes(write_path, INSIDE)
-                stats["w_ok"] += 1
-            except (ConfinementError, FileNotFoundError):
-                stats["w_refused"] += 1
-            except Exception as e:  # noqa: BLE001
-                problems.append(f"writer: {e!r}")
-                return
-
-    def reader():
-        while not stop.is_set():
-            try:
-                data = root.read_bytes(write_path)
-                if data == OUTSIDE_NOTE:
-                    problems.append("reader got the outside note")
-                    return
-                stats["r_ok"] += 1
-            except (ConfinementError, FileNotFoundError):
-                stats["r_refused"] += 1
-            except Exception as e:  # noqa: BLE001
-                problems.append(f"reader: {e!r}")
-                return
+    def enough(n: dict[str, int]) -> bool:
+        ops = sum(v for k, v in n.items() if k != "swaps")
+        return (ops >= min_ops and n["swaps"] >= MIN_SWAPS
+                and n["w_ok"] + n["w_refused"] >= MIN_WRITES
+                and n["r_ok"] + n["r_refused"] >= MIN_READS
+                and n["w_refused"] + n["r_refused"] > 0
+                and n["w_ok"] + n["r_ok"] > 0)
 
     before = layout.snapshot()
-    threads = [threading.Thread(target=f) for f in (swap_loop, writer, reader, reader)]
-
-    def enough() -> bool:
-        ops = sum(v for k, v in stats.items() if k != "swaps")
-        return (ops >= min_ops and stats["swaps"] >= MIN_SWAPS
-                and stats["w_ok"] + stats["w_refused"] >= MIN_WRITES
-                and stats["r_ok"] + stats["r_refused"] >= MIN_READS
-                and stats["w_refused"] + stats["r_refused"] > 0
-                and stats["w_ok"] + stats["r_ok"] > 0)
-
-    for t in threads:
-        t.start()
-    start = time.monotonic()
-    while not problems and time.monotonic() - start < MAX_DURATION:
-        if time.monotonic() - start >= MIN_DURATION and enough():
-            break
-        time.sleep(0.02)
-    stop.set()
-    for t in threads:
-        t.join(30)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    assert problems == []
+    stats = race(swapper, [("w", lambda: root.write_bytes(write_path, INSIDE)), ("r", read), ("r", read)],
+                 enough, min_s=MIN_DURATION, max_s=MAX_DURATION)
     layout.assert_untouched(before)
     assert (layout.outside / "sub" / "note.md").read_bytes() == OUTSIDE_NOTE
-    # the race really happened (enough swaps and operations; some refused, some through),
-    # or the test proved nothing: only a machine stalled for MAX_DURATION gets here short
-    assert enough(), f"too little happened in {MAX_DURATION}s: {stats}"
     print(stats)
     return stats
 
 
-@pytest.mark.skipif(not has_exchange, reason="needs renameat2(RENAME_EXCHANGE)")
+@pytest.mark.skipif(not HAS_EXCHANGE, reason="needs renameat2(RENAME_EXCHANGE)")
 def test_intermediate_swapped_for_symlink_atomically(root, layout):
     """`a` flips between a real directory and a symlink to outside (atomic exchange)."""
     (layout.root / "a" / "sub").mkdir(parents=True)

@@ -4,7 +4,6 @@ findings of a review of assistant/confine.py, in both resolver modes."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 import threading
@@ -14,69 +13,19 @@ import pytest
 
 from assistant.confine import ConfinementError, Root
 
-from confine_fixtures import box, layout, make_root, mode, root
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
+from confine_fixtures import HAS_EXCHANGE, box, exchange, layout, make_root, mode, race, root
 
 
 def _fd_count() -> int:
     return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else -1
 
 
-_has_exchange = sys.platform.startswith("linux") and hasattr(_libc, "renameat2")
-
-
-def _exchange(a, b) -> None:
-    if _libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:  # RENAME_EXCHANGE
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-
-
-def _race(swap, op, *, min_swaps=50, min_ops=300, min_s=0.5, max_s=20.0) -> dict:
-    """Run `swap` and `op` in two threads until both did enough (and min_s passed), capped."""
-    stop = threading.Event()
-    n = {"swaps": 0, "ok": 0, "refused": 0}
-    problems = []
-
-    def swapper():
-        try:
-            while not stop.is_set():
-                swap()
-                n["swaps"] += 1
-        except Exception as e:  # noqa: BLE001
-            problems.append(repr(e))
-
-    def worker():
-        while not stop.is_set():
-            try:
-                op()
-                n["ok"] += 1
-            except (ConfinementError, FileNotFoundError):
-                n["refused"] += 1
-            except Exception as e:  # noqa: BLE001
-                problems.append(repr(e))
-                return
-
-    ts = [threading.Thread(target=swapper), threading.Thread(target=worker)]
-    for t in ts:
-        t.start()
-    t0 = time.monotonic()
-
-    def enough():
-        return (n["swaps"] >= min_swaps and n["ok"] + n["refused"] >= min_ops
-                and n["ok"] > 0 and n["refused"] > 0)
-
-    while not problems and time.monotonic() - t0 < max_s:
-        if time.monotonic() - t0 >= min_s and enough():
-            break
-        time.sleep(0.02)
-    stop.set()
-    for t in ts:
-        t.join(30)
-    assert problems == []
-    assert enough(), n
-    return n
+def _race(swap, op, *, min_swaps=50, min_ops=300) -> dict:
+    """Run `swap` and `op` in two threads until both did enough (some ops refused, some through)."""
+    def enough(n: dict[str, int]) -> bool:
+        return (n["swaps"] >= min_swaps and n["op_ok"] + n["op_refused"] >= min_ops
+                and n["op_ok"] > 0 and n["op_refused"] > 0)
+    return race(swap, [("op", op)], enough)
 
 
 # acceptance (issue 2: Root), written from the issue's words
@@ -181,7 +130,7 @@ def test_closed_root_refuses_new_operations(layout, mode):
 
 
 # review (confine): renames and mkdirs vs link swaps
-@pytest.mark.skipif(not _has_exchange, reason="needs renameat2(RENAME_EXCHANGE)")
+@pytest.mark.skipif(not HAS_EXCHANGE, reason="needs renameat2(RENAME_EXCHANGE)")
 def test_rename_into_and_out_of_a_dir_flipping_to_a_link(root, layout):
     """`a` atomically flips between a real directory and a symlink to outside while a note is
     renamed into `a/` and back out: it never lands outside, nothing outside moves in."""
@@ -205,7 +154,7 @@ def test_rename_into_and_out_of_a_dir_flipping_to_a_link(root, layout):
 
     (layout.outside / "sub.md").write_bytes(b"outside\n")
     before = layout.snapshot()
-    _race(lambda: _exchange(a, lnk), op)
+    _race(lambda: exchange(a, lnk), op)
     layout.assert_untouched(before)
     assert not (layout.root / "x.md").exists()
     real = layout.root / ("a" if not os.path.islink(a) else "lnk")

@@ -1,17 +1,21 @@
 """Shared fixtures for the confine tests: a root, an outside directory with a sentinel, and the
-two resolver modes (openat2 and the per-component walk). Import the fixtures by name."""
+two resolver modes (openat2 and the per-component walk), and the race harness. Import the
+fixtures by name."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from assistant.confine import Root, openat2_available
+from assistant.confine import ConfinementError, Root, openat2_available
 
 MODES = ["openat2", "walk"]
 SENTINEL_BYTES = b"SENTINEL: outside the root, must never be created, changed or read\n"
@@ -121,3 +125,66 @@ def box(tmp_path, request, monkeypatch):
     sentinel = tmp_path / "sentinel.txt"
     sentinel.write_bytes(b"outside")
     return root, sentinel
+
+
+# --- races -----------------------------------------------------------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+HAS_EXCHANGE = sys.platform.startswith("linux") and hasattr(_libc, "renameat2")
+
+
+def exchange(a, b) -> None:
+    """Atomically swap two directory entries (Linux renameat2 RENAME_EXCHANGE)."""
+    if _libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def race(swap, workers, enough, *, min_s: float = 0.5, max_s: float = 20.0) -> dict[str, int]:
+    """Run `swap` in a loop in one thread and each (name, op) of `workers` in a loop in its own,
+    until `enough(counts)` holds and min_s has passed (max_s at the most; a busy machine only
+    makes it run longer). counts: "swaps", and "NAME_ok" / "NAME_refused" per worker name (a
+    ConfinementError or FileNotFoundError is a refusal). Any other error, in the swapper or in an
+    op (an AssertionError included), fails the race; so does not doing enough by max_s."""
+    stop = threading.Event()
+    counts = {"swaps": 0} | {f"{name}_{end}": 0 for name, _ in workers for end in ("ok", "refused")}
+    problems: list[str] = []
+
+    def swapper() -> None:
+        try:
+            while not stop.is_set():
+                swap()
+                counts["swaps"] += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            problems.append(f"swapper: {e!r}")
+
+    def worker(name: str, op) -> None:
+        while not stop.is_set():
+            try:
+                op()
+            except (ConfinementError, FileNotFoundError):
+                counts[f"{name}_refused"] += 1
+                continue
+            except Exception as e:  # noqa: BLE001 - reported below
+                problems.append(f"{name}: {e!r}")
+                return
+            counts[f"{name}_ok"] += 1
+
+    threads = [threading.Thread(target=swapper)]
+    threads += [threading.Thread(target=worker, args=pair) for pair in workers]
+    for t in threads:
+        t.start()
+    start = time.monotonic()
+    while not problems and time.monotonic() - start < max_s:
+        if time.monotonic() - start >= min_s and enough(counts):
+            break
+        time.sleep(0.02)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert problems == []
+    # the race really happened (enough swaps and operations; some refused, some through), or
+    # the test proved nothing: only a machine stalled for max_s gets here short
+    assert enough(counts), f"too little happened in {max_s}s: {counts}"
+    return counts
