@@ -12,6 +12,7 @@ import hashlib
 import random
 import string
 import uuid
+from typing import Callable
 
 B62 = string.ascii_letters + string.digits
 B64URL = B62 + "-_"
@@ -209,21 +210,20 @@ def _prose(r: random.Random) -> str:
 def _markdown(r: random.Random) -> str:
     lines = [f"# {r.choice(TOPICS)}", "", _sentence(r), ""]
     for _ in range(r.randint(2, 6)):
-        kind = r.randint(0, 5)
-        if kind == 0:
-            lines.append(f"- [ ] {_sentence(r)}")
-        elif kind == 1:
-            lines.append(f"- see [{r.choice(WORDS)}]({_url(r)})")
-        elif kind == 2:
-            lines += ["| item | qty | note |", "|---|---|---|",
-                      f"| {r.choice(WORDS)} | {r.randint(1, 9)} | {r.choice(WORDS)} |"]
-        elif kind == 3:
-            lines.append(f"## {r.choice(WORDS).capitalize()}")
-        elif kind == 4:
-            lines.append(f"> {_sentence(r)}")
-        else:
-            lines.append(f"**{r.choice(WORDS)}**: {_sentence(r)} ({r.randint(1, 28)}.{r.randint(1, 12)}.2026)")
+        lines += _MARKDOWN_BLOCKS[r.randint(0, 5)](r)
     return "\n".join(lines)
+
+
+# one markdown block each: a task, a link, a table, a heading, a quote, a dated remark
+_MARKDOWN_BLOCKS: tuple[Callable[[random.Random], list[str]], ...] = (
+    lambda r: [f"- [ ] {_sentence(r)}"],
+    lambda r: [f"- see [{r.choice(WORDS)}]({_url(r)})"],
+    lambda r: ["| item | qty | note |", "|---|---|---|",
+               f"| {r.choice(WORDS)} | {r.randint(1, 9)} | {r.choice(WORDS)} |"],
+    lambda r: [f"## {r.choice(WORDS).capitalize()}"],
+    lambda r: [f"> {_sentence(r)}"],
+    lambda r: [f"**{r.choice(WORDS)}**: {_sentence(r)} ({r.randint(1, 28)}.{r.randint(1, 12)}.2026)"],
+)
 
 
 def _code(r: random.Random) -> str:
@@ -250,21 +250,19 @@ def _code(r: random.Random) -> str:
 def _ids(r: random.Random) -> str:
     out = []
     for _ in range(r.randint(2, 8)):
-        kind = r.randint(0, 5)
-        if kind == 0:
-            out.append(f"request id {uuid.UUID(int=r.getrandbits(128), version=4)}")
-        elif kind == 1:
-            out.append(f"commit {_hexs(r, 40)} ({_hexs(r, 7)})")
-        elif kind == 2:
-            digest = hashlib.sha256(r.randbytes(32)).hexdigest()
-            out.append(f"{digest}  release-{r.randint(1, 9)}.{r.randint(0, 20)}.tar.gz")
-        elif kind == 3:
-            out.append(f"sha256:{hashlib.sha256(r.randbytes(8)).hexdigest().upper()}")
-        elif kind == 4:
-            out.append(f"<{_url(r)}>")
-        else:
-            out.append(f"ISBN 978-{r.randint(0, 9)}-{r.randint(100, 999)}-{r.randint(10000, 99999)}-{r.randint(0, 9)}")
+        out.append(_ID_LINES[r.randint(0, 5)](r))
     return "\n".join(out)
+
+
+# one identifier each: a request UUID, a commit, a release checksum, a digest, a URL, an ISBN
+_ID_LINES: tuple[Callable[[random.Random], str], ...] = (
+    lambda r: f"request id {uuid.UUID(int=r.getrandbits(128), version=4)}",
+    lambda r: f"commit {_hexs(r, 40)} ({_hexs(r, 7)})",
+    lambda r: f"{hashlib.sha256(r.randbytes(32)).hexdigest()}  release-{r.randint(1, 9)}.{r.randint(0, 20)}.tar.gz",
+    lambda r: f"sha256:{hashlib.sha256(r.randbytes(8)).hexdigest().upper()}",
+    lambda r: f"<{_url(r)}>",
+    lambda r: f"ISBN 978-{r.randint(0, 9)}-{r.randint(100, 999)}-{r.randint(10000, 99999)}-{r.randint(0, 9)}",
+)
 
 
 def _image(r: random.Random) -> str:
