@@ -36,6 +36,19 @@ def bare_ws(tmp_path: Path, name: str = "ws") -> Path:
     return root
 
 
+def notify_with(ws: Path, body: str) -> Path:
+    """Set WS's [approvals] notify to a shell script (BODY after its #! line), called with the
+    summary as $1; returns the script (beside WS, not in it)."""
+    script = ws.parent / f"notify-{ws.name}.sh"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o700)
+    cfg = ws / "config.toml"
+    text = cfg.read_text()
+    assert "notify = []" in text
+    cfg.write_text(text.replace("notify = []", f'notify = ["{script}", "{{summary}}"]'))
+    return script
+
+
 def assert_config_refused(path: Path, text: str, match: str) -> None:
     """TEXT written to PATH is refused by `load_config` with a WorkspaceError matching MATCH."""
     path.write_text(text)

@@ -1,14 +1,16 @@
 """Shared helpers for the MCP server tests (no tests here): a workspace, `assistant mcp serve`
-as a real subprocess driven by the SDK's own stdio_client + ClientSession, and bounded waits
-on the approvals inbox."""
+as a real subprocess driven by the SDK's own stdio_client + ClientSession or spoken to in raw
+bytes (RawServer), and bounded waits on the approvals inbox."""
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -113,6 +115,65 @@ def cli(ws: Path, *args: str, timeout: float = WAIT) -> subprocess.CompletedProc
     """The real `assistant` CLI in a subprocess."""
     return subprocess.run([PY, "-m", "assistant", "-w", str(ws), *args], capture_output=True, text=True,
                           env=env(), timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+class RawServer:
+    """`assistant -w WS mcp serve` as a subprocess spoken to in raw bytes; every read is bounded,
+    stderr is kept (self.stderr), and leaving the `with` block closes stdin and reaps it."""
+
+    def __init__(self, ws: Path, **extra_env: str) -> None:
+        self.proc = subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env(**extra_env))
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.stderr: list[bytes] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+        threading.Thread(target=lambda: self.stderr.append(self.proc.stderr.read()), daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def send(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def request(self, id_: object, method: str, params: dict | None = None) -> None:
+        msg = {"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})}
+        self.send(json.dumps(msg).encode() + b"\n")
+
+    def next(self) -> dict:
+        line = self.lines.get(timeout=WAIT)
+        assert line, "the server closed stdout"
+        return json.loads(line)          # every line on stdout is JSON-RPC, nothing else
+
+    def handshake(self, client: str = "raw\x1b[31m client") -> None:
+        """initialize (as `client`, by default a name with an escape sequence that must never
+        reach a log raw) and notifications/initialized."""
+        self.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": client, "version": "0"}})
+        reply = self.next()
+        assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "assistant-memory"
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def close(self) -> int:
+        """Close stdin and wait for the exit code (killed after WAIT seconds)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:                  # it is gone already: its exit code says how
+            pass
+        try:
+            return self.proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(timeout=WAIT)
+
+    def __enter__(self) -> "RawServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 async def cli_async(ws: Path, *args: str) -> subprocess.CompletedProcess:

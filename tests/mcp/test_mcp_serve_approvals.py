@@ -10,11 +10,13 @@ import anyio
 import mcp.types as types
 
 from policy.grants import GrantStore
+from workspaces import notify_with
 
-from mcp_harness import (WAIT, audit_lines, call_answered, cli, cli_async, entries, history_rows, make_ws, run_async, serve,
-                         text_of, wait_pending, wait_state)
+from mcp_harness import (WAIT, RawServer, audit_lines, call_answered, cli, cli_async, entries, history_rows, make_ws,
+                         run_async, serve, text_of, wait_pending, wait_state)
 
 NEW = "---\ndescription: Ana, Lina's sister\n---\nAna lives in Porto and likes climbing.\n"
+WRITE_ANA = {"path": "people/ana.md", "content": NEW}
 
 
 def _note(ws, path):
@@ -37,7 +39,7 @@ def test_write_waits_is_approved_through_the_cli_and_lands_exactly(tmp_path):
             result: dict = {}
 
             async def write() -> None:
-                result["r"] = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW},
+                result["r"] = await s.call_tool("memory_write", WRITE_ANA,
                                                 progress_callback=on_progress)
 
             async with anyio.create_task_group() as tg:
@@ -84,8 +86,7 @@ def test_denied_write_writes_nothing_and_says_so(tmp_path):
 
     async def body():
         async with serve(ws) as s:
-            r, _ = await call_answered(ws, s, "memory_write", {"path": "people/ana.md", "content": NEW},
-                                       "deny", "--reason", "not now")
+            r, _ = await call_answered(ws, s, "memory_write", WRITE_ANA, "deny", "--reason", "not now")
             assert r.isError
             assert "denied" in text_of(r) and "not now" in text_of(r) and "nothing was written" in text_of(r)
 
@@ -99,7 +100,7 @@ def test_unanswered_write_expires_and_writes_nothing(tmp_path):
     async def body():
         async with serve(ws) as s:
             with anyio.fail_after(WAIT):
-                r = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+                r = await s.call_tool("memory_write", WRITE_ANA)
             assert r.isError and "expired" in text_of(r) and "nothing was written" in text_of(r)
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert "2 seconds" in tools["memory_write"].description
@@ -120,7 +121,7 @@ def test_client_cancel_closes_the_request_as_denied(tmp_path):
 
             async def write() -> None:
                 try:
-                    await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+                    await s.call_tool("memory_write", WRITE_ANA)
                 except Exception as exc:   # the server answers a cancelled call with an error
                     failure["e"] = exc
 
@@ -153,7 +154,7 @@ def test_client_disconnect_mid_wait_closes_the_request(tmp_path):
             async with anyio.create_task_group() as tg:
                 async def write() -> None:
                     try:
-                        await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+                        await s.call_tool("memory_write", WRITE_ANA)
                     except Exception:
                         pass
 
@@ -180,7 +181,7 @@ def test_standing_grant_allows_without_asking_and_remove_is_gated(tmp_path):
 
     async def body():
         async with serve(ws, name="my-agent") as s:
-            r = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+            r = await s.call_tool("memory_write", WRITE_ANA)
             assert not r.isError, text_of(r)
             assert entries(ws) == []                       # no request: the grant allowed it
             read = await s.call_tool("memory_read", {"path": "people/ana.md"})
@@ -218,7 +219,7 @@ def test_watched_mode_is_an_explicit_opt_in(tmp_path):
         async with serve(ws) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert "watched" in tools["memory_write"].description
-            r = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+            r = await s.call_tool("memory_write", WRITE_ANA)
             assert not r.isError, text_of(r)
 
     run_async(body)
@@ -233,7 +234,7 @@ def test_nobody_to_ask_is_a_deny_at_once(tmp_path):
     async def body():
         async with serve(ws) as s:
             with anyio.fail_after(WAIT):
-                r = await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+                r = await s.call_tool("memory_write", WRITE_ANA)
             assert r.isError and "denied" in text_of(r) and "nothing was written" in text_of(r)
 
     run_async(body)
@@ -243,17 +244,13 @@ def test_nobody_to_ask_is_a_deny_at_once(tmp_path):
 def test_notify_command_names_the_client(tmp_path):
     ws = make_ws(tmp_path)
     told = tmp_path / "told.txt"
-    script = tmp_path / "notify.sh"
-    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {told}\n')
-    script.chmod(0o755)
-    cfg = ws / "config.toml"
-    cfg.write_text(cfg.read_text().replace("notify = []", f'notify = ["{script}", "{{summary}}"]'))
+    notify_with(ws, f'printf "%s\\n" "$1" >> {told}\n')
 
     async def body():
         async with serve(ws, name="Cursor") as s:
             async with anyio.create_task_group() as tg:
                 async def write() -> None:
-                    await s.call_tool("memory_write", {"path": "people/ana.md", "content": NEW})
+                    await s.call_tool("memory_write", WRITE_ANA)
 
                 tg.start_soon(write)
                 [pending] = await wait_pending(ws)
@@ -290,30 +287,14 @@ def test_a_client_cannot_flood_the_inbox(tmp_path):
 
 def test_stopping_the_server_mid_wait_closes_the_request(tmp_path):
     import signal
-    import subprocess
-
-    from mcp_harness import PY, env
 
     ws = make_ws(tmp_path)
-    proc = subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "mcp", "serve"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env())
-    try:
-        def send(msg: dict) -> None:
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stopper", "version": "1"}}})
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-              "params": {"name": "memory_write", "arguments": {"path": "people/ana.md", "content": NEW}}})
+    with RawServer(ws) as server:
+        server.handshake("stopper")
+        server.request(2, "tools/call", {"name": "memory_write", "arguments": WRITE_ANA})
         [pending] = anyio.run(wait_pending, ws)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=WAIT) != 0            # stdin still open: it stops anyway
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=WAIT)
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=WAIT) != 0     # stdin still open: it stops anyway
     entry = anyio.run(wait_state, ws, pending.id, ("denied",))
     assert "stopped" in entry.answer.reason
     assert _note(ws, "people/ana.md") is None
@@ -324,8 +305,7 @@ def test_rest_of_this_run_means_this_mcp_session(tmp_path):
 
     async def first_session():
         async with serve(ws) as s:
-            r, _ = await call_answered(ws, s, "memory_write", {"path": "people/ana.md", "content": NEW},
-                                       "approve", "--remember", "run")
+            r, _ = await call_answered(ws, s, "memory_write", WRITE_ANA, "approve", "--remember", "run")
             assert not r.isError
             read = await s.call_tool("memory_read", {"path": "people/ana.md"})
             revision = text_of(read).split("revision: ")[1].split("\n")[0]

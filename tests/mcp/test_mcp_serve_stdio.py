@@ -6,61 +6,16 @@ reads a byte of stdin, with the fix on stderr."""
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
-import threading
 
-from mcp_harness import PASSPHRASE, PY, SECRET, WAIT, add_vault, env, make_ws
-
-
-class RawServer:
-    """The server subprocess, spoken to in raw bytes; every read is bounded."""
-
-    def __init__(self, ws, **extra_env: str) -> None:
-        self.proc = subprocess.Popen([PY, "-m", "assistant", "-w", str(ws), "mcp", "serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env(**extra_env))
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        self.stderr: list[bytes] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=lambda: self.stderr.append(self.proc.stderr.read()), daemon=True).start()
-
-    def _pump(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
-
-    def send(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def request(self, id_: int, method: str, params: dict | None = None) -> None:
-        msg = {"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})}
-        self.send(json.dumps(msg).encode() + b"\n")
-
-    def next(self) -> dict:
-        line = self.lines.get(timeout=WAIT)
-        assert line, "the server closed stdout"
-        return json.loads(line)          # every line on stdout is JSON-RPC, nothing else
-
-    def close(self) -> int:
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=WAIT)
-
-
-def _initialize(server: RawServer) -> None:
-    server.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "raw\x1b[31m client", "version": "0"}})
-    reply = server.next()
-    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "assistant-memory"
-    server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+from mcp_harness import PASSPHRASE, PY, SECRET, WAIT, RawServer, add_vault, env, make_ws
 
 
 def test_garbage_on_stdin_gets_errors_and_the_server_keeps_serving(tmp_path):
     ws = make_ws(tmp_path)
     server = RawServer(ws)
     try:
-        _initialize(server)
+        server.handshake()
         huge = (b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"memory_write","arguments":'
                 b'{"path":"big.md","content":"' + b"x" * (2 * 1024 * 1024) + b'"}}}\n')
         garbage = [
@@ -121,7 +76,7 @@ def test_vault_unlocked_from_the_key_file_or_the_env(tmp_path):
     for extra in ({"ASSISTANT_VAULT_PASSPHRASE": PASSPHRASE},):
         server = RawServer(ws, **extra)
         try:
-            _initialize(server)
+            server.handshake()
             server.request(2, "tools/call", {"name": "memory_write",
                                              "arguments": {"path": "leak.md", "content": f"pin {SECRET}\n"}})
             reply = server.next()
@@ -148,7 +103,7 @@ def test_vault_unlocked_from_the_key_file_or_the_env(tmp_path):
     wrong.write_text(PASSPHRASE)
     server = RawServer(ws)
     try:
-        _initialize(server)
+        server.handshake()
     finally:
         assert server.close() == 0
 

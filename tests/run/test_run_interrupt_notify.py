@@ -11,6 +11,7 @@ import sys
 from policy.approvals import ApprovalSettings
 from bounded import wait_for
 from run_support import PY, audit_events, env, make_ws, write_script
+from workspaces import notify_with
 
 
 def _reset_sigint() -> None:      # the runner may have been started with SIGINT ignored (nohup)
@@ -19,12 +20,8 @@ def _reset_sigint() -> None:      # the runner may have been started with SIGINT
 
 def test_sigint_during_a_slow_notify_closes_the_request_as_denied(tmp_path):
     started = tmp_path / "notify-started"
-    notifier = tmp_path / "slow-notify"
-    notifier.write_text(f"#!/bin/sh\ntouch {started}\nsleep 30\n")
-    notifier.chmod(0o700)
     ws = make_ws(tmp_path)
-    cfg = ws / "config.toml"
-    cfg.write_text(cfg.read_text().replace("notify = []", f'notify = ["{notifier}", "{{summary}}"]'))
+    notify_with(ws, f"touch {started}\nsleep 30\n")
     script = write_script(tmp_path, [
         {"tool": "memory_write", "args": {"path": "people/new.md", "content": "a new note\n"}},
         {"reply": "saved"}])

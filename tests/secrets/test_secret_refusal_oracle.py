@@ -9,17 +9,14 @@ import json
 import os
 
 from secrets_support import WIFI, audit_events, cli, env, make_ws, transcript_events, vault_env, write_script
+from workspaces import notify_with
 
 WORDS = ["apple", "birch", "cedar", WIFI, "delta", "ember", "fjord", "grove"]
 
 
 def _notify(tmp_path, ws):
     log = tmp_path / "notified.txt"
-    script = tmp_path / "notify.sh"
-    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nenv | grep -c ASSISTANT_VAULT >> {log} || true\n')
-    script.chmod(0o700)
-    cfg = ws / "config.toml"
-    cfg.write_text(cfg.read_text().replace("notify = []", f'notify = ["{script}", "{{summary}}"]'))
+    notify_with(ws, f'printf "%s\\n" "$*" >> {log}\nenv | grep -c ASSISTANT_VAULT >> {log} || true\n')
     return log
 
 
