@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import statistics
 import sys
 import tempfile
@@ -445,6 +444,16 @@ def _one_run(ws_root: Path, model) -> dict:
                 outcome=result.outcome)
 
 
+def _one_step_workspace(tmp: Path, max_tokens: int) -> Path:
+    """A fresh workspace in tmp/ws whose runs take one model step of at most max_tokens."""
+    ws_root = tmp / "ws"
+    init_workspace(ws_root)
+    text = (ws_root / "config.toml").read_text()
+    text = text.replace("max_steps = 8", "max_steps = 1").replace("max_tokens = 512", f"max_tokens = {max_tokens}")
+    (ws_root / "config.toml").write_text(text)
+    return ws_root
+
+
 def between_runs_part(args) -> bool:
     """Part 3: the same unattended task run twice, each run a fresh model (as a new process is),
     with [model] prompt_cache = true: the second run restores the stable prefix from state/."""
@@ -453,11 +462,7 @@ def between_runs_part(args) -> bool:
     print(f"\nPart 3: between runs - the same unattended task twice, a fresh in-process model each run, "
           f"prompt_cache = true; target: run 2's first step evaluates <= its new tokens + {SLACK}")
     with tempfile.TemporaryDirectory(prefix="bench-runs-") as tmp:
-        ws_root = Path(tmp) / "ws"
-        init_workspace(ws_root)
-        text = (ws_root / "config.toml").read_text()
-        text = text.replace("max_steps = 8", "max_steps = 1").replace("max_tokens = 512", f"max_tokens = {args.max_tokens}")
-        (ws_root / "config.toml").write_text(text)
+        ws_root = _one_step_workspace(Path(tmp), args.max_tokens)
         base = dict(asdict(open_workspace(ws_root).config.model), n_threads=args.threads, max_tokens=args.max_tokens)
         rows = []
         for label, cache_on in (("run 1 (cache empty)", True), ("run 2 (cache file)", True),
@@ -499,11 +504,7 @@ def server_runs_part(args) -> bool:
     server = start_server()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-srv-") as tmp:
-            ws_root = Path(tmp) / "ws"
-            init_workspace(ws_root)
-            text = (ws_root / "config.toml").read_text()
-            text = text.replace("max_steps = 8", "max_steps = 1").replace("max_tokens = 512", f"max_tokens = {args.max_tokens}")
-            (ws_root / "config.toml").write_text(text)
+            ws_root = _one_step_workspace(Path(tmp), args.max_tokens)
             rows = []
             for label in ("run 1", "run 2"):
                 model = OpenAIModel({"endpoint": server.url, "name": ALIAS, "temperature": 0.2}, timeout=300)

@@ -37,11 +37,10 @@ def _bounded(fn) -> BaseException | object:
 
 @pytest.fixture
 def fifo_log(tmp_path: Path) -> Path:
-    state = tmp_path / "state"
-    state.mkdir()
-    log = state / "audit.jsonl"
-    os.mkfifo(log)
-    return log
+    """state/audit.jsonl as a FIFO: a plain open() for reading would wait for a writer forever."""
+    (tmp_path / "state").mkdir()
+    os.mkfifo(tmp_path / "state" / "audit.jsonl")
+    return tmp_path / "state" / "audit.jsonl"
 
 
 def test_verify_refuses_a_fifo_instead_of_hanging(fifo_log: Path) -> None:
