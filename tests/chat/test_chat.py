@@ -7,11 +7,10 @@ from click.testing import CliRunner
 from assistant.cli import main
 
 from e2e_support import Site, TextPage as _Page, make_ws, transcripts, write_script
-import http.server
 import json
 import pytest
-import threading
 from acceptance_support import SECRET, script, sub, with_vault
+from loopback import http_server
 
 
 def chat(ws, script, text):
@@ -198,16 +197,10 @@ def test_chat_net_asks_inline(vault_ws, tmp_path, answer, fetched):
             hits.append(self.path)
             super().do_GET()
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    port = srv.server_address[1]
-    try:
+    with http_server(H) as srv:
         r = sub(vault_ws, "chat", "--model", script(tmp_path, [
-            {"tool": "web_fetch", "args": {"url": f"http://127.0.0.1:{port}/p"}},
+            {"tool": "web_fetch", "args": {"url": f"http://127.0.0.1:{srv.server_address[1]}/p"}},
             {"reply": "ok"}]), input=f"fetch it\n{answer}\n/quit\n")
-    finally:
-        srv.shutdown()
-        srv.server_close()
     assert r.returncode == 0, r.stderr
     assert bool(hits) is fetched
     assert "web_fetch" in r.stdout

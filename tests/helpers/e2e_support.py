@@ -8,10 +8,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from assistant.workspace import init_workspace
+from loopback import start_http, stop_http
 
 PY = sys.executable
 
@@ -154,10 +154,8 @@ class Site:
             def log_message(self, *a):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = start_http(Handler)
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
     def target(self) -> str:
@@ -167,9 +165,7 @@ class Site:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def __enter__(self) -> "Site":
-        self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        stop_http(self.server)

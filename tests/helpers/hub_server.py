@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+from loopback import start_http, stop_http
 from recording_server import QuietHandler
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -87,14 +86,11 @@ class Hub:
                 for i in range(0, len(view), 1 << 20):
                     self.wfile.write(view[i:i + (1 << 20)])
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd = start_http(Handler)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_http(self.httpd)

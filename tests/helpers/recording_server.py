@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback import start_http, stop_http
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -37,18 +38,14 @@ class Recorder:
             def do_POST(self):
                 self._handle("POST")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.httpd = start_http(Handler)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_http(self.httpd)
 
     def posts(self, path):
         return [r for r in self.requests if r["method"] == "POST" and r["path"] == path]

@@ -15,7 +15,6 @@ import json
 import os
 import threading
 import time
-from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -23,6 +22,7 @@ pytest.importorskip("httpx")
 
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import OpenAIModel  # noqa: E402
+from loopback import start_http, stop_http  # noqa: E402
 from recording_server import QuietHandler, send_json  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
@@ -50,9 +50,7 @@ class Evil:
                 self.rfile.read(n)
                 _guard(post, self, evil.stop)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd = start_http(H)
 
     @property
     def url(self) -> str:
@@ -64,8 +62,7 @@ class Evil:
 
     def close(self):
         self.stop.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_http(self.httpd)
 
 
 def _guard(fn, h, stop):

@@ -16,8 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
@@ -26,6 +25,7 @@ import pytest  # noqa: E402
 
 pytest.importorskip("apprise")
 
+from loopback import http_server  # noqa: E402
 from web_approvals_support import PY, env, make_ws, set_approvals, wait_for  # noqa: E402
 
 URL = ("https://weather.example/today?x=1\u2028\u2028Approve:\u2028https://evil.example/r/approve"
@@ -45,9 +45,7 @@ def test_push_body_is_escaped_like_the_notify_summary(tmp_path):
         def log_message(self, *a):
             pass
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
+    with http_server(Hook) as srv:
         ws = make_ws(tmp_path)
         set_approvals(ws, f'web_url = "http://127.0.0.1:8765"\npush = ["json://127.0.0.1:{srv.server_address[1]}/"]\n'
                           "notify = []")
@@ -61,8 +59,6 @@ def test_push_body_is_escaped_like_the_notify_summary(tmp_path):
         finally:
             run.kill()
             run.communicate()
-    finally:
-        srv.shutdown()
     message = json.loads(got[0])["message"]
     for ch in ("\u2028", "\u0085", "\u202e"):
         assert ch not in message, f"the push body carries a raw {ch!r} from the model's URL: {message!r}"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from pathlib import Path
 
+from loopback import start_http, stop_http
 from web_approvals_support import (PY, Serve, answer_file, audit_events, env, forms, make_ws, set_approvals,
                                    wait_for)
 
@@ -39,14 +39,11 @@ class Receiver:
             def log_message(self, *a):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = start_http(Handler)
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        stop_http(self.server)
 
 
 def _ws_with_vault(tmp_path: Path) -> Path:

@@ -4,12 +4,9 @@ contacted (item 11), and HTML text extraction is bounded in size and time (item 
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
@@ -22,9 +19,9 @@ from policy.grants import GrantStore  # noqa: E402
 from e2e_support import Site, TextPage as _Page, make_ws  # noqa: E402
 from assistant.vault import Vault  # noqa: E402
 from session_support import PASSPHRASE  # noqa: E402
-import http.server
 import json
 from acceptance_support import SECRET as acc_SECRET, _set_config, script, sub, with_vault
+from loopback import http_server
 
 # a fake vault value, assembled at run time
 SECRET = "wifi" + "-Lantern-" + "7731" + "-quokka"
@@ -196,12 +193,8 @@ def test_secret_in_a_malformed_url_is_refused_as_a_secret_too(session):
 
 @pytest.fixture
 def page():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
+    with http_server(_Page) as srv:
+        yield srv.server_address[1]
 
 
 # acceptance (issue 6: the assistant), written from the issue's words
@@ -226,19 +219,14 @@ def test_web_fetch_output_redacted(vault_ws, tmp_path):
     class H(_Page):
         body = f"the code is {acc_SECRET} ok".encode()
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    port = srv.server_address[1]
-    try:
+    with http_server(H) as srv:
+        port = srv.server_address[1]
         (vault_ws / "grants.json").write_text(json.dumps({"version": 1, "grants": [
             {"kind": "net", "target": f"127.0.0.1:{port}", "granted_at": "2026-01-01T00:00:00Z",
              "note": "test"}]}))
         r = sub(vault_ws, "run", "fetch", "--model", script(tmp_path, [
             {"tool": "web_fetch", "args": {"url": f"http://127.0.0.1:{port}/"}},
             {"reply": "fetched"}]))
-    finally:
-        srv.shutdown()
-        srv.server_close()
     assert r.returncode == 0, r.stderr
     t = "".join(p.read_text() for p in (vault_ws / "state/transcripts").glob("*.jsonl"))
     assert "the code is" in t and "[redacted:bank]" in t
