@@ -1,5 +1,5 @@
 """Test support (no tests here): run a call with a generous time bound, so a test that guards
-against super-linear work on hostile input fails instead of hanging; wait for a condition, bounded."""
+against super-linear work on hostile input fails instead of hanging; wait for a condition, bounded; answer the first approval request from another thread, bounded."""
 
 from __future__ import annotations
 
@@ -28,3 +28,33 @@ def wait_for(cond, timeout: float = 60.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+class AnswersFirstRequest(threading.Thread):
+    """A person elsewhere: polls (bounded by `timeout` seconds) until `first()` finds the first
+    approval request, then `answer(it)`. Whatever goes wrong lands in .error (None when all went
+    well), for the test to assert after join()."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(daemon=True)
+        self.timeout = timeout
+        self.error: str | None = None
+
+    def first(self):          # the request to answer, or None while there is none yet
+        raise NotImplementedError
+
+    def answer(self, request) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        try:
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline:
+                request = self.first()
+                if request is not None:
+                    self.answer(request)
+                    return
+                time.sleep(0.05)
+            self.error = "no request appeared"
+        except Exception as exc:  # noqa: BLE001 - reported to the test
+            self.error = repr(exc)

@@ -8,7 +8,6 @@ import base64
 import hashlib
 import json
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from assistant.tools.memory import memory_list, memory_read, memory_tools, memor
 from assistant.workspace import init_workspace, open_workspace
 from policy.approvals import Inbox
 from policy.gate import Gate
+from bounded import AnswersFirstRequest
 from acceptance_support import PASS, SECRET as acc_SECRET, script, sub, with_vault
 
 SECRET = "tangerine-Dream-4412-xyzzy"
@@ -71,32 +71,25 @@ def snapshot(root: Path) -> dict:
     return out
 
 
-class Approver(threading.Thread):
+class Approver(AnswersFirstRequest):
     """Answers the first request that appears in the inbox, through the policy API."""
 
     def __init__(self, ws, verdict="approved", remember="once", before=None):
-        super().__init__(daemon=True)
+        super().__init__(timeout=10)
         self.inbox = Inbox(ws.approvals_dir)
         self.verdict, self.remember, self.before = verdict, remember, before
         self.request = None
-        self.error = None
 
-    def run(self):
-        try:
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                pending = [e for e in self.inbox.list() if e.state == "pending"]
-                if pending:
-                    self.request = pending[0].request
-                    if self.before:
-                        self.before()
-                    self.inbox.answer(self.request.id, self.verdict, sha256=self.request.sha256,
-                                      remember=self.remember, reason="test says so")
-                    return
-                time.sleep(0.02)
-            self.error = "no request appeared"
-        except Exception as exc:  # reported to the test
-            self.error = repr(exc)
+    def first(self):
+        pending = [e.request for e in self.inbox.list() if e.state == "pending"]
+        return pending[0] if pending else None
+
+    def answer(self, request):
+        self.request = request
+        if self.before:
+            self.before()
+        self.inbox.answer(request.id, self.verdict, sha256=request.sha256, remember=self.remember,
+                          reason="test says so")
 
 
 def run_tool(fn, args, ctx):

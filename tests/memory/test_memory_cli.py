@@ -22,6 +22,7 @@ def revision(data, ws):
     root = ws if isinstance(ws, Path) else ws.root
     return keyed_revision(data, load_key(root / "state"))
 from assistant.workspace import open_workspace
+from bounded import AnswersFirstRequest
 from acceptance_support import SECRET as acc_SECRET, _env, _set_config, cli as acc_cli, pending_files, sub, with_vault
 
 SECRET = "tangerine-Dream-4412-xyzzy"
@@ -255,30 +256,22 @@ def cli(ws, *args):
                           capture_output=True, text=True, timeout=30)
 
 
-class CliApprover(__import__("threading").Thread):
+class CliApprover(AnswersFirstRequest):
     """A person at another terminal: waits for the request, checks it, answers with the CLI."""
 
     def __init__(self, ws, verb, *extra):
-        super().__init__(daemon=True)
+        super().__init__(timeout=20)
         self.ws, self.verb, self.extra = ws, verb, extra
         self.shown = None
-        self.answer = None
-        self.error = None
+        self.answered = None
 
-    def run(self):
-        try:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                rows = json.loads(cli(self.ws, "approvals", "list", "--json").stdout or "[]")
-                if rows:
-                    rid = rows[0]["id"]
-                    self.shown = json.loads(cli(self.ws, "approvals", "show", rid, "--json").stdout)
-                    self.answer = cli(self.ws, "approvals", self.verb, rid, *self.extra)
-                    return
-                time.sleep(0.1)
-            self.error = "no request appeared"
-        except Exception as exc:
-            self.error = repr(exc)
+    def first(self):
+        rows = json.loads(cli(self.ws, "approvals", "list", "--json").stdout or "[]")
+        return rows[0]["id"] if rows else None
+
+    def answer(self, request_id):
+        self.shown = json.loads(cli(self.ws, "approvals", "show", request_id, "--json").stdout)
+        self.answered = cli(self.ws, "approvals", self.verb, request_id, *self.extra)
 
 
 def unattended_memory(ws_path, timeout="20s"):
@@ -305,7 +298,7 @@ def test_unattended_write_approved_with_the_approvals_cli(ws):
     out = memory_write({"path": "people/anna.md", "content": content}, ctx)
     person.join(20)
     assert person.error is None, person.error
-    assert person.answer.returncode == 0, person.answer.stderr
+    assert person.answered.returncode == 0, person.answered.stderr
     assert person.shown["content"] == content
     data = (ws / "memory/people/anna.md").read_bytes()
     assert data == content.encode()
@@ -325,7 +318,7 @@ def test_unattended_write_denied_with_the_approvals_cli(ws):
     with pytest.raises(ToolError, match="denied.*not from a scheduled run"):
         memory_write({"path": "people/lina.md", "content": "rewritten\n", "base": rev}, ctx)
     person.join(20)
-    assert person.error is None and person.answer.returncode == 0
+    assert person.error is None and person.answered.returncode == 0
     assert (ws / "memory/people/lina.md").read_bytes() == before
 
 
