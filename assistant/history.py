@@ -264,9 +264,11 @@ class History:
             self._root.close()
             self._root = None
 
-    def _lock(self) -> "_LogLock":
+    def _lock(self) -> FileLock:
+        """The exclusive flock on history/.lock, waited for at most lock_timeout (LockTimeout);
+        no pid recorded: it is taken on every append."""
         self.ensure()
-        return _LogLock(self.dir / LOCK, self.lock_timeout)
+        return FileLock(self.dir / LOCK, self.lock_timeout, what="history's log", record_pid=False)
 
     # -- objects -------------------------------------------------------------------------
 
@@ -809,21 +811,6 @@ class _Worker:
         with self._lock:
             if self._running:
                 self._jobs.put(None)
-
-
-class _LogLock:
-    """An exclusive flock on history/.lock (policy.fileio.FileLock, no pid recorded: it is taken
-    on every append), waited for at most `timeout` seconds (LockTimeout)."""
-
-    def __init__(self, path: Path, timeout: float) -> None:
-        self._lock = FileLock(path, timeout, what="history's log", record_pid=False)
-
-    def __enter__(self) -> "_LogLock":
-        self._lock.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
 
 
 def _cut_torn_tail(fd: int, size: int) -> None:
