@@ -686,7 +686,7 @@ def _check_readable(rel: str, st: os.stat_result) -> None:
         # A descriptor walk cannot tell where a hard link's other names live: one may be a file
         # outside the root (a key, the audit log). Reads refuse it; writes replace the entry.
         raise ConfinementError(f"{_show(rel)} has {st.st_nlink} hard links; its other names may be outside "
-                               "the root, so it is never read (write it to replace it with a file of its own)")
+                               "the root, so it is never read (a copy of its own, with one link, can be)")
 
 
 def _refuse_non_file_leaf(parent: int, leaf: str, rel: str) -> None:
