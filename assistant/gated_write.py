@@ -403,7 +403,9 @@ class GatedWriter:
         `force` (the person's CLI, and the file tools, which have no revisions).
         `person_edit`: the person's editor, which put the original values back behind the
         markers left in place: secrets already there may stay, and one whose marker the person
-        deleted may go. Any new secret is still refused."""
+        deleted may go. Any new secret is still refused. The person replacing a whole note with
+        `force` (`assistant memory write --force`: they typed the new text, not an edit of a
+        redacted view) may drop a secret it held; history keeps the version that had it."""
         path = self.check_path(path)
         data = self.check_content(content)
         if not person_edit:
@@ -414,7 +416,7 @@ class GatedWriter:
             current = self.current(root, path)
             if person_edit:
                 self.check_secrets(path, data, kept=self.secrets_in(current) if current is not None else frozenset())
-            else:
+            elif not (force and origin.source == "person"):
                 self.check_keeps_secrets(path, data, current)
             self.check_base(path, current, base, force)
             what = (f"new {self.m.noun}" if current is None

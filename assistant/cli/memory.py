@@ -23,7 +23,8 @@ from pathlib import Path
 
 import click
 
-from ..memory import Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, Unreadable, WriteResult
+from ..memory import (Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable,
+                      WriteResult)
 from ..localtime import local_time
 from ..terminal import escape, one_line
 from .common import echo_json, fail, get_workspace, is_tty, json_option, visible, workspace_group
@@ -196,7 +197,8 @@ def cat_cmd(path: str, as_json: bool) -> None:
 @click.option("--base", "base", metavar="REV", default=None,
               help="The revision you read (memory cat --json); required to replace a note.")
 @click.option("--force", is_flag=True,
-              help="Replace an existing note without naming its revision (still scanned).")
+              help="Replace an existing note without naming its revision, whatever it holds (a "
+                   "secret in it included; history keeps the old version). The new text is still scanned.")
 def write_cmd(path: str, base: str | None, force: bool) -> None:
     """Create or replace a note with the text on stdin (whole-file replacement)."""
     if base and force:
@@ -209,6 +211,10 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
         result = mem.write(path, data, base=base, force=force)
     except Conflict as exc:
         fail(person_conflict(exc))
+    except SecretWouldBeLost:
+        fail(f"{visible(path)} holds a secret (shown as a [redacted:...] marker when read) that this text does "
+             f"not keep, so nothing was written: `assistant memory edit {shlex.quote(path)}` keeps it behind its "
+             "marker; --force replaces the whole note, dropping it (history keeps the old version)")
     except NoteError as exc:
         fail(_refusal(exc))
     _report(result)

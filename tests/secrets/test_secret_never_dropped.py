@@ -119,3 +119,24 @@ def test_approval_diff_marks_redacted_lines(tmp_path):
     assert "redacted: this line's real text is not shown" in line
     [guest] = [ln for ln in r.stdout.splitlines() if "guest network" in ln]
     assert "not shown" not in guest
+
+
+def test_the_person_may_replace_a_note_holding_a_secret_with_force(tmp_path):
+    # noticed in review (2026-12-01): `memory write --force` could not replace a note that held
+    # a secret, though the person typed the whole new text; --base (an edit of what `memory cat`
+    # showed redacted) still may not drop it
+    ws = make_ws(tmp_path, secrets={"WIFI": WIFI})
+    (ws / "memory" / "home.md").write_text(NOTE)
+    rev = _revision(ws, "home.md").revision
+    r = cli("-w", str(ws), "memory", "write", "home.md", "--base", rev, input="router in the hall\n",
+            environ=vault_env())
+    assert r.returncode == 1 and "holds a secret" in r.stderr and "--force" in r.stderr
+    assert "memory edit home.md" in r.stderr and WIFI not in r.stdout + r.stderr
+    assert (ws / "memory" / "home.md").read_text() == NOTE
+    r = cli("-w", str(ws), "memory", "write", "home.md", "--force", input="router in the hall\n",
+            environ=vault_env())
+    assert r.returncode == 0, r.stderr
+    assert (ws / "memory" / "home.md").read_text() == "router in the hall\n"
+    log = cli("-w", str(ws), "memory", "log", "home.md", "--json", environ=vault_env())
+    assert log.returncode == 0 and len(__import__("json").loads(log.stdout)) == 2   # the old version is kept
+    assert WIFI not in r.stdout + r.stderr + log.stdout
