@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 
 DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
+# a call that timed out after its writer committed: how long to wait for the write to land (its
+# locks wait at most 10 s each; the write itself is one local file)
+COMMITTED_WRITE_WAIT = 60.0
 
 
 @dataclass
@@ -371,15 +374,20 @@ class Agent:
         try:
             while not done.wait(0.05):
                 if state.work_seconds(started, time.monotonic()) > timeout:
-                    state.cancel()
+                    if not state.cancel():
+                        # too late to give up: its writer has committed; the write lands, so
+                        # wait for it (bounded) and report what happened, not a timeout
+                        done.wait(COMMITTED_WRITE_WAIT)
                     break
         except KeyboardInterrupt:
-            state.cancel()
-            if state.in_gate_since is not None and self.gate.gate.mode == "watched":
+            committed = not state.cancel()
+            if committed or (state.in_gate_since is not None and self.gate.gate.mode == "watched"):
                 # Ctrl-C at a question: the asker sees the cancellation and answers no; let it
-                # finish (bounded) so its deny is shown before the prompt comes back
+                # finish (bounded) so its deny is shown before the prompt comes back. A write
+                # already committed: let it land before the interrupt goes on
                 done.wait(2.0)
-            self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted"})
+            landed = "; its write had already begun and was not stopped" if committed else ""
+            self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted" + landed})
             raise
         if not done.is_set():
             msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"

@@ -28,12 +28,22 @@ class Cancellation(Protocol):
 
     def cancelled(self) -> bool: ...
 
+    def commit(self) -> bool:
+        """The work is about to make its effect permanent (a write under the writers' lock):
+        False if the call was given up on (do nothing); else True, and from now on it can no
+        longer be given up on: whoever waits for it waits for the effect and reports it, instead
+        of telling the model "timed out" about a write that then lands."""
+        ...
+
 
 class NeverCancelled:
     """The cancellation of a call nobody gives up on (the person's CLI, the Python API)."""
 
     def cancelled(self) -> bool:
         return False
+
+    def commit(self) -> bool:
+        return True
 
 
 NEVER_CANCELLED = NeverCancelled()

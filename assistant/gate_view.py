@@ -89,7 +89,8 @@ class ToolCallState:
     """One tool call's view of the gate (passed to the tool in its ToolContext, as `gate` and
     `cancel`): time spent in the gate is excluded from the call's timeout, and once the agent
     has given up on the call (timed out, interrupted) it can no longer pass the gate and a
-    writer asking `cancelled()` just before it commits writes nothing."""
+    writer's `commit()` just before it writes fails, so nothing is written; once a writer has
+    committed, `cancel()` no longer gives up on it (the agent waits for the write instead)."""
 
     def __init__(self, tool: str, gate: ObservedGate) -> None:
         self.tool = tool
@@ -98,14 +99,26 @@ class ToolCallState:
         self.gate_seconds = 0.0
         self.in_gate_since: float | None = None
         self._cancelled = False
+        self._committed = False
 
-    def cancel(self) -> None:
+    def cancel(self) -> bool:
+        """Give up on the call; False when it is too late (its writer has committed)."""
         with self.lock:
+            if self._committed:
+                return False
             self._cancelled = True
+            return True
 
     def cancelled(self) -> bool:
         with self.lock:
             return self._cancelled
+
+    def commit(self) -> bool:
+        with self.lock:
+            if self._cancelled:
+                return False
+            self._committed = True
+            return True
 
     def work_seconds(self, started: float, now: float) -> float:
         with self.lock:

@@ -427,7 +427,7 @@ class GatedWriter:
             try:
                 with self._lock():
                     self._recheck(root, path, current, "write")
-                    if call.cancel.cancelled():   # the agent gave up on this call meanwhile
+                    if not call.cancel.commit():   # the agent gave up on this call meanwhile
                         raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
                                      "was written; nothing was written")
                     version = self._begin(path, data, origin, grant, removed=False)
@@ -469,7 +469,7 @@ class GatedWriter:
             try:
                 with self._lock():
                     self._recheck(root, path, current, "removal")
-                    if call.cancel.cancelled():   # the caller gave up on this call meanwhile
+                    if not call.cancel.commit():   # the caller gave up on this call meanwhile
                         raise Denied(f"the call was given up on before {path} was removed; nothing was removed")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:

@@ -36,6 +36,7 @@ class GatedCall:
         self._reason: str | None = None          # why it was given up on
         self._request: "Request | None" = None   # the approval request filed for it
         self._filed_at: float | None = None
+        self._committed = False                  # its writer passed the point of no return
 
     # -- Authorizer -----------------------------------------------------------------------
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
@@ -52,6 +53,13 @@ class GatedCall:
     def cancelled(self) -> bool:
         return self.given_up() is not None
 
+    def commit(self) -> bool:
+        with self._lock:
+            if self._reason is not None:
+                return False
+            self._committed = True
+            return True
+
     def given_up(self) -> str | None:
         with self._lock:
             return self._reason
@@ -59,6 +67,8 @@ class GatedCall:
     def cancel(self, reason: str) -> None:
         """The client gave up on this call: its request (filed or yet to be) is closed as denied."""
         with self._lock:
+            if self._committed:          # its write is under way: it lands, and is answered
+                return
             if self._reason is None:
                 self._reason = reason
             request, reason = self._request, self._reason

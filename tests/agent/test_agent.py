@@ -571,3 +571,35 @@ def test_transcript_refuses_a_fifo_at_its_path(tmp_path):
     t.join(5)
     assert not t.is_alive(), "opening a FIFO as the transcript hung"
     assert "error" in box
+
+
+def test_a_write_committed_before_the_timeout_is_reported_not_timed_out(tmp_path):
+    # noticed in review (2026-12-01): a tool_timeout landing after the writer's last
+    # cancellation check let the write land while the model was told the call timed out
+    committed, release = threading.Event(), threading.Event()
+
+    def writer(args, ctx):
+        assert ctx.cancel.commit()        # past the point of no return (as the gated writer is)
+        committed.set()
+        release.wait(5)                   # the write itself outlasts the tool_timeout
+        return "wrote late.txt"
+
+    tool = Tool("put_late", "Put.", {"type": "object", "properties": {}, "additionalProperties": False}, writer,
+                kind="file")
+    model = script(tmp_path, [{"tool": "put_late", "args": {}}, {"reply": "done"}])
+    agent, _ = make_agent(tmp_path, model, [tool], limits=Limits(max_steps=4, tool_timeout=0.3, max_tokens=64))
+    threading.Timer(1.0, release.set).start()
+    res = agent.turn("x")
+    assert committed.is_set() and res.outcome == "reply"
+    told = model.calls[1][-1]["content"]
+    assert "wrote late.txt" in told and "took longer" not in told
+
+
+def test_a_call_given_up_on_can_no_longer_commit(tmp_path):
+    from assistant.gate_view import ObservedGate, ToolCallState
+
+    observed = ObservedGate(RecordingGate(), lambda name, data: None)
+    state = ToolCallState("t", observed)
+    assert state.cancel() is True and state.commit() is False and state.cancelled()
+    late = ToolCallState("t", observed)
+    assert late.commit() is True and late.cancel() is False and not late.cancelled()

@@ -88,9 +88,12 @@ def test_a_cancelled_call_object_stops_memory_write_directly(session):
         def authorize(self, kind, target, **kw):
             return Decision(True, "allow", "ok", None)
 
-    class Cancelled:
+    class Cancelled:              # the Cancellation protocol of a call given up on
         def cancelled(self):
             return True
+
+        def commit(self):
+            return False
 
     from assistant.call_context import Call
     with pytest.raises(Denied, match="ran out of time"):
