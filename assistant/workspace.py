@@ -137,6 +137,7 @@ class Workspace:
     transcripts_dir = _Under(STATE, "transcripts")
     audit_path = _Under(STATE, "audit.jsonl")
     lock_path = _Under(STATE, "memory.lock")
+    files_lock_path = _Under(STATE, "files.lock")      # files/ writers' lock (file_write)
 
     def persona(self) -> str:
         try:

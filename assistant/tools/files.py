@@ -21,6 +21,7 @@ from ..confine import ConfinementError, FileTooLargeError
 from ..gated_write import GatedWriter, Mount, Refused
 from ..hidden import DEFAULT_HIDDEN, HiddenFiles
 from ..history import Origin
+from ..locking import FileLock
 from ..names import clash_message, nfc, spelling_clash
 from .base import Tool, ToolContext, ToolError, path_tool, tool_error
 
@@ -113,12 +114,18 @@ def _writer(ctx: ToolContext) -> GatedWriter:
     if ctx.scanner is None:
         raise ToolError("file_write needs the leak scanner, which this session does not have; nothing was written")
     hidden = _hidden(ctx)
+    ws = ctx.workspace
+
+    def writers_lock() -> FileLock:
+        ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return FileLock(ws.files_lock_path, what="files/")
+
     return GatedWriter(Mount(
         kind="file", tool="file_write", noun="file", root=lambda: nullcontext(root), scanner=ctx.scanner,
         max_bytes=MAX_WRITE_BYTES, read_limit=MAX_WRITE_BYTES * 4,
         path_rule=lambda path: (f"path refused: {path} is hidden from the file tools ([files] hidden in "
                                 "config.toml)") if hidden.hides(path) else None,
-        plain_text=False, audit=ctx.audit, run_id=ctx.run_id))
+        plain_text=False, lock=writers_lock if ws is not None else None, audit=ctx.audit, run_id=ctx.run_id))
 
 
 def file_write(args: dict[str, object], ctx: ToolContext) -> str:

@@ -156,3 +156,26 @@ def test_tool_calls_run_concurrently_with_their_own_cancel_flags(session):
     t.start()
     t.join(10)
     assert out["b"].allowed and not a.authorize("file", "a.txt", content=b"a").allowed
+
+
+@pytest.mark.parametrize("tool,path,workdir,lock", [("memory_write", "people/sam.md", "memory", "lock_path"),
+                                                    ("file_write", "notes/sam.txt", "files", "files_lock_path")])
+def test_both_writers_write_only_under_their_writers_lock(session, tool, path, workdir, lock):
+    """Step 6 runs under the mount's writers' lock for both writers (files/ had none: noticed in
+    review, 2026-12-01): while another writer holds it, nothing lands; once released, it does."""
+    from policy.fileio import FileLock
+
+    target = session.ws.root / workdir / path
+    holder = FileLock(getattr(session.ws, lock), what="test")
+    holder.acquire()
+    outcome: list = []
+    t = threading.Thread(target=lambda: outcome.append(run_tool(session, tool, session.ctx, path=path,
+                                                                content="model text\n")), daemon=True)
+    try:
+        t.start()
+        t.join(0.5)
+        assert t.is_alive() and not target.exists()      # waiting for the lock, nothing written
+    finally:
+        holder.release()
+    t.join(15)
+    assert outcome and target.read_text() == "model text\n"
