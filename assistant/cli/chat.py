@@ -19,8 +19,9 @@ import click
 
 from ..terminal import (Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
                         screen_rows, url_parts)
+from ..reply_lines import ReplyLines, screen_width
 from ..colour import diff as colour_diff, paint, prompt as colour_prompt, status, wanted
-from .common import fail, get_workspace, model_spec_or_group, workspace_option
+from .common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
 
 if TYPE_CHECKING:
     from policy.gate import InlineAnswer
@@ -62,6 +63,7 @@ class ChatUI:
                 pass
         self.colour = wanted(sys.stdout)      # speakers, rulings and diffs in colour on a terminal
         self.streaming = False
+        self.reply = ReplyLines(REPLY_CONTINUED, None)      # the reply being streamed
         self.lock = threading.Lock()
         self.name = "assistant"
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
@@ -198,17 +200,17 @@ class ChatUI:
             self.clear_status()
         if name == "token":
             if not self.streaming:
-                self.echo(f"{self.speaker()}: ", nl=False)
+                self.reply = self.start_reply(": ")
                 self.streaming = True
-            self.echo(_continued(escape(data["text"])), nl=False)
+            self.echo(self.reply.feed(escape(data["text"])), nl=False)
             return
         if name == "reply":
             if not self.streaming:
-                self.echo(f"{self.speaker()}: {_continued(escape(data['text']))}")
+                self.echo(self.start_reply(": ").feed(escape(data["text"])))
             elif not data.get("streamed", True):
                 # streaming stopped part-way (a long secret was redacted): show it whole
                 self.end_stream()
-                self.echo(f"{self.speaker()} (in full): {_continued(escape(data['text']))}")
+                self.echo(self.start_reply(" (in full): ").feed(escape(data["text"])))
             else:
                 self.end_stream()
             if self.failed_this_turn:
@@ -258,6 +260,11 @@ class ChatUI:
     def speaker(self) -> str:
         return paint(self.name, "assistant", on=self.colour)
 
+    def start_reply(self, after_name: str) -> ReplyLines:
+        """Print the speaker's name; the ReplyLines that shows the reply's text after it."""
+        self.echo(f"{self.speaker()}{after_name}", nl=False)
+        return ReplyLines(REPLY_CONTINUED, screen_width(is_tty(sys.stdout)), column=len(self.name + after_name))
+
     def shown_body(self, indented: str, current: str | None) -> str:
         """A write's text as shown (indented, escaped): a diff (there was a current text) gets
         its + and - lines coloured on a terminal; a new note's own lines never are."""
@@ -280,11 +287,9 @@ class ChatUI:
 # Every line of a reply after its first starts with this mark: no line of the chat's own does, so a
 # reply cannot print a line that passes for a ruling ("  [allow] ..."), a write's content
 # ("   | ..."), a tool result ("  <- ...") or the prompt ("you> ").
+# On a terminal, a reply line wider than the screen is broken by us, mark included
+# (assistant.reply_lines), so padding cannot wrap its text into column 0 either.
 REPLY_CONTINUED = "   : "
-
-
-def _continued(text: str) -> str:
-    return text.replace("\n", "\n" + REPLY_CONTINUED)
 
 
 _PREFIX = "   | "      # before every line of a write's content or diff

@@ -39,7 +39,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                      "assistant.remembered", "assistant.unredact")),
     # terminal escapes what is shown (ConfinementError texts included); it and the other display
     # helpers (colour, local time) sit beside confine
-    ("confine", ("assistant.confine", "assistant.terminal", "assistant.colour", "assistant.localtime")),
+    ("confine", ("assistant.confine", "assistant.terminal", "assistant.colour", "assistant.localtime",
+                 "assistant.reply_lines")),
     ("workspace", ("assistant.workspace", "assistant.config", "assistant.hidden", "assistant.schedule",
                    "assistant.locking", "assistant.interrupt")),
     ("policy.gate", ("policy", "policy.gate")),
