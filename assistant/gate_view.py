@@ -98,26 +98,26 @@ class ToolCallState:
         self.lock = threading.Lock()
         self.gate_seconds = 0.0
         self.in_gate_since: float | None = None
-        self._cancelled = False
-        self._committed = False
+        self._end: str | None = None     # "cancelled" (given up on) or "committed" (its writer's)
 
     def cancel(self) -> bool:
         """Give up on the call; False when it is too late (its writer has committed)."""
-        with self.lock:
-            if self._committed:
-                return False
-            self._cancelled = True
-            return True
+        return self._end_as("cancelled")
+
+    def commit(self) -> bool:
+        return self._end_as("committed")
 
     def cancelled(self) -> bool:
         with self.lock:
-            return self._cancelled
+            return self._end == "cancelled"
 
-    def commit(self) -> bool:
+    def _end_as(self, end: str) -> bool:
+        """Giving up on the call and its writer committing exclude each other: the first one
+        stands, the other gets False."""
         with self.lock:
-            if self._cancelled:
+            if self._end not in (None, end):
                 return False
-            self._committed = True
+            self._end = end
             return True
 
     def work_seconds(self, started: float, now: float) -> float:
@@ -128,7 +128,7 @@ class ToolCallState:
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
         with self.lock:
-            if self._cancelled:
+            if self._end == "cancelled":
                 decision = _deny("the tool call ran out of time before this was allowed")
                 late = True
             else:
