@@ -50,6 +50,9 @@ from .tools import (CATALOG_URI, GATED_TOOLS, NOTES_PREFIX, ToolSpec, data_block
 from .transport import stdio_transport
 
 if TYPE_CHECKING:
+    from mcp.shared.context import RequestContext
+    from pydantic import AnyUrl
+
     from ..session import Session
 
 POLL_SECONDS = 0.1           # how often a waiting call looks for its request (progress only)
@@ -199,7 +202,7 @@ class MemoryServer:
                                            mimeType="text/markdown")]
 
         @server.read_resource()
-        async def read_resource(uri: Any) -> list[ReadResourceContents]:
+        async def read_resource(uri: AnyUrl) -> list[ReadResourceContents]:
             self._know_client()
             text = await anyio.to_thread.run_sync(self._read_resource, str(uri))
             return [ReadResourceContents(content=text, mime_type="text/markdown")]
@@ -365,7 +368,7 @@ class MemoryServer:
             text += f" (warning: {r.warning})"
         return text, True
 
-    async def _progress(self, call: GatedCall, token: str | int, ctx: Any) -> None:
+    async def _progress(self, call: GatedCall, token: str | int, ctx: RequestContext) -> None:
         """Progress notifications while `call` waits for the person's answer."""
         last: float | None = None
         while True:

@@ -34,13 +34,18 @@ import json
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from assistant.models.base import ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, Segment
 from assistant.models.grammar import schema_to_gbnf
 from assistant.models.special_tokens import aggressive, neutralise
 from assistant.terminal import escape
+
+if TYPE_CHECKING:
+    import httpx
+
+    from assistant.vault import Vault
 
 OPENAI_PREFIX = "openai:"
 
@@ -90,7 +95,7 @@ class Endpoint:
         return f"{parts.scheme}://{parts.netloc}"
 
 
-def parse_endpoint(url: Any) -> Endpoint:
+def parse_endpoint(url: object) -> Endpoint:
     if not isinstance(url, str) or not url.strip():
         raise ModelError("model.endpoint is empty: set it to the server's API base, e.g. "
                          "endpoint = \"http://127.0.0.1:8080/v1\" (or use --model openai:URL)")
@@ -125,7 +130,7 @@ def _bound(hosts: tuple[str, ...], ep: Endpoint) -> bool:
     return False
 
 
-def auth_header(name: Any, vault: Any, ep: Endpoint) -> dict[str, str]:
+def auth_header(name: object, vault: Vault | None, ep: Endpoint) -> dict[str, str]:
     """{"Authorization": "Bearer ..."} for vault secret `name`, or a ModelError saying why it is
     not sent. Empty name: no header."""
     if name in (None, ""):
@@ -188,8 +193,8 @@ class _Stream:
 class OpenAIModel:
     """A model behind an OpenAI-compatible server. `config` is the [model] section."""
 
-    def __init__(self, config: dict, *, vault: Any = None, timeout: float = 30.0,
-                 transport: Any = None) -> None:
+    def __init__(self, config: dict, *, vault: Vault | None = None, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
         try:
             import httpx
         except ImportError:
@@ -256,7 +261,7 @@ class OpenAIModel:
         return ModelError(f"the model server at {url} (model.endpoint) failed: {type(exc).__name__}: "
                           f"{_reason(exc)}")
 
-    def _check_status(self, resp: Any, url: str) -> None:
+    def _check_status(self, resp: httpx.Response, url: str) -> None:
         code = resp.status_code
         if code < 400:
             if 300 <= code < 400:
@@ -461,7 +466,7 @@ class OpenAIModel:
                           completion_tokens=got.completion, finish_reason=got.finish or "stop",
                           cached_tokens=got.cached)
 
-    def _read(self, resp: Any, url: str, on_token: Callable[[str], None] | None, deadline: float,
+    def _read(self, resp: httpx.Response, url: str, on_token: Callable[[str], None] | None, deadline: float,
               limit: int) -> _Stream:
         out = _Stream(parts=[])
         ctype = resp.headers.get("content-type", "")
@@ -517,7 +522,7 @@ class _Cut(Exception):
         self.reason = reason
 
 
-def _chunks(resp: Any, deadline: float, max_bytes: int) -> Iterator[bytes]:
+def _chunks(resp: httpx.Response, deadline: float, max_bytes: int) -> Iterator[bytes]:
     """The body's raw chunks, cut (_Cut) past the wall-clock deadline or the byte budget: the
     client's read timeout bounds one silent read only, not a server that keeps trickling."""
     total = 0
@@ -530,7 +535,7 @@ def _chunks(resp: Any, deadline: float, max_bytes: int) -> Iterator[bytes]:
         yield chunk
 
 
-def _capped(resp: Any, deadline: float, max_bytes: int, *, truncate: bool = False) -> bytes:
+def _capped(resp: httpx.Response, deadline: float, max_bytes: int, *, truncate: bool = False) -> bytes:
     """The whole body within the bounds; with `truncate`, the first max_bytes of it instead of a _Cut."""
     out = bytearray()
     try:
@@ -542,7 +547,7 @@ def _capped(resp: Any, deadline: float, max_bytes: int, *, truncate: bool = Fals
     return bytes(out[:max_bytes])
 
 
-def _lines(resp: Any, deadline: float, max_bytes: int) -> Iterator[str]:
+def _lines(resp: httpx.Response, deadline: float, max_bytes: int) -> Iterator[str]:
     """Lines of the body (\n, \r\n or \r), within the bounds: one endless line is cut too."""
     buf = bytearray()
     for chunk in _chunks(resp, deadline, max_bytes):
@@ -599,7 +604,7 @@ def _piece(event: dict, flavour: str) -> str:
     return piece if isinstance(piece, str) else ""
 
 
-def _int(v: Any) -> int | None:
+def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
