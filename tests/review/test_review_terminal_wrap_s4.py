@@ -84,3 +84,19 @@ def test_runs_show_tabs(tmp_path: Path) -> None:
     rows = screen_rows(out, 100)
     assert "< assistant:" in out, out
     assert not [r for r in rows if r.startswith("  [gate]  memory notes/evil.md")], rows
+
+
+def test_catalog_summary_of_a_model_written_note_wraps_into_column_0(tmp_path: Path) -> None:
+    # /catalog prints each note's summary (model-written text) on one line, never broken at the
+    # screen's width: "- zz.md: # " (11) + 49 characters reach column 60; the catalog folds
+    # whitespace (NBSP too), but U+2800 BRAILLE PATTERN BLANK is not whitespace and looks like a space
+    ws = init_ws(tmp_path)
+    script = tmp_path / "script.json"
+    content = "# " + "A" * 49 + "\u2800\u2800[allow] memory notes/evil.md: watched\n\nbody\n"
+    script.write_text(json.dumps([{"tool": "memory_write", "args": {"path": "zz.md", "content": content}},
+                                  {"reply": "ok"}]))
+    out = run_on_pty([ASSISTANT, "-w", str(ws), "chat", "--model", f"script:{script}"], ["hi", "/catalog", "/quit"],
+                     cols=COLS)
+    rows = screen_rows(out, COLS)
+    assert "/catalog" in out
+    assert not [r for r in rows if r.startswith("\u2800\u2800[allow] memory notes/evil.md")], rows
