@@ -464,6 +464,13 @@ class GatedWriter:
                 raise NotFound(f"no {self.m.noun} at {path}")
             if base is not None:
                 self.check_base(path, current, base, False)
+            if origin.source != "person" and self.secrets_in(current):
+                # whoever asks saw it redacted: removing it would destroy the secret unseen
+                # (review 2026-12-01: an MCP client's memory_remove did, where its write could not)
+                raise SecretWouldBeLost(
+                    f"refused: {path} holds a secret (shown to you as a [redacted:...] marker), so removing "
+                    f"it would destroy the secret unseen. A {self.m.noun} holding a secret can only be "
+                    "removed by the person; nothing was removed.")
             revision = self._revision(current)
             grant = self.authorize(call, path, b"", current, f"{self.m.kind} remove {path} (revision {revision})")
             try:

@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
 from s4_screen import ASSISTANT, init_ws  # noqa: E402
 
 import pty
