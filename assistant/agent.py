@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Callable
 from policy.gate import Gate
 
 from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
+from .call_context import COMMITTED_WRITE_WAIT
 from .config import Config
 from .leaks import VAULT_RULE, Scanner
 from .models.base import ContextOverflow, Model, ModelError, StepResult
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
 
 DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
-# a call that timed out after its writer committed: how long to wait for the write to land (its
-# locks wait at most 10 s each; the write itself is one local file)
-COMMITTED_WRITE_WAIT = 60.0
 
 
 @dataclass
@@ -380,14 +378,20 @@ class Agent:
                         done.wait(COMMITTED_WRITE_WAIT)
                     break
         except KeyboardInterrupt:
-            committed = not state.cancel()
-            if committed or (state.in_gate_since is not None and self.gate.gate.mode == "watched"):
+            if not state.cancel():
+                # too late to stop: its writer has committed. Let the write land (bounded) before
+                # the interrupt goes on (a chat's /quit or the run's exit must not cut its tail:
+                # history, audit), and record what it did
+                done.wait(COMMITTED_WRITE_WAIT)
+                output = str(box.get("output", box.get("error", "did not finish in time")))
+                self._emit("tool_result", {"tool": call.name, "ok": "output" in box,
+                                           "output": f"interrupted after its write had begun: {self._redact(output)}"})
+                raise
+            if state.in_gate_since is not None and self.gate.gate.mode == "watched":
                 # Ctrl-C at a question: the asker sees the cancellation and answers no; let it
-                # finish (bounded) so its deny is shown before the prompt comes back. A write
-                # already committed: let it land before the interrupt goes on
+                # finish (bounded) so its deny is shown before the prompt comes back
                 done.wait(2.0)
-            landed = "; its write had already begun and was not stopped" if committed else ""
-            self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted" + landed})
+            self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted"})
             raise
         if not done.is_set():
             msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"

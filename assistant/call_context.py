@@ -23,6 +23,12 @@ class Authorizer(Protocol):
                   current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision: ...
 
 
+# A call given up on (timed out, interrupted, cancelled, its client gone) after its writer
+# committed: how long whoever waits for it waits for the write to land. The writer's own waits
+# are bounded (each lock 10 s at most; the write itself is one local file).
+COMMITTED_WRITE_WAIT = 60.0
+
+
 class Cancellation(Protocol):
     """Has the call this work belongs to been given up on (timed out, interrupted)?"""
 
@@ -61,4 +67,4 @@ class AuditSink(Protocol):
     def append(self, record: dict[str, object]) -> object: ...
 
 
-__all__ = ["NEVER_CANCELLED", "AuditSink", "Authorizer", "Call", "Cancellation", "NeverCancelled"]
+__all__ = ["COMMITTED_WRITE_WAIT", "NEVER_CANCELLED", "AuditSink", "Authorizer", "Call", "Cancellation", "NeverCancelled"]

@@ -53,6 +53,11 @@ class GatedCall:
     def cancelled(self) -> bool:
         return self.given_up() is not None
 
+    def committed(self) -> bool:
+        """Has its writer passed the point of no return (its write lands whatever happens)?"""
+        with self._lock:
+            return self._committed
+
     def commit(self) -> bool:
         with self._lock:
             if self._reason is not None:
@@ -64,16 +69,18 @@ class GatedCall:
         with self._lock:
             return self._reason
 
-    def cancel(self, reason: str) -> None:
-        """The client gave up on this call: its request (filed or yet to be) is closed as denied."""
+    def cancel(self, reason: str) -> bool:
+        """The client gave up on this call: its request (filed or yet to be) is closed as denied.
+        False when it is too late (its writer has committed: the write lands, and is answered)."""
         with self._lock:
-            if self._committed:          # its write is under way: it lands, and is answered
-                return
+            if self._committed:
+                return False
             if self._reason is None:
                 self._reason = reason
             request, reason = self._request, self._reason
         if request is not None:
             self.gate.close_request(request.id, reason)
+        return True
 
     # -- the request ----------------------------------------------------------------------
     def filed(self, request: "Request") -> None:

@@ -37,7 +37,7 @@ from policy.gate import Gate
 from policy.notify import run_notify
 from policy.paths import MAX_PATH_CHARS
 
-from ..call_context import Call
+from ..call_context import COMMITTED_WRITE_WAIT, Call
 from ..history import Origin
 from ..leaks import VAULT_RULE
 from ..memory import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
@@ -116,6 +116,7 @@ class MemoryServer:
         self.stopping = False          # set by the stop signal (SIGTERM, Ctrl-C)
         self._lock = threading.Lock()
         self._waiting: set[GatedCall] = set()
+        self._by_request: dict[str | int, GatedCall] = {}   # JSON-RPC request id -> its call
         self._started = False
         self.tool_calls = 0
         self.secret_refusals = 0
@@ -160,6 +161,19 @@ class MemoryServer:
         if self.disconnected:
             return f"the MCP client ({who}) disconnected while the call waited"
         return f"the MCP client ({who}) cancelled the call"
+
+    def on_cancel(self, request_id: str | int) -> bool:
+        """The client sent notifications/cancelled for `request_id`: give up on its write or
+        removal, unless its writer has already committed. True: let the SDK cancel the request
+        (it answers "cancelled", and nothing was changed); False: too late, the notification is
+        ignored (as MCP allows) and the client gets the write's real result."""
+        with self._lock:
+            call = self._by_request.get(request_id)
+        if call is None or call.cancel(self.gone()):
+            return True
+        _log(f"the client cancelled request {escape(str(request_id))} after its write had begun: "
+             "the write lands and is answered")
+        return False
 
     def on_eof(self) -> None:
         """The client closed its end: every call still waiting is given up on at once."""
@@ -313,10 +327,13 @@ class MemoryServer:
         ctx = self.server.request_context
         token = ctx.meta.progressToken if ctx.meta is not None else None
 
+        outcome: list[tuple[str, bool]] = []
+
         def work() -> tuple[str, bool]:
             try:
                 with self.calls.bound(call):
-                    return self._change(spec, args, call)
+                    outcome.append(self._change(spec, args, call))
+                    return outcome[0]
             finally:
                 finished.set()
 
@@ -326,6 +343,7 @@ class MemoryServer:
                         "progress (most likely waiting for the person's answer); nothing was written. Wait "
                         "for those to be answered first"), False
             self._waiting.add(call)
+            self._by_request[ctx.request_id] = call
         try:
             if self.disconnected:
                 call.cancel(self.gone())
@@ -338,12 +356,21 @@ class MemoryServer:
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 call.cancel(self.gone())
-                await anyio.to_thread.run_sync(finished.wait, FINISH_SECONDS)
-                self._event("tool_result", tool=spec.name, ok=False, output=f"{self.gone()}; nothing was changed")
+                if call.committed():
+                    # too late to stop: the write lands; wait for it (bounded) so the server does
+                    # not exit mid-write, and record what it did, not "nothing was changed"
+                    await anyio.to_thread.run_sync(finished.wait, COMMITTED_WRITE_WAIT)
+                    text, ok = outcome[0] if outcome else ("did not finish in time", False)
+                    self._event("tool_result", tool=spec.name, ok=ok,
+                                output=f"{self.gone()} after its write had begun: {text}")
+                else:
+                    await anyio.to_thread.run_sync(finished.wait, FINISH_SECONDS)
+                    self._event("tool_result", tool=spec.name, ok=False, output=f"{self.gone()}; nothing was changed")
             raise
         finally:
             with self._lock:
                 self._waiting.discard(call)
+                self._by_request.pop(ctx.request_id, None)
 
     def _change(self, spec: ToolSpec, args: dict, call: GatedCall) -> tuple[str, bool]:
         origin = Origin(self.session.requester or "mcp:unnamed client")
@@ -432,7 +459,8 @@ class MemoryServer:
     # -- running --------------------------------------------------------------------------
     async def serve(self, in_fd: int, out_fd: int) -> None:
         limit = message_limit(self.memory.max_note_bytes)
-        async with stdio_transport(in_fd, out_fd, max_line=limit, on_eof=self.on_eof) as (read, write):
+        async with stdio_transport(in_fd, out_fd, max_line=limit, on_eof=self.on_eof,
+                                   on_cancel=self.on_cancel) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def finish(self, outcome: str, reason: str) -> None:

@@ -159,6 +159,15 @@ def parse(line: Line, max_line: int) -> SessionMessage | bytes | None:
                       "and a method, or a result or error for an id; batches are not supported)")
 
 
+def _goes_on(item: SessionMessage, on_cancel: Callable[[str | int], bool]) -> bool:
+    """False for a notifications/cancelled that `on_cancel` declines (too late to cancel)."""
+    root = item.message.root
+    if not isinstance(root, types.JSONRPCNotification) or root.method != "notifications/cancelled":
+        return True
+    request_id = _valid_id((root.params or {}).get("requestId"))
+    return request_id is None or on_cancel(request_id)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -167,9 +176,11 @@ def _write_all(fd: int, data: bytes) -> None:
 
 @asynccontextmanager
 async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Callable[[], None],
+                          on_cancel: Callable[[str | int], bool] = lambda request_id: True,
                           ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
                                                    MemoryObjectSendStream[SessionMessage]]]:
-    """(read stream, write stream) for `Server.run`, over `in_fd` and `out_fd`."""
+    """(read stream, write stream) for `Server.run`, over `in_fd` and `out_fd`. `on_cancel(id)`
+    sees every notifications/cancelled first: False drops it (the request goes on)."""
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     out_send, out_recv = anyio.create_memory_object_stream[bytes](32)
@@ -191,7 +202,7 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
                                           "invalid request: the message could not be read")
                     if isinstance(item, bytes):
                         await out_send.send(item)
-                    elif item is not None:
+                    elif item is not None and _goes_on(item, on_cancel):
                         await read_send.send(item)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return       # the server stopped reading, or stdout is gone
