@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import sys
 import threading
 from typing import TYPE_CHECKING, Callable
@@ -73,6 +74,7 @@ class ChatUI:
         self.still_wanted: Callable[[], bool] = lambda: True   # the session gate's, once open
         self.last_write: str | None = None     # the last write shown cut, for /full
         self.answer_timeout: float | None = None   # a question unanswered this long is a no
+        self._pipe: "queue.Queue[str | None] | None" = None   # lines of a stdin that is no terminal
         try:
             self.tty_in = self.interactive and is_terminal(self.stdin.fileno())
         except (AttributeError, ValueError, OSError):
@@ -108,8 +110,31 @@ class ChatUI:
                 # Ctrl-D: end the prompt's line so the shell's prompt starts on a fresh one
                 self.echo()
                 return None
-        line = self.stdin.readline()
-        if not line:
+        return self._stdin_line(None)
+
+    def _stdin_line(self, timeout: float | None) -> str | None:
+        """The next line of a stdin that is not a terminal (a pipe, a file): None at its end, or
+        after `timeout` seconds (a question's answer is bounded like any approval). One reader
+        thread feeds every call, so a line that comes after a question gave up is not lost."""
+        if self._pipe is None:
+            self._pipe = lines = queue.Queue()
+
+            def pump() -> None:
+                try:
+                    for line in iter(self.stdin.readline, ""):
+                        lines.put(line)
+                except (OSError, ValueError):
+                    pass
+                finally:
+                    lines.put(None)
+
+            threading.Thread(target=pump, name="chat-stdin", daemon=True).start()
+        try:
+            line = self._pipe.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if line is None:
+            self._pipe.put(None)      # at its end it stays at its end
             return None
         return line.rstrip("\r\n")
 
@@ -158,11 +183,11 @@ class ChatUI:
                     answer = self._read_answer()
                 finally:
                     self.asking = False
-                if answer is None and self.tty_in:
+                if answer is None:
                     why = "cancelled" if not self.still_wanted() else "no answer"
                     self.echo(f"\n    ({why}: no, nothing was saved)")
-                if not self.tty_in:
-                    self.echo(escape(answer or "", newlines=False))
+                elif not self.tty_in:
+                    self.echo(escape(answer, newlines=False))
                 word = (answer or "").strip().lower()
                 if word == "more" and pages is not None:
                     self.echo(self.shown_body(pages.next(), getattr(question, "current", None)) if not pages.done else
@@ -179,9 +204,14 @@ class ChatUI:
         """The answer line: on a terminal, cancelled by Ctrl-C without taking anything typed
         later; otherwise the next line of input."""
         if not self.tty_in:
+            if self.interactive:       # a terminal we cannot read raw (no fileno): line by line
+                try:
+                    return self.read_line(prompt="")
+                except (EOFError, KeyboardInterrupt):
+                    return None
             try:
-                return self.read_line(prompt="")
-            except (EOFError, KeyboardInterrupt):
+                return self._stdin_line(self.answer_timeout)
+            except KeyboardInterrupt:
                 return None
         return read_answer(self.stdin.fileno(), self.still_wanted, timeout=self.answer_timeout)
 
