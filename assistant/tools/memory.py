@@ -60,7 +60,8 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     except NoteError as exc:
         raise tool_error(exc) from None
     verb = "created" if result.created else "replaced"
-    return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}"
+    warning = f" (warning: {result.warning})" if result.warning else ""
+    return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}"
 
 
 def memory_read(args: dict, ctx: ToolContext) -> str:
