@@ -20,7 +20,7 @@ import click
 
 from ..terminal import (Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
                         screen_rows, url_parts)
-from ..reply_lines import ReplyLines, screen_width
+from ..screen_lines import ScreenLines, terminal_columns
 from ..colour import diff as colour_diff, paint, prompt as colour_prompt, status, wanted
 from .common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
 
@@ -64,7 +64,9 @@ class ChatUI:
                 pass
         self.colour = wanted(sys.stdout)      # speakers, rulings and diffs in colour on a terminal
         self.streaming = False
-        self.reply = ReplyLines(REPLY_CONTINUED, None)      # the reply being streamed
+        # on a terminal, everything shown goes through one ScreenLines (no line wraps by itself)
+        self.screen = (ScreenLines(REPLY_CONTINUED, lambda: terminal_columns(sys.stdout.fileno()))
+                       if is_tty(sys.stdout) else None)
         self.lock = threading.Lock()
         self.name = "assistant"
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
@@ -87,25 +89,33 @@ class ChatUI:
     def thinking(self) -> None:
         """On a terminal, a status line until the first output of the turn (erased then)."""
         if self.tty_out and not self.status_shown:
-            sys.stdout.write("  (thinking...)")
-            sys.stdout.flush()
+            self.echo("  (thinking...)", nl=False)
             self.status_shown = True
 
     def clear_status(self) -> None:
         if self.status_shown:
-            sys.stdout.write("\r\x1b[K")
-            sys.stdout.flush()
+            self.echo("\r\x1b[K", nl=False)
             self.status_shown = False
 
     def echo(self, text: str = "", nl: bool = True) -> None:
-        click.echo(text, nl=nl)
+        if self.screen is not None:
+            click.echo(self.screen.feed(text + ("\n" if nl else "")), nl=False)
+        else:
+            click.echo(text, nl=nl)
         sys.stdout.flush()
+
+    def entered(self) -> None:
+        """The person pressed Enter (the terminal, not us, moved to a new line)."""
+        if self.screen is not None:
+            self.screen.at_line_start()
 
     def read_line(self, prompt: str = "you> ") -> str | None:
         """The next line from the person, or None at end of input."""
         if self.interactive:
             try:
-                return input(colour_prompt(prompt, "you", on=self.colour, readline=self.readline))
+                line = input(colour_prompt(prompt, "you", on=self.colour, readline=self.readline))
+                self.entered()
+                return line
             except EOFError:
                 # Ctrl-D: end the prompt's line so the shell's prompt starts on a fresh one
                 self.echo()
@@ -213,7 +223,10 @@ class ChatUI:
                 return self._stdin_line(self.answer_timeout)
             except KeyboardInterrupt:
                 return None
-        return read_answer(self.stdin.fileno(), self.still_wanted, timeout=self.answer_timeout)
+        answer = read_answer(self.stdin.fileno(), self.still_wanted, timeout=self.answer_timeout)
+        if answer is not None:
+            self.entered()
+        return answer
 
     def end_stream(self) -> None:
         if self.streaming:
@@ -230,17 +243,17 @@ class ChatUI:
             self.clear_status()
         if name == "token":
             if not self.streaming:
-                self.reply = self.start_reply(": ")
+                self.echo(f"{self.speaker()}: ", nl=False)
                 self.streaming = True
-            self.echo(self.reply.feed(escape(data["text"])), nl=False)
+            self.echo(_continued(escape(data["text"])), nl=False)
             return
         if name == "reply":
             if not self.streaming:
-                self.echo(self.start_reply(": ").feed(escape(data["text"])))
+                self.echo(f"{self.speaker()}: {_continued(escape(data['text']))}")
             elif not data.get("streamed", True):
                 # streaming stopped part-way (a long secret was redacted): show it whole
                 self.end_stream()
-                self.echo(self.start_reply(" (in full): ").feed(escape(data["text"])))
+                self.echo(f"{self.speaker()} (in full): {_continued(escape(data['text']))}")
             else:
                 self.end_stream()
             if self.failed_this_turn:
@@ -290,11 +303,6 @@ class ChatUI:
     def speaker(self) -> str:
         return paint(self.name, "assistant", on=self.colour)
 
-    def start_reply(self, after_name: str) -> ReplyLines:
-        """Print the speaker's name; the ReplyLines that shows the reply's text after it."""
-        self.echo(f"{self.speaker()}{after_name}", nl=False)
-        return ReplyLines(REPLY_CONTINUED, screen_width(is_tty(sys.stdout)), column=len(self.name + after_name))
-
     def shown_body(self, indented: str, current: str | None) -> str:
         """A write's text as shown (indented, escaped): a diff (there was a current text) gets
         its + and - lines coloured on a terminal; a new note's own lines never are."""
@@ -317,9 +325,13 @@ class ChatUI:
 # Every line of a reply after its first starts with this mark: no line of the chat's own does, so a
 # reply cannot print a line that passes for a ruling ("  [allow] ..."), a write's content
 # ("   | ..."), a tool result ("  <- ...") or the prompt ("you> ").
-# On a terminal, a reply line wider than the screen is broken by us, mark included
-# (assistant.reply_lines), so padding cannot wrap its text into column 0 either.
+# On a terminal, any line wider than the screen is broken by us and goes on after the same mark
+# (assistant.screen_lines), so padding cannot wrap model text into column 0 either.
 REPLY_CONTINUED = "   : "
+
+
+def _continued(text: str) -> str:
+    return text.replace("\n", "\n" + REPLY_CONTINUED)
 
 
 _PREFIX = "   | "      # before every line of a write's content or diff

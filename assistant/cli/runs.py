@@ -15,7 +15,7 @@ import click
 
 from ..colour import status, wanted
 from ..localtime import local_time
-from ..reply_lines import ReplyLines, screen_width
+from ..screen_lines import ScreenLines, terminal_columns
 from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
 from .common import (echo_json, fail, get_workspace, is_tty, json_option, resolve_id, visible, workspace_option,
@@ -150,10 +150,12 @@ def show_cmd(run_id: str, as_json: bool) -> None:
         return
     code = "-" if summary.exit_code is None else summary.exit_code
     click.echo(f"{visible(full)}  {visible(summary.kind)}  started {local_time(summary.start)}  {_outcome(summary.outcome, 0, wanted(sys.stdout))} (exit {code})")
-    width = screen_width(is_tty(sys.stdout))
+    # on a terminal, a line wider than the screen is broken here and goes on after the mark
+    screen = ScreenLines(CONTINUED, lambda: terminal_columns(sys.stdout.fileno())) if is_tty(sys.stdout) else None
     for event in events:
         for line in _render(event, scanner.redact):
-            click.echo(_marked(line, width))
+            shown = _marked(line) + "\n"
+            click.echo(screen.feed(shown) if screen is not None else shown, nl=False)
 
 
 # Continuation lines of multi-line text (a reply, a page a tool read, a tool's arguments) carry
@@ -162,9 +164,9 @@ def show_cmd(run_id: str, as_json: bool) -> None:
 CONTINUED = "       | "
 
 
-def _marked(text: str, width: int | None) -> str:
-    """On a terminal (width known), a line wider than the screen is broken here, mark included."""
-    return ReplyLines(CONTINUED, width).feed(text)
+def _marked(text: str) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(CONTINUED + line for line in rest)])
 
 
 COMMANDS = [runs_group]

@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # terminal escapes what is shown (ConfinementError texts included); it and the other display
     # helpers (colour, local time) sit beside confine
     ("confine", ("assistant.confine", "assistant.terminal", "assistant.colour", "assistant.localtime",
-                 "assistant.reply_lines")),
+                 "assistant.screen_lines")),
     ("workspace", ("assistant.workspace", "assistant.config", "assistant.hidden", "assistant.schedule",
                    "assistant.locking", "assistant.interrupt")),
     ("policy.gate", ("policy", "policy.gate")),

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 
 import pytest
 
-from assistant.reply_lines import ReplyLines, cell_width
+from assistant.screen_lines import ScreenLines, cell_width
 from e2e_support import make_ws, write_script
 from tty_harness import Pty
 
@@ -78,12 +77,18 @@ def test_runs_show_breaks_a_padded_line_itself_on_a_terminal(tmp_path):
     assert "[allow] memory people/bob.md" in shown.text
 
 
-def test_reply_lines_break_at_the_width_with_the_mark():
-    lines = ReplyLines("   : ", 20, column=11)
-    out = lines.feed("123456789" + "abc\nxy")
-    assert out == "123456789\n   : abc\n   : xy"
-    wide = ReplyLines(": ", 10, column=0).feed("\u5b57" * 6)        # 2 cells each
+def test_screen_lines_break_before_the_margin_and_go_on_after_the_mark():
+    s = ScreenLines("   : ", lambda: 20)
+    s.column = 11                                         # after "assistant: "
+    assert s.feed("123456789abc\nxy") == "123456789\n   : abc\nxy"
+    wide = ScreenLines(": ", lambda: 10).feed("\u5b57" * 6)       # 2 cells each
     assert wide == "\u5b57" * 5 + "\n: " + "\u5b57"
-    combining = ReplyLines(": ", 5, column=0).feed("e\u0301" * 5)   # a combining mark takes no cell
-    assert "\n" not in combining and unicodedata.combining(combining[1])
-    assert ReplyLines("| ", None).feed("x" * 500 + "\ny") == "x" * 500 + "\n| y"   # no screen: no breaks
+    assert cell_width("\u0301") == 0 and cell_width("\u2800") == 2 and cell_width("\u4dc0") == 2
+    assert ScreenLines(": ", lambda: 20).feed("a\tb") == "a" + " " * 7 + "b"           # tab stops
+    colour = ScreenLines(": ", lambda: 20).feed("\x1b[1m" + "x" * 20 + "\x1b[0m")  # its own colour: no cell
+    assert "\n" not in colour
+    widths = iter([40, 20])
+    resized = ScreenLines(": ", lambda: next(widths))
+    assert "\n" not in resized.feed("x" * 30)
+    assert resized.feed("y") == "\n: y"                                # narrower now: breaks at once
+    assert ScreenLines("| ", lambda: None).feed("x" * 500) == "x" * 500               # no screen: no breaks
