@@ -56,8 +56,17 @@ def _char_class(ranges) -> str:
                          for a, b in ranges) + "]"
 
 
-# Invisible or control: what the view drops besides whitespace and backslashes.
-_HIDDEN_RE = re.compile(_char_class(_HIDDEN_RANGES))
+# Invisible or control: what the view drops besides whitespace and backslashes. The regex
+# matches every supplementary-plane character too (one class of BMP ranges plus one range
+# beyond searches twice as fast as the exact class); _hidden_only keeps those that are not.
+_HIDDEN = frozenset(chr(c) for a, b in _HIDDEN_RANGES for c in range(a, b + 1))
+_HIDDEN_RE = re.compile(_char_class(r for r in _HIDDEN_RANGES if r[1] < 0x10000)
+                        + "|[\U00010000-\U0010ffff]")
+
+
+def _hidden_only(m: re.Match[str]) -> str:
+    c = m.group()
+    return "" if c in _HIDDEN else c
 _DROP_CHARS = _WS_ALL + "\\" + _INVISIBLE + _CONTROLS
 _DROPPED_ASCII = {ord(c): None for c in _DROP_CHARS if ord(c) < 128}
 _ASCII_CONTROLS = "".join(c for c in _CONTROLS if ord(c) < 128)
@@ -69,7 +78,7 @@ def strip(s: str) -> str:
     if s.isascii():
         return s.translate(_DROPPED_ASCII)
     s = "".join(s.split()).replace("\\", "")
-    return _HIDDEN_RE.sub("", s) if _HIDDEN_RE.search(s) else s
+    return _HIDDEN_RE.sub(_hidden_only, s) if _HIDDEN_RE.search(s) else s
 
 
 class _OffsetMap:
@@ -129,13 +138,15 @@ _DASH_TABLE = {ord(c): "-" for c in DASHES}
 # intermediate bytes, one final byte); the string commands OSC, DCS, SOS, PM, APC (ESC ] P X ^ _
 # or their 8-bit forms) up to BEL or ST (ESC \ or 8-bit ST), their payload never holding another
 # introducer (so an unterminated one costs a scan to the next ESC, never a quadratic rescan);
-# and ESC with intermediate bytes and one final byte (ESC ( B, ESC 7, ESC =, ...).
+# and ESC with intermediate bytes and one final byte (ESC ( B, ESC 7, ESC =, ...). The ESC forms
+# alone (_ESC_SEQ_RE) start with one literal, which re searches for fast: enough for ASCII text.
 _INTRODUCERS = "\x1b\x90\x98\x9b\x9d\x9e\x9f"
-_SEQ_RE = re.compile(
-    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x90\x98\x9b-\x9f]*(?:\x07|\x1b\\|\x9c)"
-    r"|\x1b[\x20-\x2f]*[\x30-\x7e]"
-)
+_PAYLOAD = r"[^\x07\x1b\x90\x98\x9b-\x9f]*(?:\x07|\x1b\\|\x9c)"
+_ESC_FORMS = r"\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|[\]PX^_]" + _PAYLOAD + r"|[\x20-\x2f]*[\x30-\x7e])"
+_ESC_SEQ_RE = re.compile(_ESC_FORMS)
+_SEQ_RE = re.compile(_ESC_FORMS + r"|\x9b[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|[\x90\x98\x9d\x9e\x9f]" + _PAYLOAD)
+_ASCII_HIDDEN_RE = re.compile(_ESC_FORMS + r"|[\x00-\x08\x0e-\x1b\x7f]")
+_ESC_OR_LONE_RE = re.compile(_ESC_FORMS[:-1] + "|)")   # the last branch empty: a lone ESC
 
 
 def _fold_char(c: str) -> str:
@@ -159,16 +170,14 @@ def _nfkc_changing() -> str:
     return _char_class(tuple((a, b) for a, b in ranges))[1:-1]
 
 
-# Candidates for stage 1, by what the text needs: a class (so re's fast charset search
-# applies) of dashes and escape introducers, plus the NFKC-changing characters when the text
-# is not already NFKC. A supplementary-plane character is a candidate whatever it is (a range
-# beyond the BMP would slow the whole class down); _fold_char tells if it changes.
+# Runs of characters stage 1 may change: dash look-alikes, plus the NFKC-changing ones when the
+# text is not already NFKC. A supplementary-plane character is a candidate whatever it is (the
+# exact ranges beyond the BMP would slow the whole class down); _folded tells if it changes.
 @functools.cache
-def _candidates(sequences: bool, nfkc: bool) -> re.Pattern[str]:
-    body = re.escape(DASHES) + (re.escape(_INTRODUCERS) if sequences else "")
+def _candidates(nfkc: bool) -> re.Pattern[str]:
     if not nfkc:
-        return re.compile("[" + body + "]")
-    return re.compile("[" + body + _nfkc_changing() + "]|[\U00010000-\U0010ffff]")
+        return re.compile("[" + re.escape(DASHES) + "]+")
+    return re.compile("[" + re.escape(DASHES) + _nfkc_changing() + "\U00010000-\U0010ffff]+")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -176,57 +185,81 @@ def _folded(c: str) -> str:
     return _fold_char(c)
 
 
-def _fold(text: str, sequences: bool) -> tuple[str, list[tuple[int, int, int, int]], bool]:
-    """(stage-1 text, edits, whether an escape sequence was removed).
+Edits = tuple[tuple[int, int, int, int], ...]
 
-    Each edit is (position in the stage-1 text, its length there, start, end in `text`): a
-    replaced character or a removed sequence (length 0). Unedited stretches are copied."""
+
+def _has_introducer(text: str) -> bool:
+    return "\x1b" in text or (not text.isascii() and any(c in text for c in _INTRODUCERS[1:]))
+
+
+def _drop_sequences(text: str) -> tuple[str, Edits]:
+    """`text` without its escape sequences, and one edit (see _fold) per removed sequence.
+    The sequences are found and removed at C speed; Python only steps once per sequence."""
+    pattern = _ESC_SEQ_RE if text.isascii() else _SEQ_RE
+    spans = [m.span() for m in pattern.finditer(text)]
+    if not spans:
+        return text, ()
+    edits = []
+    removed = 0
+    for a, b in spans:
+        edits.append((a - removed, 0, a, b))
+        removed += b - a
+    return pattern.sub("", text), tuple(edits)
+
+
+def _fold_chars(text: str) -> tuple[str, Edits]:
+    """`text` with every character NFKC-folded and dash look-alikes as "-", and one edit per
+    character whose form is several characters (a fullwidth letter stays one character at the
+    same offset, so it needs none). A Python step per run of changed characters."""
     if text.isascii():
-        if not sequences or "\x1b" not in text:
-            return text, [], False
-        find = None
-    else:
-        find = _candidates(sequences, not unicodedata.is_normalized("NFKC", text))
+        return text, ()
+    find = _candidates(not unicodedata.is_normalized("NFKC", text))
     parts: list[str] = []
     edits: list[tuple[int, int, int, int]] = []
     copied = 0      # text[:copied] is in parts
-    out = 0         # length of "".join(parts)
-    pos = 0
-    dropped = False
-    n = len(text)
-    while pos < n:
-        if find is None:
-            i = text.find("\x1b", pos)
-            if i < 0:
-                break
-        else:
-            m = find.search(text, pos)
-            if m is None:
-                break
-            i = m.start()
-        c = text[i]
-        if c in _INTRODUCERS:
-            seq = _SEQ_RE.match(text, i) if sequences else None
-            if seq is None:         # a lone control: stage 2 drops it
-                pos = i + 1
-                continue
-            end, rep = seq.end(), ""
-            dropped = True
-        else:
-            end, rep = i + 1, _folded(c)
-            if rep == c:            # a supplementary character that NFKC keeps
-                pos = end
-                continue
+    shift = 0       # len("".join(parts)) - copied
+    folded = _folded
+    for m in find.finditer(text):
+        run = m.group()
+        reps = [folded(c) for c in run]
+        rep = "".join(reps)
+        if rep == run:              # supplementary characters that NFKC keeps
+            continue
+        i = m.start()
         parts.append(text[copied:i])
-        out += i - copied
-        edits.append((out, len(rep), i, end))
+        if len(rep) != len(run):
+            at = i + shift
+            for k, r in enumerate(reps):
+                if len(r) != 1:
+                    edits.append((at, len(r), i + k, i + k + 1))
+                at += len(r)
+            shift += len(rep) - len(run)
         parts.append(rep)
-        out += len(rep)
-        copied = pos = end
-    if not edits:
-        return text, [], False
+        copied = m.end()
+    if not parts:
+        return text, ()
     parts.append(text[copied:])
-    return "".join(parts), edits, dropped
+    return "".join(parts), tuple(edits)
+
+
+def _fold(text: str, sequences: bool) -> tuple[str, tuple[Edits, ...], bool]:
+    """(stage-1 text, its edit layers, whether an escape sequence was removed).
+
+    An edit is (position in the layer's output, its length there, start, end in its input):
+    what changed length (a removed sequence: length 0; an NFKC form of several characters).
+    Text between edits keeps its offset from the last one. Layers, last applied first:
+    characters folded, after sequences removed."""
+    layers: list[Edits] = []
+    dropped = False
+    if sequences and _has_introducer(text):
+        text, edits = _drop_sequences(text)
+        if edits:
+            layers.append(edits)
+            dropped = True
+    text, edits = _fold_chars(text)
+    if edits:
+        layers.append(edits)
+    return text, tuple(reversed(layers)), dropped
 
 
 def fold(s: str) -> str:
@@ -239,42 +272,43 @@ class View:
     """One view of `text`: `norm` is what is matched; `spans` maps matches back."""
 
     text: str
-    folded: str                                  # after stage 1
-    edits: tuple[tuple[int, int, int, int], ...]  # see _fold
-    norm: str                                    # after stage 2: what is scanned
-    sequences: bool                              # an escape sequence was removed
+    folded: str                   # after stage 1
+    layers: tuple[Edits, ...]     # stage 1's edits, last applied first (see _fold)
+    norm: str                     # after stage 2: what is scanned
+    sequences: bool               # an escape sequence was removed
 
     @classmethod
     def build(cls, text: str, sequences: bool = True) -> "View":
-        folded, edits, dropped = _fold(text, sequences)
-        return cls(text, folded, tuple(edits), strip(folded), dropped)
+        folded, layers, dropped = _fold(text, sequences)
+        return cls(text, folded, layers, strip(folded), dropped)
 
     def __repr__(self) -> str:  # never the text
-        return f"View(chars={len(self.text)}, edits={len(self.edits)})"
+        return f"View(chars={len(self.text)}, edits={sum(map(len, self.layers))})"
 
     def spans(self, starts: list[int], lasts: list[int]) -> tuple[list[int], list[int]]:
         """(start, end) in `text` of the view spans [starts[k], lasts[k]] (inclusive): a span
-        starting or ending inside what one source character or sequence became covers all of it."""
+        starting or ending inside what one source character became covers all of it."""
         mapped = _map_stripped(self.folded, starts + lasts)
         a, b = mapped[: len(starts)], mapped[len(starts):]
-        if not self.edits:
+        if not self.layers:
             return a, [e + 1 for e in b]
         return [self._source(i, True) for i in a], [self._source(i, False) + 1 for i in b]
 
     def start_of(self, p: int) -> int:
         """Index in `text` of view position p."""
-        return self._source(_map_stripped(self.folded, [p])[0], True) if self.edits \
-            else _map_stripped(self.folded, [p])[0]
+        return self._source(_map_stripped(self.folded, [p])[0], True)
 
     def _source(self, i: int, first: bool) -> int:
-        edits = self.edits
-        k = bisect.bisect_right(edits, (i, float("inf"))) - 1
-        if k < 0:
-            return i
-        at, length, start, end = edits[k]
-        if i < at + length:
-            return start if first else end - 1
-        return end + (i - at - length)
+        for edits in self.layers:
+            k = bisect.bisect_right(edits, (i, float("inf"))) - 1
+            if k < 0:
+                continue
+            at, length, start, end = edits[k]
+            if i < at + length:
+                i = start if first else end - 1
+            else:
+                i = end + (i - at - length)
+        return i
 
 
 def without_hidden(text: str) -> tuple[str, list[int]] | None:
@@ -287,19 +321,34 @@ def without_hidden(text: str) -> tuple[str, list[int]] | None:
         # ~24 memchr-speed membership tests (~0.5 ms per MiB), not a regex search (~6 ms).
         if not any(c in text for c in _ASCII_CONTROLS):
             return None
-    elif _HIDDEN_RE.search(text) is None:
+        # ESC alone is the usual case (colour codes): a regex whose every branch starts with
+        # ESC, which re searches for fast; another control needs the slower class search.
+        only_esc = not any(c in text for c in _ASCII_CONTROLS if c != "\x1b")
+        spans = [m.span() for m in (_ESC_OR_LONE_RE if only_esc else _ASCII_HIDDEN_RE).finditer(text)]
+    else:
+        if _HIDDEN_RE.search(text) is None:
+            return None
+        spans = []
+        seqs = [m.span() for m in _SEQ_RE.finditer(text)] if _has_introducer(text) else []
+        k = 0
+        for m in _HIDDEN_RE.finditer(text):
+            i = m.start()
+            while k < len(seqs) and seqs[k][1] <= i:
+                spans.append(seqs[k])
+                k += 1
+            if k < len(seqs) and seqs[k][0] <= i:
+                continue            # inside a sequence (its introducer): taken whole
+            if text[i] in _HIDDEN:
+                spans.append((i, i + 1))
+        spans.extend(seqs[k:])
+    if not spans:
         return None
     where: list[int] = []
     parts: list[str] = []
     pos = 0
-    for m in _HIDDEN_RE.finditer(text):
-        i = m.start()
-        if i < pos:
-            continue
-        seq = _SEQ_RE.match(text, i) if text[i] in _INTRODUCERS else None
-        end = seq.end() if seq is not None else i + 1
-        parts.append(text[pos:i])
-        where.extend([i - len(where)] * (end - i))
-        pos = end
+    for a, b in spans:
+        parts.append(text[pos:a])
+        where.extend([a - len(where)] * (b - a))
+        pos = b
     parts.append(text[pos:])
     return "".join(parts), where
