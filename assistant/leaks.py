@@ -10,24 +10,33 @@ How the vault values are matched, in one pass whatever their number:
   three byte alignments, hex, percent-encoding, JSON / backslash escapes, reversed); for
   base64 only the characters fully determined by the value are kept, so the value is found
   inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
-- the text is normalised once: whitespace removed (so wrapped base64 and values split by
-  spaces or line breaks line up), invisible characters removed (format characters such as
-  U+200B, U+00AD, U+2060, and the other default-ignorables), backslashes removed (so any
-  backslash escaping lines up) and case-folded (so hex of any case matches);
+- the text is normalised once (assistant/leak_view.py): whitespace removed (so wrapped base64
+  and values split by spaces or line breaks line up), invisible characters removed (format
+  characters such as U+200B, U+00AD, U+2060, and the other default-ignorables), lone control
+  characters and terminal escape sequences removed, backslashes removed (so any backslash
+  escaping lines up), every character NFKC-folded and dash look-alikes made "-" (fullwidth
+  or hyphen-disguised values line up; non-ASCII text only) and case-folded (so hex of any
+  case matches); the values' variants are folded the same way. A text from which an escape
+  sequence was removed is scanned once more with only the ESC removed, so what a sequence
+  carries (an OSC title) is seen too;
 - one Aho-Corasick automaton (ahocorasick-rs: Rust's aho-corasick crate, a DFA for up to
   ~370 values, a contiguous NFA beyond) holds (the first 16 characters of) every variant of every value, so the
   cost is one pass over the text's UTF-8 bytes, not one search per value or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
   its span is mapped back from the normalised view to the original text.
 The shape rules (assistant/leak_rules.py) run on the original text (and, if it has invisible
-characters, once more on the text without them), and only those whose literal needles the
+characters, lone controls or escape sequences, once more on the text without them), and only
+those whose literal needles the
 same automaton pass saw, plus the few rules with no needles; each regex starts with a literal
 so re's fast prefix search keeps it cheap. The needles are in the automaton with or without
 vault values: a note with no credential-like literal costs one automaton pass, whatever the
 number of rules. This gate never drops a match: a rule matches only where one of its
-needles occurs (its regex's leading literal, case-folded), and the needles are looked for in a view that only removes characters
-(whitespace, backslashes, invisible characters) and folds case, so a needle in the text or
-in its invisible-free view is in it too (tests/secrets/test_scan_prefilter.py checks both).
+needles occurs (its regex's leading literal, case-folded), and the needles are looked for in
+views that only remove characters (whitespace, backslashes, invisible and control characters,
+escape sequences) and fold case and non-ASCII characters (a needle is ASCII, and an ASCII
+character is its own NFKC form), so a needle in the text is in the view with only ESC removed,
+and one in the text without hidden characters is in the sequence-free view
+(tests/secrets/test_scan_prefilter.py and test_scanner_folds_disguises.py check both).
 """
 
 from __future__ import annotations
