@@ -8,17 +8,17 @@ folds all of these, and every view position maps back to the exact span of the o
 it came from, so a redaction replaces the whole disguised value and nothing around it.
 
 Two stages, so that ordinary text pays only for what it contains:
-1. `_fold` (only for non-ASCII text or text with ESC): each character whose NFKC form differs
-   becomes that form (one source character may give several view characters; all map back to
-   it), each dash look-alike becomes "-", and escape sequences (CSI `ESC [ ... final`, OSC /
-   DCS / SOS / PM / APC strings up to BEL or ST, two-byte `ESC X` with intermediates, and the
-   8-bit C1 forms) are removed. Pure-ASCII text without ESC skips it.
+1. (only for non-ASCII text or text with ESC) `_fold_chars`: each character whose NFKC form
+   differs becomes that form (one source character may give several view characters; all map
+   back to it) and each dash look-alike becomes "-"; then `_drop_sequences`: escape sequences
+   (CSI `ESC [ ... final`, OSC / DCS / SOS / PM / APC strings up to BEL or ST, `ESC X` with
+   intermediates, and the 8-bit C1 forms) are removed. Pure-ASCII text without ESC skips both.
 2. `strip`: whitespace, backslashes, invisible characters (format characters and the other
    default-ignorables) and lone C0/C1 control characters are removed (str.translate for ASCII).
 
 A text holding an escape sequence is also scanned in a second view where only the ESC itself
-is removed (`View.build(text, sequences=False)`): what an OSC title or a CSI parameter carries
-is shown somewhere, so a value inside one must still be seen.
+is removed (`View.views` gives both): what an OSC title or a CSI parameter carries is shown
+somewhere, so a value inside one must still be seen.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def _has_introducer(text: str) -> bool:
 
 
 def _drop_sequences(text: str) -> tuple[str, Edits]:
-    """`text` without its escape sequences, and one edit (see _fold) per removed sequence.
+    """`text` without its escape sequences, and one edit per removed sequence (length 0).
     The sequences are found and removed at C speed; Python only steps once per sequence."""
     pattern = _ESC_SEQ_RE if text.isascii() else _SEQ_RE
     spans = [m.span() for m in pattern.finditer(text)]
@@ -210,7 +210,10 @@ def _drop_sequences(text: str) -> tuple[str, Edits]:
 def _fold_chars(text: str) -> tuple[str, Edits]:
     """`text` with every character NFKC-folded and dash look-alikes as "-", and one edit per
     character whose form is several characters (a fullwidth letter stays one character at the
-    same offset, so it needs none). A Python step per run of changed characters."""
+    same offset, so it needs none). A Python step per run of changed characters.
+
+    An edit is (position in the output, its length there, start, end in the input): only what
+    changed length has one; text between edits keeps its offset from the last one."""
     if text.isascii():
         return text, ()
     find = _candidates(not unicodedata.is_normalized("NFKC", text))
@@ -242,29 +245,9 @@ def _fold_chars(text: str) -> tuple[str, Edits]:
     return "".join(parts), tuple(edits)
 
 
-def _fold(text: str, sequences: bool) -> tuple[str, tuple[Edits, ...], bool]:
-    """(stage-1 text, its edit layers, whether an escape sequence was removed).
-
-    An edit is (position in the layer's output, its length there, start, end in its input):
-    what changed length (a removed sequence: length 0; an NFKC form of several characters).
-    Text between edits keeps its offset from the last one. Layers, last applied first:
-    characters folded, after sequences removed."""
-    layers: list[Edits] = []
-    dropped = False
-    if sequences and _has_introducer(text):
-        text, edits = _drop_sequences(text)
-        if edits:
-            layers.append(edits)
-            dropped = True
-    text, edits = _fold_chars(text)
-    if edits:
-        layers.append(edits)
-    return text, tuple(reversed(layers)), dropped
-
-
 def fold(s: str) -> str:
     """`s` as the view spells it (stages 1 and 2): how a vault value's variants are indexed."""
-    return strip(_fold(s, True)[0])
+    return View.views(s)[0].norm
 
 
 @dataclass(frozen=True)
@@ -273,14 +256,24 @@ class View:
 
     text: str
     folded: str                   # after stage 1
-    layers: tuple[Edits, ...]     # stage 1's edits, last applied first (see _fold)
+    layers: tuple[Edits, ...]     # stage 1's edits, last applied first (see _fold_chars)
     norm: str                     # after stage 2: what is scanned
-    sequences: bool               # an escape sequence was removed
+    sequences: bool               # escape sequences were removed
 
     @classmethod
-    def build(cls, text: str, sequences: bool = True) -> "View":
-        folded, layers, dropped = _fold(text, sequences)
-        return cls(text, folded, layers, strip(folded), dropped)
+    def views(cls, text: str) -> list["View"]:
+        """[the view] or, when escape sequences were removed, [the view, the same with only
+        ESC removed]. Characters are folded first, once for both (a fullwidth character
+        never becomes part of a sequence: NFKC makes no control character, and a fullwidth
+        bracket after ESC would only make the first view drop more, which the second covers)."""
+        folded, edits = _fold_chars(text)
+        layers = (edits,) if edits else ()
+        if _has_introducer(folded):
+            without, seq_edits = _drop_sequences(folded)
+            if seq_edits:
+                return [cls(text, without, (seq_edits,) + layers, strip(without), True),
+                        cls(text, folded, layers, strip(folded), False)]
+        return [cls(text, folded, layers, strip(folded), False)]
 
     def __repr__(self) -> str:  # never the text
         return f"View(chars={len(self.text)}, edits={sum(map(len, self.layers))})"

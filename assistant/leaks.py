@@ -302,14 +302,14 @@ class Scanner:
         prefix is present but which runs past the end counts as a hit up to the end."""
         if self._auto is None:
             return [], None
-        view = View.build(text)
-        if not view.sequences:
-            return self._scan_view(view, truncated)
+        views = View.views(text)
+        if len(views) == 1:
+            return self._scan_view(views[0], truncated)
         # An escape sequence was removed: scan once more with only the ESC removed, so a value
         # inside a sequence (an OSC window title, CSI parameters) is seen too, and every
         # needle of the text itself is in one of the two views (the prefilter's guarantee).
-        found, active = self._scan_view(view, truncated)
-        more, more_active = self._scan_view(View.build(text, sequences=False), truncated)
+        found, active = self._scan_view(views[0], truncated)
+        more, more_active = self._scan_view(views[1], truncated)
         return found + more, active | more_active
 
     def _scan_view(self, view: View, truncated: bool) -> tuple[list[Finding], set[int]]:
@@ -448,7 +448,7 @@ class Scanner:
         through this method.
         """
         hits = self.find(text, truncated=True)
-        view = View.build(text)   # sequences removed: the fewest kept characters
+        view = View.views(text)[0]   # sequences removed: the fewest kept characters
         kept = len(view.norm)
         cut = 0 if kept <= TAIL_GUARD else view.start_of(kept - TAIL_GUARD)
         return self._render(text, hits, cut) + marker
