@@ -189,13 +189,23 @@ Edits = tuple[tuple[int, int, int, int], ...]
 
 
 def _has_introducer(text: str) -> bool:
-    return "\x1b" in text or (not text.isascii() and any(c in text for c in _INTRODUCERS[1:]))
+    return "\x1b" in text or _has_c1_introducer(text)
+
+
+def _has_c1_introducer(text: str) -> bool:
+    return not text.isascii() and any(c in text for c in _INTRODUCERS[1:])
+
+
+def _sequence_pattern(text: str) -> re.Pattern[str]:
+    """The ESC forms alone (one leading literal: a fast search) unless the text holds an 8-bit
+    introducer (U+0090, U+0098, U+009B, U+009D-U+009F: rare outside terminal captures)."""
+    return _SEQ_RE if _has_c1_introducer(text) else _ESC_SEQ_RE
 
 
 def _drop_sequences(text: str) -> tuple[str, Edits]:
     """`text` without its escape sequences, and one edit per removed sequence (length 0).
     The sequences are found and removed at C speed; Python only steps once per sequence."""
-    pattern = _ESC_SEQ_RE if text.isascii() else _SEQ_RE
+    pattern = _sequence_pattern(text)
     spans = [m.span() for m in pattern.finditer(text)]
     if not spans:
         return text, ()
@@ -322,7 +332,7 @@ def without_hidden(text: str) -> tuple[str, list[int]] | None:
         if _HIDDEN_RE.search(text) is None:
             return None
         spans = []
-        seqs = [m.span() for m in _SEQ_RE.finditer(text)] if _has_introducer(text) else []
+        seqs = [m.span() for m in _sequence_pattern(text).finditer(text)] if _has_introducer(text) else []
         k = 0
         for m in _HIDDEN_RE.finditer(text):
             i = m.start()
