@@ -13,12 +13,13 @@ by:
   values split across lines, wrapped base64, or hex in mixed case.)
 Targets: >= 20 MB/s, and 1,000 secrets costing at most 2x 10 secrets.
 
---note unicode: the same note respelled as pasted and terminal text is (CJK lines with fullwidth
-punctuation, fullwidth words, typographic dashes, ANSI colour codes): the scanner's non-ASCII
-path, which folds NFKC forms and dashes and removes escape sequences (assistant/leak_view.py).
---baseline DIR: also load DIR/assistant/leaks.py (a checkout of another commit, e.g. made with
+--note unicode: the same note respelled as pasted text is (CJK lines with fullwidth punctuation,
+fullwidth words, typographic dashes): the scanner's non-ASCII path, which folds NFKC forms and
+dashes (assistant/leak_view.py); --note ascii-ansi / unicode-ansi: with ANSI colour codes on
+~30% of the lines (terminal output), which also scans a second view (sequences kept).
+--baseline DIR: load DIR/assistant/leaks.py (a checkout of another commit, e.g. made with
 `git archive COMMIT assistant | tar -x -C DIR`) and print Scanner.find before (DIR) and after
-(this tree) side by side for both notes, the two timed alternately in one run.
+(this tree) side by side for every note, the two timed alternately in one run.
 """
 
 from __future__ import annotations
@@ -31,14 +32,19 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "helpers"))
 
-from leak_corpus import big_note, big_unicode_note, fake_tokens, random_secrets  # noqa: E402
+from leak_corpus import big_note, big_unicode_note, fake_tokens, random_secrets, with_colour_codes  # noqa: E402
 
 from assistant.leak_rules import RULES  # noqa: E402
 from assistant.leaks import Scanner, variants  # noqa: E402
 
 
+NOTES = ("ascii", "ascii-ansi", "unicode", "unicode-ansi")
+
+
 def planted_note(size: int, secrets: dict[str, str], note: str = "ascii") -> str:
-    base = big_unicode_note(size) if note == "unicode" else big_note(size)
+    base = big_unicode_note(size) if note.startswith("unicode") else big_note(size)
+    if note.endswith("-ansi"):
+        base = with_colour_codes(base)[:size]
     vals = list(secrets.values())[:4]
     tokens = [t[0] for t in fake_tokens().values()][:6]
     plants = [
@@ -96,9 +102,10 @@ def main() -> None:
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall: elapsed time; cpu: this process's CPU time (steadier on a machine "
                          "shared with other work, whose load adds wall time)")
-    ap.add_argument("--note", choices=("ascii", "unicode"), default="ascii",
+    ap.add_argument("--note", choices=NOTES, default="ascii",
                     help="ascii: ordinary notes (the scanner's ASCII fast path); unicode: the same "
-                         "respelled with CJK, fullwidth forms, dashes and colour codes")
+                         "respelled with CJK, fullwidth forms and typographic dashes; -ansi: with "
+                         "ANSI colour codes on ~30%% of the lines (terminal output)")
     ap.add_argument("--baseline", metavar="DIR",
                     help="a checkout holding DIR/assistant/leaks.py: time it against this tree, "
                          "side by side, on both notes")
@@ -159,12 +166,12 @@ def load_baseline(root: str):
 def compare(args, baseline) -> None:
     print(f"Scanner.find, before ({args.baseline}) and after (this tree), timed alternately; "
           f"note: {args.size} characters; best of {args.repeat} ({args.clock} clock)")
-    header = (f"{'note':>8} {'secrets':>8} {'before ms':>10} {'after ms':>9} {'before MB/s':>12} "
+    header = (f"{'note':>12} {'secrets':>8} {'before ms':>10} {'after ms':>9} {'before MB/s':>12} "
               f"{'after MB/s':>11} {'after/before':>13} {'found b/a':>10}")
     print(header)
     print("-" * len(header))
     mb = args.size / 1e6
-    for note in ("ascii", "unicode"):
+    for note in NOTES:
         for n in (0, 10, 1000):
             secrets = random_secrets(n, seed=42) if n else {}
             text = planted_note(args.size, secrets or random_secrets(4, seed=1), note)
@@ -178,7 +185,7 @@ def compare(args, baseline) -> None:
                     times[key].append(CLOCK() - t)
             b, a = min(times["old"]), min(times["new"])
             label = f"{n}" if n else "shapes"
-            print(f"{note:>8} {label:>8} {b * 1e3:>10.1f} {a * 1e3:>9.1f} {mb / b:>12.1f} {mb / a:>11.1f} "
+            print(f"{note:>12} {label:>8} {b * 1e3:>10.1f} {a * 1e3:>9.1f} {mb / b:>12.1f} {mb / a:>11.1f} "
                   f"{a / b:>12.2f}x {len(found['old']):>4}/{len(found['new']):<5}")
     print()
     print("(found b/a: findings before/after, shape tokens included; the unicode note plants the")

@@ -309,10 +309,17 @@ CJK_LINES = (
 )
 
 
+def with_colour_codes(text: str, seed: int = 3, share: float = 0.3) -> str:
+    """`text` with about `share` of its lines wrapped in ANSI colour codes (terminal output)."""
+    r = random.Random(seed)
+    return "\n".join(f"\x1b[1;3{r.randrange(8)}m{line}\x1b[0m" if r.random() < share else line
+                     for line in text.split("\n"))
+
+
 def big_unicode_note(size: int = 1 << 20, seed: int = 6) -> str:
-    """`big_note` respelled the way pasted and terminal text is: about one paragraph in four
-    gets CJK lines with fullwidth punctuation, fullwidth words, typographic dashes (en/em,
-    non-breaking hyphen, minus) or ANSI colour codes. No secrets."""
+    """`big_note` respelled the way pasted text is: about one paragraph in three gets CJK lines
+    with fullwidth punctuation, fullwidth words or typographic dashes (en/em, non-breaking
+    hyphen, minus). No secrets."""
     r = random.Random(seed)
     paras = big_note(size, seed=seed).split("\n\n")
     out = []
@@ -327,7 +334,5 @@ def big_unicode_note(size: int = 1 << 20, seed: int = 6) -> str:
             p = " ".join(words)
         elif k == 2:
             p = p.replace("-", r.choice("\u2013\u2014\u2011\u2212"))
-        elif k == 3:
-            p = "\x1b[1;3" + str(r.randrange(8)) + "m" + p.replace("\n", "\x1b[0m\n\x1b[32m", 2) + "\x1b[0m"
         out.append(p)
     return "\n\n".join(out)[:size]
