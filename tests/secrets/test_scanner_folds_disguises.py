@@ -308,7 +308,7 @@ def test_every_character_nfkc_changes_is_a_fold_candidate():
 
     cls = _candidates(True)
     changing = [chr(cp) for cp in range(0x80, 0x110000)
-                if unicodedata.decomposition(chr(cp)) and unicodedata.normalize("NFKC", chr(cp)) != chr(cp)]
+                if not 0xD800 <= cp < 0xE000 and unicodedata.normalize("NFKC", chr(cp)) != chr(cp)]
     assert len(changing) > 4000
     for c in changing:
         assert c.isspace() or cls.fullmatch(c), f"U+{ord(c):04X}"
