@@ -10,24 +10,33 @@ How the vault values are matched, in one pass whatever their number:
   three byte alignments, hex, percent-encoding, JSON / backslash escapes, reversed); for
   base64 only the characters fully determined by the value are kept, so the value is found
   inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
-- the text is normalised once: whitespace removed (so wrapped base64 and values split by
-  spaces or line breaks line up), invisible characters removed (format characters such as
-  U+200B, U+00AD, U+2060, and the other default-ignorables), backslashes removed (so any
-  backslash escaping lines up) and case-folded (so hex of any case matches);
+- the text is normalised once (assistant/leak_view.py): whitespace removed (so wrapped base64
+  and values split by spaces or line breaks line up), invisible characters removed (format
+  characters such as U+200B, U+00AD, U+2060, and the other default-ignorables), lone control
+  characters and terminal escape sequences removed, backslashes removed (so any backslash
+  escaping lines up), every character NFKC-folded and dash look-alikes made "-" (fullwidth
+  or hyphen-disguised values line up; non-ASCII text only) and case-folded (so hex of any
+  case matches); the values' variants are folded the same way. A text from which an escape
+  sequence was removed is scanned once more with only the ESC removed, so what a sequence
+  carries (an OSC title) is seen too;
 - one Aho-Corasick automaton (ahocorasick-rs: Rust's aho-corasick crate, a DFA for up to
   ~370 values, a contiguous NFA beyond) holds (the first 16 characters of) every variant of every value, so the
   cost is one pass over the text's UTF-8 bytes, not one search per value or per variant;
 - each candidate is then verified case-sensitively where the encoding is case-sensitive, and
   its span is mapped back from the normalised view to the original text.
 The shape rules (assistant/leak_rules.py) run on the original text (and, if it has invisible
-characters, once more on the text without them), and only those whose literal needles the
+characters, lone controls or escape sequences, once more on the text without them), and only
+those whose literal needles the
 same automaton pass saw, plus the few rules with no needles; each regex starts with a literal
 so re's fast prefix search keeps it cheap. The needles are in the automaton with or without
 vault values: a note with no credential-like literal costs one automaton pass, whatever the
 number of rules. This gate never drops a match: a rule matches only where one of its
-needles occurs (its regex's leading literal, case-folded), and the needles are looked for in a view that only removes characters
-(whitespace, backslashes, invisible characters) and folds case, so a needle in the text or
-in its invisible-free view is in it too (tests/secrets/test_scan_prefilter.py checks both).
+needles occurs (its regex's leading literal, case-folded), and the needles are looked for in
+views that only remove characters (whitespace, backslashes, invisible and control characters,
+escape sequences) and fold case and non-ASCII characters (a needle is ASCII, and an ASCII
+character is its own NFKC form), so a needle in the text is in the view with only ESC removed,
+and one in the text without hidden characters is in the sequence-free view
+(tests/secrets/test_scan_prefilter.py and test_scanner_folds_disguises.py check both).
 """
 
 from __future__ import annotations
@@ -43,6 +52,9 @@ from typing import Iterable, Mapping
 import ahocorasick_rs
 
 from .leak_rules import RULES, Rule
+from .leak_view import (  # noqa: F401  (_WS_ALL, _DROP_CHARS: the tests check the tables)
+    _DROP_CHARS, _WS_ALL, View, strip, without_hidden)
+from .leak_view import fold as view_of
 
 VAULT_RULE = "vault"
 
@@ -101,49 +113,14 @@ class _Variant:
         return f"_Variant(name={self.name!r}, encoding={self.encoding!r})"
 
 
-# The normalised view drops whitespace (wrapped base64, values split across lines or by
-# spaces), backslashes (any backslash-escaping: JSON, shell, regex, C strings) and invisible
-# characters: every format character (Unicode category Cf: U+00AD soft hyphen, U+200B zero
-# width space, U+2060 word joiner, bidi controls, tags, ...) plus the other default-ignorable
-# code points a renderer shows as nothing (variation selectors, the combining grapheme
-# joiner, Hangul fillers). A value split by any of them is still the value.
-# _DROPPED_ASCII is the ASCII part, for str.translate's fast path on ASCII text.
-_WS_ALL = (  # every character for which str.isspace() is true (checked by the tests)
-    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
-    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-_INVISIBLE_RANGES = (  # Cf (Unicode 15.1, a superset of what the tests find in unicodedata) + ignorables
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
-    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x115F, 0x1160), (0x17B4, 0x17B5),
-    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
-_INVISIBLE = "".join(chr(c) for a, b in _INVISIBLE_RANGES for c in range(a, b + 1))
-_INVISIBLE_RE = re.compile("[" + "".join(
-    re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in _INVISIBLE_RANGES) + "]")
-_DROP_CHARS = _WS_ALL + "\\" + _INVISIBLE
-_DROPPED_ASCII = {ord(c): None for c in _DROP_CHARS if ord(c) < 128}
-
-
-def _strip_ws(s: str) -> str:
-    """`s` without whitespace (as str.split() sees it), backslashes and invisible characters."""
-    if s.isascii():
-        return s.translate(_DROPPED_ASCII)
-    s = "".join(s.split()).replace("\\", "")
-    return _INVISIBLE_RE.sub("", s) if _INVISIBLE_RE.search(s) else s
-
-
-def _without_invisible(text: str) -> tuple[str, list[int]] | None:
-    """(text without invisible characters, their positions in the view), or None if it has none.
-
-    The positions are where each dropped character would sit in the view (its original index
-    minus the number dropped before it), so a view index maps back by one bisection."""
-    if text.isascii() or _INVISIBLE_RE.search(text) is None:
-        return None
-    where = [m.start() - i for i, m in enumerate(_INVISIBLE_RE.finditer(text))]
-    return _INVISIBLE_RE.sub("", text), where
+# The view (assistant/leak_view.py) drops whitespace (wrapped base64, values split across
+# lines or by spaces), backslashes (any backslash-escaping: JSON, shell, regex, C strings),
+# invisible characters (every format character, Unicode category Cf: U+00AD soft hyphen, U+200B
+# zero width space, U+2060 word joiner, bidi controls, tags, ...; and the other
+# default-ignorables: variation selectors, the combining grapheme joiner, Hangul fillers), lone
+# control characters and terminal escape sequences; it folds dash look-alikes to "-" and every
+# character to its NFKC form. A value split or spelled by any of them is still the value.
+_strip_ws = strip
 
 
 def _casefold_same_length(s: str) -> str:
@@ -190,7 +167,7 @@ def variants(name: str, value: str) -> list[_Variant]:
     out: list[_Variant] = []
 
     def add(encoding: str, text: str, fold: str = _CS, left: bool = False, right: bool = False):
-        exact = _strip_ws(text)
+        exact = view_of(text)
         # The raw value is always looked for (the caller asked for it); encoded forms only
         # when long enough not to raise false alarms.
         if exact and (encoding == "raw" or len(exact) >= MIN_VARIANT):
@@ -260,43 +237,6 @@ def _starts(auto: "ahocorasick_rs.BytesAhoCorasick", folded: str) -> list[tuple[
     return [(k, where[s]) for k, s, _ in hits]
 
 
-class _OffsetMap:
-    """Maps positions in the normalised view back to the original text, lazily.
-
-    Queries must come in increasing order; each step counts non-whitespace characters of a
-    slice with C-level string operations, so the whole map costs O(len(text)) without a
-    Python loop per character, and nothing at all when there is no hit.
-    """
-
-    def __init__(self, text: str):
-        self.text = text
-        self.orig = 0     # position in text
-        self.norm = 0     # number of kept characters before self.orig
-
-    def index_of(self, p: int) -> int:
-        """Original index of the p-th (0-based) character kept by the normalised view."""
-        text = self.text
-        if p < self.norm:  # out of order: restart (rare; only for overlapping spans)
-            self.orig = self.norm = 0
-        need = p - self.norm + 1
-        a = self.orig
-        while True:
-            b = a + need
-            if a >= len(text):
-                raise IndexError("position beyond the text")
-            chunk = text[a:b]
-            if len(chunk) > 4096 or not chunk.isascii():   # translate: fast per character
-                c = len(_strip_ws(chunk))
-            else:
-                c = len("".join(chunk.split())) - chunk.count("\\")
-            if c == need:
-                i = a + len(chunk.rstrip(_DROP_CHARS)) - 1
-                self.orig, self.norm = i + 1, p + 1
-                return i
-            need -= c
-            a = b
-
-
 class Scanner:
     """Vault values (plus encodings) and credential shapes -> findings / redaction."""
 
@@ -362,7 +302,18 @@ class Scanner:
         prefix is present but which runs past the end counts as a hit up to the end."""
         if self._auto is None:
             return [], None
-        norm = _strip_ws(text)
+        views = View.views(text)
+        if len(views) == 1:
+            return self._scan_view(views[0], truncated)
+        # An escape sequence was removed: scan once more with only the ESC removed, so a value
+        # inside a sequence (an OSC window title, CSI parameters) is seen too, and every
+        # needle of the text itself is in one of the two views (the prefilter's guarantee).
+        found, active = self._scan_view(views[0], truncated)
+        more, more_active = self._scan_view(views[1], truncated)
+        return found + more, active | more_active
+
+    def _scan_view(self, view: View, truncated: bool) -> tuple[list[Finding], set[int]]:
+        text, norm = view.text, view.norm
         folded = _casefold_same_length(norm)
         raw_hits: list[tuple[int, int, _Variant]] = []
         variants_ = self._variants
@@ -405,11 +356,9 @@ class Scanner:
         raw_hits = merged
         # Map each span back to the original text: starts and (inclusive) ends together, in
         # one ordered walk.
-        mapped = _map_positions(text, [h[0] for h in raw_hits] + [h[1] - 1 for h in raw_hits])
-        starts, ends = mapped[: len(raw_hits)], mapped[len(raw_hits):]
+        starts, ends = view.spans([h[0] for h in raw_hits], [h[1] - 1 for h in raw_hits])
         found: list[Finding] = []
         for (_, _, v), s, e in zip(raw_hits, starts, ends):
-            e += 1
             if v.ext_left and s > 0 and text[s - 1] in _B64_CHARS:
                 s -= 1
             if v.lead_escape:   # the escape's backslash(es) before the first kept character
@@ -430,9 +379,10 @@ class Scanner:
         # (A rule without needles has no literal to gate it by, and always runs.)
         rules = self._rules if active is None else [self._rules[i] for i in sorted(active | self._always)]
         found = self._run_rules(rules, text)
-        # A token split by invisible characters (U+200B, U+00AD, U+2060, ...) is still the
-        # token: the rules run again over the text without them, spans mapped back.
-        view = _without_invisible(text)
+        # A token split by invisible characters (U+200B, U+00AD, U+2060, ...), lone control
+        # characters or escape sequences is still the token: the rules run again over the
+        # text without them, spans mapped back.
+        view = without_hidden(text)
         if view is not None:
             clean, where = view
             for f in self._run_rules(rules, clean):
@@ -498,8 +448,9 @@ class Scanner:
         through this method.
         """
         hits = self.find(text, truncated=True)
-        kept = len(_strip_ws(text))
-        cut = 0 if kept <= TAIL_GUARD else _map_positions(text, [kept - TAIL_GUARD])[0]
+        view = View.views(text)[0]   # sequences removed: the fewest kept characters
+        kept = len(view.norm)
+        cut = 0 if kept <= TAIL_GUARD else view.start_of(kept - TAIL_GUARD)
         return self._render(text, hits, cut) + marker
 
     def _render(self, text: str, hits: list[Finding], cut: int) -> str:
@@ -551,17 +502,6 @@ def _spans(hits: list[Finding], cut: int) -> list[tuple[int, int, str]]:
         out.append((start, end, label or first_rule))
         i = j
     return out
-
-
-def _map_positions(text: str, positions: list[int]) -> list[int]:
-    """Original indices of the given whitespace-free positions (any order).
-
-    Each distinct position is mapped once, in increasing order: a repeated position (the
-    end of one hit is the start of the next) would otherwise send the map back to the
-    start of the text, which made many overlapping hits quadratic."""
-    m = _OffsetMap(text)
-    where = {p: m.index_of(p) for p in sorted(set(positions))}
-    return [where[p] for p in positions]
 
 
 __all__ = ["Finding", "MARKER_RE", "Scanner", "VAULT_RULE", "marker", "variants"]

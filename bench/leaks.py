@@ -1,6 +1,7 @@
 """Leak scanner throughput: one Aho-Corasick pass vs the naive loop, for 10 and 1,000 secrets.
 
-Run: /work/dev/bin/python bench/leaks.py [--size BYTES] [--repeat N]
+Run: .venv/bin/python bench/leaks.py [--size BYTES] [--repeat N] [--clock cpu] [--note unicode]
+     [--baseline DIR]
 
 A ~1 MiB note of ordinary text (prose, markdown, code, hashes, URLs, base64 images) with a
 few planted hits (vault values raw / base64 / hex / line-split, and shape tokens) is scanned
@@ -11,6 +12,14 @@ by:
   plus one regex per shape rule over the whole text. (It is also weaker: it cannot see
   values split across lines, wrapped base64, or hex in mixed case.)
 Targets: >= 20 MB/s, and 1,000 secrets costing at most 2x 10 secrets.
+
+--note unicode: the same note respelled as pasted text is (CJK lines with fullwidth punctuation,
+fullwidth words, typographic dashes): the scanner's non-ASCII path, which folds NFKC forms and
+dashes (assistant/leak_view.py); --note ascii-ansi / unicode-ansi: with ANSI colour codes on
+~30% of the lines (terminal output), which also scans a second view (sequences kept).
+--baseline DIR: load DIR/assistant/leaks.py (a checkout of another commit, e.g. made with
+`git archive COMMIT assistant | tar -x -C DIR`) and print Scanner.find before (DIR) and after
+(this tree) side by side for every note, the two timed alternately in one run.
 """
 
 from __future__ import annotations
@@ -23,14 +32,19 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "helpers"))
 
-from leak_corpus import big_note, fake_tokens, random_secrets  # noqa: E402
+from leak_corpus import big_note, big_unicode_note, fake_tokens, random_secrets, with_colour_codes  # noqa: E402
 
 from assistant.leak_rules import RULES  # noqa: E402
 from assistant.leaks import Scanner, variants  # noqa: E402
 
 
-def planted_note(size: int, secrets: dict[str, str]) -> str:
-    base = big_note(size)
+NOTES = ("ascii", "ascii-ansi", "unicode", "unicode-ansi")
+
+
+def planted_note(size: int, secrets: dict[str, str], note: str = "ascii") -> str:
+    base = big_unicode_note(size) if note.startswith("unicode") else big_note(size)
+    if note.endswith("-ansi"):
+        base = with_colour_codes(base)[:size]
     vals = list(secrets.values())[:4]
     tokens = [t[0] for t in fake_tokens().values()][:6]
     plants = [
@@ -88,12 +102,22 @@ def main() -> None:
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall: elapsed time; cpu: this process's CPU time (steadier on a machine "
                          "shared with other work, whose load adds wall time)")
+    ap.add_argument("--note", choices=NOTES, default="ascii",
+                    help="ascii: ordinary notes (the scanner's ASCII fast path); unicode: the same "
+                         "respelled with CJK, fullwidth forms and typographic dashes; -ansi: with "
+                         "ANSI colour codes on ~30%% of the lines (terminal output)")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="a checkout holding DIR/assistant/leaks.py: time it against this tree, "
+                         "side by side, on both notes")
     args = ap.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     mb = args.size / 1e6
 
-    print(f"note: {args.size} characters (~{args.size / 2**20:.2f} MiB) of ordinary text "
+    if args.baseline:
+        compare(args, load_baseline(args.baseline))
+        return
+    print(f"note: {args.size} characters (~{args.size / 2**20:.2f} MiB) of {args.note} ordinary text "
           f"with planted hits; best of {args.repeat} runs ({args.clock} clock); {len(RULES)} shape rules "
           f"({len(set(r.id for r in RULES))} ids)")
     header = (f"{'secrets':>8} {'variants':>9} {'build s':>8} {'scanner ms':>11} "
@@ -103,7 +127,7 @@ def main() -> None:
     rows = {}
     for n in (0, 10, 1000):
         secrets = random_secrets(n, seed=42) if n else {}
-        text = planted_note(args.size, secrets or random_secrets(4, seed=1))
+        text = planted_note(args.size, secrets or random_secrets(4, seed=1), args.note)
         t = time.perf_counter()
         scanner = Scanner(secrets)
         build = time.perf_counter() - t
@@ -123,6 +147,49 @@ def main() -> None:
     print(" a line break — and 6 shape tokens; the naive loop misses the last two vault forms)")
     print(f"cost of 1,000 secrets vs 10 secrets (scanner): {rows[1000] / rows[10]:.2f}x (target <= 2x)")
     print(f"scanner throughput with 1,000 secrets: {mb / rows[1000]:.1f} MB/s (target >= 20)")
+
+
+def load_baseline(root: str):
+    """DIR/assistant/leaks.py (with its sibling modules) as the package `baseline_assistant`."""
+    import importlib
+    import types
+
+    folder = os.path.join(os.path.abspath(root), "assistant")
+    if not os.path.isfile(os.path.join(folder, "leaks.py")):
+        raise SystemExit(f"--baseline: no assistant/leaks.py under {root}")
+    pkg = types.ModuleType("baseline_assistant")
+    pkg.__path__ = [folder]
+    sys.modules["baseline_assistant"] = pkg
+    return importlib.import_module("baseline_assistant.leaks")
+
+
+def compare(args, baseline) -> None:
+    print(f"Scanner.find, before ({args.baseline}) and after (this tree), timed alternately; "
+          f"note: {args.size} characters; best of {args.repeat} ({args.clock} clock)")
+    header = (f"{'note':>12} {'secrets':>8} {'before ms':>10} {'after ms':>9} {'before MB/s':>12} "
+              f"{'after MB/s':>11} {'after/before':>13} {'found b/a':>10}")
+    print(header)
+    print("-" * len(header))
+    mb = args.size / 1e6
+    for note in NOTES:
+        for n in (0, 10, 1000):
+            secrets = random_secrets(n, seed=42) if n else {}
+            text = planted_note(args.size, secrets or random_secrets(4, seed=1), note)
+            old, new = baseline.Scanner(secrets), Scanner(secrets)
+            times: dict[str, list[float]] = {"old": [], "new": []}
+            found = {}
+            for _ in range(args.repeat):
+                for key, scanner in (("old", old), ("new", new)):
+                    t = CLOCK()
+                    found[key] = scanner.find(text)
+                    times[key].append(CLOCK() - t)
+            b, a = min(times["old"]), min(times["new"])
+            label = f"{n}" if n else "shapes"
+            print(f"{note:>12} {label:>8} {b * 1e3:>10.1f} {a * 1e3:>9.1f} {mb / b:>12.1f} {mb / a:>11.1f} "
+                  f"{a / b:>12.2f}x {len(found['old']):>4}/{len(found['new']):<5}")
+    print()
+    print("(found b/a: findings before/after, shape tokens included; the unicode note plants the")
+    print(" same values and tokens as the ascii one)")
 
 
 if __name__ == "__main__":

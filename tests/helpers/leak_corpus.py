@@ -299,3 +299,40 @@ def big_note(size: int = 1 << 20, seed: int = 5) -> str:
         parts.append(note)
         total += len(note) + 2
     return "\n\n".join(parts)[:size]
+
+
+CJK_LINES = (
+    "这是一个普通的句子，里面有中文标点：（括号）、逗号，还有全角数字１２３和字母ＡＢＣ。",
+    "会议记录——下午３点开会；预算：￥１２，０００。备注：见附件「计划書」。",
+    "日本語のメモ：明日は１０時から。ｶﾀｶﾅ（半角）もある。",
+    "한국어 메모: 내일 회의는 오후 3시입니다 – 준비물 없음.",
+)
+
+
+def with_colour_codes(text: str, seed: int = 3, share: float = 0.3) -> str:
+    """`text` with about `share` of its lines wrapped in ANSI colour codes (terminal output)."""
+    r = random.Random(seed)
+    return "\n".join(f"\x1b[1;3{r.randrange(8)}m{line}\x1b[0m" if r.random() < share else line
+                     for line in text.split("\n"))
+
+
+def big_unicode_note(size: int = 1 << 20, seed: int = 6) -> str:
+    """`big_note` respelled the way pasted text is: about one paragraph in three gets CJK lines
+    with fullwidth punctuation, fullwidth words or typographic dashes (en/em, non-breaking
+    hyphen, minus). No secrets."""
+    r = random.Random(seed)
+    paras = big_note(size, seed=seed).split("\n\n")
+    out = []
+    for p in paras:
+        k = r.randrange(8)
+        if k == 0:
+            p = p + "\n" + r.choice(CJK_LINES)
+        elif k == 1:
+            words = p.split(" ")
+            i = r.randrange(len(words))
+            words[i] = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in words[i])
+            p = " ".join(words)
+        elif k == 2:
+            p = p.replace("-", r.choice("\u2013\u2014\u2011\u2212"))
+        out.append(p)
+    return "\n\n".join(out)[:size]

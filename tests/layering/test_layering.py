@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                               "assistant.approving", "assistant.approval_links", "assistant.push",
                               "assistant.revision_key", "assistant.call_context",
                               "assistant.transcript", "assistant.runs", "assistant.watch")),
-    ("vault/leaks", ("assistant.vault", "assistant.leaks", "assistant.leak_rules",
+    ("vault/leaks", ("assistant.vault", "assistant.leaks", "assistant.leak_rules", "assistant.leak_view",
                      "assistant.remembered", "assistant.unredact")),
     # terminal escapes what is shown (ConfinementError texts included); it and the other display
     # helpers (colour, local time) sit beside confine

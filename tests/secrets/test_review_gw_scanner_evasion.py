@@ -1,4 +1,4 @@
-# review (one gated writer, 2026-12-01): disguised vault values (NFKC forms, dash look-alikes, ESC inside) pass the scan
+# review (one gated writer, 2026-12-01): disguised vault values (NFKC forms, dash look-alikes, ESC inside) passed the scan; fixed
 """Review (gw): a vault value gets past the gated writer's leak scan when spelled with
 characters the scanner does not fold.
 
@@ -48,13 +48,11 @@ VARIANTS = {
 }
 
 
-# NOT FIXED (review finding, 2026-12-01, left open in the closing note): the scanner's view folds
-# whitespace, backslashes, invisible characters and case, but not NFKC forms, dash look-alikes or
-# terminal escape sequences inside a value. Strict: the day the scanner learns them, this fails.
-OPEN = pytest.mark.xfail(strict=True, reason="NOT FIXED (review finding): NFKC/dash/ESC-split vault values pass the scan")
+# Fixed: the scanner's view folds NFKC forms and dash look-alikes and drops terminal escape
+# sequences (assistant/leak_view.py); these were strict xfails until then.
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=OPEN) for n in sorted(VARIANTS)])
+@pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_file_write_refuses_disguised_vault_value(ws, tmp_path, name):
     script = tmp_path / "s.json"
     script.write_text(json.dumps([
@@ -65,7 +63,7 @@ def test_file_write_refuses_disguised_vault_value(ws, tmp_path, name):
     assert not (ws / "files" / "leak.txt").exists(), "a disguised vault value was written to files/"
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=OPEN) for n in ["nonbreaking_hyphens", "fullwidth"]])
+@pytest.mark.parametrize("name", ["nonbreaking_hyphens", "fullwidth"])
 def test_memory_write_refuses_disguised_vault_value(ws, name):
     code = (
         "import sys\n"

@@ -1,0 +1,357 @@
+"""The leak scanner's view of a text, and the map from the view back to the text.
+
+Guards against a vault value spelled so that it reads (or renders) as the value but is not the
+same string: split by whitespace, backslashes, invisible characters, lone control characters or
+terminal escape sequences; hyphens spelled as look-alike dashes; letters and digits in
+compatibility forms (fullwidth, ligatures, superscripts: NFKC-equal to the value). The view
+folds all of these, and every view position maps back to the exact span of the original text
+it came from, so a redaction replaces the whole disguised value and nothing around it.
+
+Two stages, so that ordinary text pays only for what it contains:
+1. (only for non-ASCII text or text with ESC) `_fold_chars`: each character whose NFKC form
+   differs becomes that form (one source character may give several view characters; all map
+   back to it) and each dash look-alike becomes "-"; then `_drop_sequences`: escape sequences
+   (CSI `ESC [ ... final`, OSC / DCS / SOS / PM / APC strings up to BEL or ST, `ESC X` with
+   intermediates, and the 8-bit C1 forms) are removed. Pure-ASCII text without ESC skips both.
+2. `strip`: whitespace, backslashes, invisible characters (format characters and the other
+   default-ignorables) and lone C0/C1 control characters are removed (str.translate for ASCII).
+
+A text holding an escape sequence is also scanned in a second view where only the ESC itself
+is removed (`View.views` gives both): what an OSC title or a CSI parameter carries is shown
+somewhere, so a value inside one must still be seen.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# -- stage 2: characters the view drops ------------------------------------------------
+
+_WS_ALL = (  # every character for which str.isspace() is true (checked by the tests)
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_INVISIBLE_RANGES = (  # Cf (Unicode 15.1, a superset of what the tests find in unicodedata) + ignorables
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
+    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+# Lone control characters (C0 but the whitespace ones, DEL, C1 but NEL): a terminal shows
+# nothing for them (BEL rings, NUL is ignored), so a value split by one reads as the value.
+_CONTROL_RANGES = ((0x00, 0x08), (0x0E, 0x1B), (0x7F, 0x84), (0x86, 0x9F))
+_HIDDEN_RANGES = _INVISIBLE_RANGES + _CONTROL_RANGES
+_INVISIBLE = "".join(chr(c) for a, b in _INVISIBLE_RANGES for c in range(a, b + 1))
+_CONTROLS = "".join(chr(c) for a, b in _CONTROL_RANGES for c in range(a, b + 1))
+
+
+def _char_class(ranges) -> str:
+    return "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
+                         for a, b in ranges) + "]"
+
+
+# Invisible or control: what the view drops besides whitespace and backslashes. The regex
+# matches every supplementary-plane character too (one class of BMP ranges plus one range
+# beyond searches twice as fast as the exact class); _hidden_only keeps those that are not.
+_HIDDEN = frozenset(chr(c) for a, b in _HIDDEN_RANGES for c in range(a, b + 1))
+_HIDDEN_RE = re.compile(_char_class(r for r in _HIDDEN_RANGES if r[1] < 0x10000)
+                        + "|[\U00010000-\U0010ffff]")
+
+
+def _hidden_only(m: re.Match[str]) -> str:
+    c = m.group()
+    return "" if c in _HIDDEN else c
+_DROP_CHARS = _WS_ALL + "\\" + _INVISIBLE + _CONTROLS
+_DROPPED_ASCII = {ord(c): None for c in _DROP_CHARS if ord(c) < 128}
+_ASCII_CONTROLS = "".join(c for c in _CONTROLS if ord(c) < 128)
+
+
+def strip(s: str) -> str:
+    """`s` without whitespace (as str.split() sees it), backslashes, invisible characters and
+    lone control characters."""
+    if s.isascii():
+        return s.translate(_DROPPED_ASCII)
+    s = "".join(s.split()).replace("\\", "")
+    return _HIDDEN_RE.sub(_hidden_only, s) if _HIDDEN_RE.search(s) else s
+
+
+class _OffsetMap:
+    """Maps positions in the stripped view back to the text it was stripped from, lazily.
+
+    Queries must come in increasing order; each step counts kept characters of a slice with
+    C-level string operations, so the whole map costs O(len(text)) without a Python loop per
+    character, and nothing at all when there is no hit.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.orig = 0     # position in text
+        self.norm = 0     # number of kept characters before self.orig
+
+    def index_of(self, p: int) -> int:
+        """Original index of the p-th (0-based) character kept by the stripped view."""
+        text = self.text
+        if p < self.norm:  # out of order: restart (rare; only for overlapping spans)
+            self.orig = self.norm = 0
+        need = p - self.norm + 1
+        a = self.orig
+        while True:
+            b = a + need
+            if a >= len(text):
+                raise IndexError("position beyond the text")
+            chunk = text[a:b]
+            c = len(strip(chunk))
+            if c == need:
+                i = a + len(chunk.rstrip(_DROP_CHARS)) - 1
+                self.orig, self.norm = i + 1, p + 1
+                return i
+            need -= c
+            a = b
+
+
+def _map_stripped(text: str, positions: list[int]) -> list[int]:
+    """Indices in `text` of the given positions of its stripped view (any order).
+
+    Each distinct position is mapped once, in increasing order: a repeated position (the
+    end of one hit is the start of the next) would otherwise send the map back to the
+    start of the text, which made many overlapping hits quadratic."""
+    m = _OffsetMap(text)
+    where = {p: m.index_of(p) for p in sorted(set(positions))}
+    return [where[p] for p in positions]
+
+
+# -- stage 1: folds that change characters -----------------------------------------------
+
+# Characters that read as an ASCII hyphen-minus: hyphen, non-breaking hyphen, figure dash, en
+# and em dashes, horizontal bar, hyphen bullet, minus sign, modifier minus, Armenian hyphen,
+# small em dash, small and fullwidth hyphen-minus (the last three are also NFKC-folded).
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u02d7\u058a\ufe58\ufe63\uff0d"
+_DASH_TABLE = {ord(c): "-" for c in DASHES}
+
+# Escape sequences (ECMA-48), rendered as nothing: CSI (ESC [ or 8-bit CSI, parameter bytes,
+# intermediate bytes, one final byte); the string commands OSC, DCS, SOS, PM, APC (ESC ] P X ^ _
+# or their 8-bit forms) up to BEL or ST (ESC \ or 8-bit ST), their payload never holding another
+# introducer (so an unterminated one costs a scan to the next ESC, never a quadratic rescan);
+# and ESC with intermediate bytes and one final byte (ESC ( B, ESC 7, ESC =, ...). The ESC forms
+# alone (_ESC_SEQ_RE) start with one literal, which re searches for fast: enough for ASCII text.
+_INTRODUCERS = "\x1b\x90\x98\x9b\x9d\x9e\x9f"
+_PAYLOAD = r"[^\x07\x1b\x90\x98\x9b-\x9f]*(?:\x07|\x1b\\|\x9c)"
+_ESC_FORMS = r"\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|[\]PX^_]" + _PAYLOAD + r"|[\x20-\x2f]*[\x30-\x7e])"
+_ESC_SEQ_RE = re.compile(_ESC_FORMS)
+_SEQ_RE = re.compile(_ESC_FORMS + r"|\x9b[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|[\x90\x98\x9d\x9e\x9f]" + _PAYLOAD)
+_ASCII_HIDDEN_RE = re.compile(_ESC_FORMS + r"|[\x00-\x08\x0e-\x1b\x7f]")
+_ESC_OR_LONE_RE = re.compile(_ESC_FORMS[:-1] + "|)")   # the last branch empty: a lone ESC
+
+
+def _fold_char(c: str) -> str:
+    """What one character is in the view before stage 2: its NFKC form, dashes as "-"."""
+    return unicodedata.normalize("NFKC", c).translate(_DASH_TABLE)
+
+
+@functools.cache
+def _nfkc_changing() -> str:
+    """Ranges (a regex class body) of the BMP characters whose NFKC form differs, besides
+    whitespace (dropped anyway). Built on first use (~10 ms), not at import."""
+    ranges: list[list[int]] = []
+    for cp in range(0x80, 0x10000):
+        c = chr(cp)
+        if (unicodedata.decomposition(c) and not c.isspace()
+                and unicodedata.normalize("NFKC", c) != c):
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return _char_class(tuple((a, b) for a, b in ranges))[1:-1]
+
+
+# Runs of characters stage 1 may change: dash look-alikes, plus the NFKC-changing ones when the
+# text is not already NFKC. A supplementary-plane character is a candidate whatever it is (the
+# exact ranges beyond the BMP would slow the whole class down); _folded tells if it changes.
+@functools.cache
+def _candidates(nfkc: bool) -> re.Pattern[str]:
+    if not nfkc:
+        return re.compile("[" + re.escape(DASHES) + "]+")
+    return re.compile("[" + re.escape(DASHES) + _nfkc_changing() + "\U00010000-\U0010ffff]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded(c: str) -> str:
+    return _fold_char(c)
+
+
+Edits = tuple[tuple[int, int, int, int], ...]
+
+
+def _has_introducer(text: str) -> bool:
+    return "\x1b" in text or _has_c1_introducer(text)
+
+
+def _has_c1_introducer(text: str) -> bool:
+    return not text.isascii() and any(c in text for c in _INTRODUCERS[1:])
+
+
+def _sequence_pattern(text: str) -> re.Pattern[str]:
+    """The ESC forms alone (one leading literal: a fast search) unless the text holds an 8-bit
+    introducer (U+0090, U+0098, U+009B, U+009D-U+009F: rare outside terminal captures)."""
+    return _SEQ_RE if _has_c1_introducer(text) else _ESC_SEQ_RE
+
+
+def _drop_sequences(text: str) -> tuple[str, Edits]:
+    """`text` without its escape sequences, and one edit per removed sequence (length 0).
+    The sequences are found and removed at C speed; Python only steps once per sequence."""
+    pattern = _sequence_pattern(text)
+    spans = [m.span() for m in pattern.finditer(text)]
+    if not spans:
+        return text, ()
+    edits = []
+    removed = 0
+    for a, b in spans:
+        edits.append((a - removed, 0, a, b))
+        removed += b - a
+    return pattern.sub("", text), tuple(edits)
+
+
+def _fold_chars(text: str) -> tuple[str, Edits]:
+    """`text` with every character NFKC-folded and dash look-alikes as "-", and one edit per
+    character whose form is several characters (a fullwidth letter stays one character at the
+    same offset, so it needs none). A Python step per run of changed characters.
+
+    An edit is (position in the output, its length there, start, end in the input): only what
+    changed length has one; text between edits keeps its offset from the last one."""
+    if text.isascii():
+        return text, ()
+    find = _candidates(not unicodedata.is_normalized("NFKC", text))
+    parts: list[str] = []
+    edits: list[tuple[int, int, int, int]] = []
+    copied = 0      # text[:copied] is in parts
+    shift = 0       # len("".join(parts)) - copied
+    folded = _folded
+    for m in find.finditer(text):
+        run = m.group()
+        reps = [folded(c) for c in run]
+        rep = "".join(reps)
+        if rep == run:              # supplementary characters that NFKC keeps
+            continue
+        i = m.start()
+        parts.append(text[copied:i])
+        if len(rep) != len(run):
+            at = i + shift
+            for k, r in enumerate(reps):
+                if len(r) != 1:
+                    edits.append((at, len(r), i + k, i + k + 1))
+                at += len(r)
+            shift += len(rep) - len(run)
+        parts.append(rep)
+        copied = m.end()
+    if not parts:
+        return text, ()
+    parts.append(text[copied:])
+    return "".join(parts), tuple(edits)
+
+
+def fold(s: str) -> str:
+    """`s` as the view spells it (stages 1 and 2): how a vault value's variants are indexed."""
+    return View.views(s)[0].norm
+
+
+@dataclass(frozen=True)
+class View:
+    """One view of `text`: `norm` is what is matched; `spans` maps matches back."""
+
+    text: str
+    folded: str                   # after stage 1
+    layers: tuple[Edits, ...]     # stage 1's edits, last applied first (see _fold_chars)
+    norm: str                     # after stage 2: what is scanned
+    sequences: bool               # escape sequences were removed
+
+    @classmethod
+    def views(cls, text: str) -> list["View"]:
+        """[the view] or, when escape sequences were removed, [the view, the same with only
+        ESC removed]. Characters are folded first, once for both (a fullwidth character
+        never becomes part of a sequence: NFKC makes no control character, and a fullwidth
+        bracket after ESC would only make the first view drop more, which the second covers)."""
+        folded, edits = _fold_chars(text)
+        layers = (edits,) if edits else ()
+        if _has_introducer(folded):
+            without, seq_edits = _drop_sequences(folded)
+            if seq_edits:
+                return [cls(text, without, (seq_edits,) + layers, strip(without), True),
+                        cls(text, folded, layers, strip(folded), False)]
+        return [cls(text, folded, layers, strip(folded), False)]
+
+    def __repr__(self) -> str:  # never the text
+        return f"View(chars={len(self.text)}, edits={sum(map(len, self.layers))})"
+
+    def spans(self, starts: list[int], lasts: list[int]) -> tuple[list[int], list[int]]:
+        """(start, end) in `text` of the view spans [starts[k], lasts[k]] (inclusive): a span
+        starting or ending inside what one source character became covers all of it."""
+        mapped = _map_stripped(self.folded, starts + lasts)
+        a, b = mapped[: len(starts)], mapped[len(starts):]
+        if not self.layers:
+            return a, [e + 1 for e in b]
+        return [self._source(i, True) for i in a], [self._source(i, False) + 1 for i in b]
+
+    def start_of(self, p: int) -> int:
+        """Index in `text` of view position p."""
+        return self._source(_map_stripped(self.folded, [p])[0], True)
+
+    def _source(self, i: int, first: bool) -> int:
+        for edits in self.layers:
+            k = bisect.bisect_right(edits, (i, float("inf"))) - 1
+            if k < 0:
+                continue
+            at, length, start, end = edits[k]
+            if i < at + length:
+                i = start if first else end - 1
+            else:
+                i = end + (i - at - length)
+        return i
+
+
+def without_hidden(text: str) -> tuple[str, list[int]] | None:
+    """(text without invisible characters, lone controls and escape sequences, where each
+    removed character sat in it), or None if it has none. The shape rules run over it too.
+
+    The positions are where each removed character would sit in the result (its original
+    index minus the number removed before it), so an index maps back by one bisection."""
+    if text.isascii():
+        # ~24 memchr-speed membership tests (~0.5 ms per MiB), not a regex search (~6 ms).
+        if not any(c in text for c in _ASCII_CONTROLS):
+            return None
+        # ESC alone is the usual case (colour codes): a regex whose every branch starts with
+        # ESC, which re searches for fast; another control needs the slower class search.
+        only_esc = not any(c in text for c in _ASCII_CONTROLS if c != "\x1b")
+        spans = [m.span() for m in (_ESC_OR_LONE_RE if only_esc else _ASCII_HIDDEN_RE).finditer(text)]
+    else:
+        if _HIDDEN_RE.search(text) is None:
+            return None
+        spans = []
+        seqs = [m.span() for m in _sequence_pattern(text).finditer(text)] if _has_introducer(text) else []
+        k = 0
+        for m in _HIDDEN_RE.finditer(text):
+            i = m.start()
+            while k < len(seqs) and seqs[k][1] <= i:
+                spans.append(seqs[k])
+                k += 1
+            if k < len(seqs) and seqs[k][0] <= i:
+                continue            # inside a sequence (its introducer): taken whole
+            if text[i] in _HIDDEN:
+                spans.append((i, i + 1))
+        spans.extend(seqs[k:])
+    if not spans:
+        return None
+    where: list[int] = []
+    parts: list[str] = []
+    pos = 0
+    for a, b in spans:
+        parts.append(text[pos:a])
+        where.extend([a - len(where)] * (b - a))
+        pos = b
+    parts.append(text[pos:])
+    return "".join(parts), where
