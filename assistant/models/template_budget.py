@@ -47,6 +47,9 @@ CHARGE = "budget charge"
 
 # Filters whose work does not grow with their input (len of a sized value, one item, a fallback).
 _CONSTANT_FILTERS = frozenset(["length", "count", "first", "last", "default", "d", "attr"])
+# Filters that run a test, a filter or an attribute lookup per item (sandboxed: a few steps' work).
+_PER_ITEM_FILTERS = frozenset(["map", "select", "reject", "selectattr", "rejectattr"])
+PER_ITEM_STEPS = 3
 # Tests that compare their operands (the others check a type or a flag).
 _COMPARING_TESTS = frozenset(["eq", "equalto", "==", "ne", "!=", "lt", "lessthan", "<", "le", "<=", "gt",
                               "greaterthan", ">", "ge", ">=", "in", "sameas", "divisibleby"])
@@ -151,27 +154,28 @@ def weigh(m: Meter, value: Any) -> None:
 
 
 class Steps:
-    """An iterable that charges one step per item it yields (a for loop's items, a lazy sequence
-    a filter consumes). Keeps `len()` where the underlying value has one (loop.length, loop.last)."""
+    """An iterable that charges `weight` steps per item it yields (a for loop's items, a lazy
+    sequence a filter consumes). Keeps `len()` where the underlying value has one (loop.length,
+    loop.last)."""
 
-    __slots__ = ("_inner",)
+    __slots__ = ("_inner", "_weight")
 
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
+    def __init__(self, inner: Any, weight: int = 1) -> None:
+        self._inner, self._weight = inner, weight
 
     def __iter__(self) -> Iterator[Any]:
-        m = meter()
+        m, w = meter(), self._weight
         for item in self._inner:
-            m.charge(1)
+            m.charge(w)
             yield item
 
     def __len__(self) -> int:
         return len(self._inner)
 
     def __reversed__(self) -> Iterator[Any]:
-        m = meter()
+        m, w = meter(), self._weight
         for item in reversed(self._inner):
-            m.charge(1)
+            m.charge(w)
             yield item
 
 
@@ -201,8 +205,10 @@ def _charge_filter(_context: Any, steps: int) -> str:
 
 
 def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A filter (or test) that charges a step, and what it reads unless it is a constant-time one."""
+    """A filter (or test) that charges a step, and what it reads unless it is a constant-time one;
+    the filters that call a test, a filter or an attribute lookup per item charge per item too."""
     cheap = name in _CONSTANT_FILTERS
+    per_item = name in _PER_ITEM_FILTERS
 
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
     def bounded(*args: Any, **kwargs: Any) -> Any:
@@ -213,6 +219,8 @@ def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         else:
             args = tuple(metered_arg(m, a) for a in args)
             kwargs = {k: metered_arg(m, v) for k, v in kwargs.items()}
+            if per_item and args:
+                args = (Steps(args[0], PER_ITEM_STEPS), *args[1:])
         result = fn(*args, **kwargs)
         weigh(m, result)
         return result
