@@ -172,6 +172,9 @@ class Steps:
     def __len__(self) -> int:
         return len(self._inner)
 
+    def __bool__(self) -> bool:      # as the value itself tests (a generator is true)
+        return bool(self._inner)
+
     def __reversed__(self) -> Iterator[Any]:
         m, w = meter(), self._weight
         for item in reversed(self._inner):
@@ -207,8 +210,11 @@ def _charge_filter(_context: Any, steps: int) -> str:
 def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A filter (or test) that charges a step, and what it reads unless it is a constant-time one;
     the filters that call a test, a filter or an attribute lookup per item charge per item too."""
+    from jinja2.utils import _PassArg
+
     cheap = name in _CONSTANT_FILTERS
     per_item = name in _PER_ITEM_FILTERS
+    at = 0 if _PassArg.from_obj(fn) is None else 1     # the value follows a context/environment argument
 
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
     def bounded(*args: Any, **kwargs: Any) -> Any:
@@ -219,8 +225,8 @@ def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         else:
             args = tuple(metered_arg(m, a) for a in args)
             kwargs = {k: metered_arg(m, v) for k, v in kwargs.items()}
-            if per_item and args:
-                args = (Steps(args[0], PER_ITEM_STEPS), *args[1:])
+            if per_item and len(args) > at:
+                args = (*args[:at], Steps(args[at], PER_ITEM_STEPS), *args[at + 1:])
         result = fn(*args, **kwargs)
         weigh(m, result)
         return result

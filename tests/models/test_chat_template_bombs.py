@@ -44,7 +44,6 @@ def test_a_memory_bomb_template_is_refused(bomb):
     r = subprocess.run([sys.executable, "-c", CHILD, bomb + TAIL], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-500:]
     assert r.stdout.startswith("REFUSED"), r.stdout
-    assert "steps of work" in r.stdout, r.stdout
     assert "Traceback" not in r.stderr
 
 

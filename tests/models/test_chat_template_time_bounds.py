@@ -216,3 +216,39 @@ def test_real_templates_match_plain_jinja_on_the_real_contents(name):
     plain = env.from_string(getattr(ct, name)).render(messages=msgs, add_generation_prompt=True, bos_token="<s>",
                                                      eos_token="</s>", tools=None)
     assert "".join(t for t, _ in _fmt(name)(msgs)) == plain
+
+
+# every construct the budget touches, used as real templates use them: same output on and off
+FEATURES = """{%- set ns = namespace(n=0, roles=[]) -%}
+{%- macro box(x) -%}[{{ caller() if caller is defined else '' }}{{ x }}]{%- endmacro -%}
+{%- for m in messages if m.role != 'system' -%}
+  {{ loop.index }}/{{ loop.length }}{{ '!' if loop.last }}{{ loop.revindex }}{{ loop.cycle('a', 'b') }}
+  {%- set ns.n = ns.n + 1 -%}{% call box(m.role) %}{{ m.role | upper }}{% endcall %}
+  {%- if 'tool' in m.content or m.content.startswith('{') or m.role == 'assistant' %}*{% endif -%}
+{%- endfor -%}
+{%- for m in messages[::-1] %}{{ m.role[0] }}{% endfor -%}
+{%- for m in messages | reverse %}{{ m.role[1] }}{% else %}none{% endfor -%}
+{%- for k, v in messages[0] | dictsort %}{{ k }}={{ v | length }};{% endfor -%}
+{%- for k, v in messages[0].items() %}{{ k ~ ':' ~ (v | length) }}{% endfor -%}
+{{ messages | selectattr('role', 'equalto', 'user') | list | length }}
+{{- messages | map(attribute='role') | unique | sort | join(',') -}}
+{{ messages | rejectattr('role', 'in', ['system']) | map(attribute='role') | first }}
+{{- messages | batch(3) | list | length }}{{ messages | slice(2) | list | length -}}
+{{ range(10) | select('odd') | sum }}{{ range(10) | reject('even') | list | max }}{{ [3, 1, 2] | min -}}
+{{ messages | groupby('role') | map(attribute='grouper') | join('|') -}}
+{{ {'a': [1, 2], 'b': none} | tojson }}{{ (messages | length) * 2 + 1 }}{{ 'x' * 3 ~ 'y' -}}
+{%- for x in [[1, [2]], [3]] recursive %}<{{ x if x is number else loop(x) }}>{% endfor -%}
+{{ ns.n }}{{ "%s-%d" % ('a', 3) }}{{ 2 ** 10 }}{{ messages[-1].content | trim | truncate(8, True, '') -}}
+{{ messages[1:3] | length }}{{ 'a,b' .split(',') | join(' ') }}{{ (messages | last).role }}
+{%- for m in messages %}<t>{{ m.content }}</t>{% endfor %}{% if add_generation_prompt %}<gen>{% endif %}"""
+
+
+def test_every_construct_renders_the_same_with_and_without_the_budget():
+    msgs = ct.long_conversation(12)
+    fmt = JinjaFormat(FEATURES)
+    fmt_off = JinjaFormat.__new__(JinjaFormat)
+    fmt_off.__dict__.update(fmt.__dict__, _template=_environment(work_budget=False).from_string(FEATURES))
+    segs = fmt(msgs)
+    assert segs == fmt_off(msgs)
+    text = "".join(t for t, _ in segs)
+    assert "1/12" in text and "[USERuser]" in text and "<<1><<2>>><<3>>" in text and "12a-31024" in text, text[:400]
