@@ -134,6 +134,9 @@ def _environment(*, work_budget: bool = True) -> Any:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env.filters["tojson"] = tojson
+    # lipsum(n) writes n paragraphs in one call: `lipsum(1000000)` runs for minutes and no chat
+    # template has a use for it.
+    del env.globals["lipsum"]
     # Filters are called directly, not through `call`: bound each one the same way
     # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
     for name, fn in list(env.filters.items()):

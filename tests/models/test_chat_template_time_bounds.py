@@ -141,6 +141,7 @@ def test_the_system_prompt_is_not_folded_and_retried_after_a_budget_refusal():
     ("{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", "does not compile"),
     ('{% set s = "x" * 1000000 %}{% set a = s ~ s %}{% set b = a ~ a %}{% set c = b ~ b %}{{ c ~ c }}', "too large"),
     ("{{ ((10 ** 256) ** 256) ** 256 }}", "number too large"),
+    ("{{ lipsum(1000000) | length }}", "'lipsum' is undefined"),    # minutes in one call: not offered
     ("{% set a = 10 ** 200 %}{% set b = a * a %}{% set c = b * b %}{% set d = c * c %}{% set e = d * d %}"
      "{% set f = e * e %}{% set g = f * f %}{% set h = g * g %}{{ h * h }}", "number too large"),
 ])
