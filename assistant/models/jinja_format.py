@@ -46,7 +46,7 @@ def _environment(*, work_budget: bool = True) -> Any:
     try:
         import jinja2
         import jinja2.ext
-        from jinja2.runtime import LoopContext, Macro
+        from jinja2.runtime import BlockReference, LoopContext, Macro
         from jinja2.sandbox import ImmutableSandboxedEnvironment
     except ImportError:
         raise TemplateRefused("chat_format \"auto\" needs jinja2: pip install 'assistant[llama]'") from None
@@ -102,8 +102,9 @@ def _environment(*, work_budget: bool = True) -> Any:
 
         def call(self, __context, __obj, *args, **kwargs):
             m = budget.meter()
-            if isinstance(__obj, (Macro, LoopContext)):    # macro, caller(), recursive loop(...)
-                m.charge(budget.CALL_STEPS)        # binding arguments, a new frame: a few steps' work
+            if isinstance(__obj, (Macro, LoopContext, BlockReference)):   # macro, caller(), loop(...), self.block()
+                # binding arguments, a new frame: a few steps' work; a block, a new context: more
+                m.charge(budget.BLOCK_STEPS if isinstance(__obj, BlockReference) else budget.CALL_STEPS)
                 if isinstance(__obj, LoopContext) and args:
                     args = (budget.Steps(args[0]), *args[1:])
                 with m.nested():
@@ -134,9 +135,10 @@ def _environment(*, work_budget: bool = True) -> Any:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env.filters["tojson"] = tojson
-    # lipsum(n) writes n paragraphs in one call: `lipsum(1000000)` runs for minutes and no chat
-    # template has a use for it.
+    # lipsum(n) writes n paragraphs in one call (`lipsum(1000000)` runs for minutes) and urlize
+    # spends seconds on a 1 MB string: no chat template has a use for either.
     del env.globals["lipsum"]
+    del env.filters["urlize"]
     # Filters are called directly, not through `call`: bound each one the same way
     # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
     for name, fn in list(env.filters.items()):

@@ -37,6 +37,7 @@ MAX_STEPS = 2_000_000      # steps of work one render may do
 MAX_DEPTH = 50             # nested macro calls / recursive loop levels (Python's stack holds ~150)
 MAX_SECONDS = 5.0          # wall-clock backstop for one render
 CALL_STEPS = 4             # a macro call, caller() or loop(...) before its body's own charge
+BLOCK_STEPS = 48           # `self.block()` / `super()`: a block render sets up a new context
 CHARS_PER_STEP = 64        # a string costs one step per this many characters
 _CLOCK_EVERY = 4096        # steps between two looks at the clock
 
@@ -50,6 +51,8 @@ _CONSTANT_FILTERS = frozenset(["length", "count", "first", "last", "default", "d
 # Filters that run a test, a filter or an attribute lookup per item (sandboxed: a few steps' work).
 _PER_ITEM_FILTERS = frozenset(["map", "select", "reject", "selectattr", "rejectattr"])
 PER_ITEM_STEPS = 3
+# Text filters that work word by word in Python or by regex: a step per character, not per 64.
+_PER_CHAR_FILTERS = frozenset(["wordwrap", "title", "wordcount", "striptags"])
 # Tests that compare their operands (the others check a type or a flag).
 _COMPARING_TESTS = frozenset(["eq", "equalto", "==", "ne", "!=", "lt", "lessthan", "<", "le", "<=", "gt",
                               "greaterthan", ">", "ge", ">=", "in", "sameas", "divisibleby"])
@@ -94,8 +97,8 @@ class Meter:
         try:
             if self.depth > MAX_DEPTH:
                 self.left = -1
-                raise Spent(f"the model's chat template nests macro calls or recursive loops more than "
-                            f"{MAX_DEPTH} deep")
+                raise Spent(f"the model's chat template nests macro calls, recursive loops or blocks "
+                            f"more than {MAX_DEPTH} deep")
             yield
         finally:
             self.depth -= 1
@@ -216,6 +219,7 @@ def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     cheap = name in _CONSTANT_FILTERS
     per_item = name in _PER_ITEM_FILTERS
+    per_char = name in _PER_CHAR_FILTERS
     at = 0 if _PassArg.from_obj(fn) is None else 1     # the value follows a context/environment argument
 
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
@@ -229,6 +233,8 @@ def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             kwargs = {k: metered_arg(m, v) for k, v in kwargs.items()}
             if per_item and len(args) > at:
                 args = (*args[:at], Steps(args[at], PER_ITEM_STEPS), *args[at + 1:])
+            if per_char and len(args) > at and isinstance(args[at], str):
+                m.charge(len(args[at]))
         result = fn(*args, **kwargs)
         weigh(m, result)
         return result
@@ -274,8 +280,8 @@ def install(env: Any, check_size: Callable[[int], None]) -> None:
 
 
 def _body_weight(body: list) -> int:
-    """Template nodes in a body, not counting nested loops, macros and call blocks (they charge
-    their own bodies when they run)."""
+    """Template nodes in a body, not counting nested loops, macros, call blocks and blocks (they
+    charge their own bodies when they run)."""
     from jinja2 import nodes
 
     n = 1
@@ -283,7 +289,7 @@ def _body_weight(body: list) -> int:
     while stack:
         node = stack.pop()
         n += 1
-        if not isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock)):
+        if not isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock, nodes.Block)):
             stack.extend(node.iter_child_nodes())
     return n
 
@@ -316,6 +322,7 @@ def rewrite(tree: Any, env: Any) -> Any:
             return node
 
         visit_CallBlock = visit_Macro
+        visit_Block = visit_Macro       # a block runs again on each `self.name()` / `super()`
 
         def visit_Output(self, node: Any) -> Any:
             node = self.generic_visit(node)

@@ -78,6 +78,13 @@ BOMBS = [
     # call blocks: a macro running its caller four times, the caller recursing (45 deep, 4**15 calls)
     ("{% macro four() %}{{ caller() }}{{ caller() }}{{ caller() }}{{ caller() }}{% endmacro %}{% macro m(n) %}"
      "{% if n > 0 %}{% call four() %}{{ m(n - 1) }}{% endcall %}{% endif %}{% endmacro %}{{ m(15) }}", STEPS),
+    # a block rendering itself twice per level (`self.a()`), endless and 40 deep
+    ("{% block a %}{{ self.a() }}{% endblock %}", DEEP),
+    ("{% set ns = namespace(d=0) %}{% block a %}{% if ns.d < 40 %}{% set ns.d = ns.d + 1 %}{{ self.a() }}"
+     "{{ self.a() }}{% set ns.d = ns.d - 1 %}{% endif %}{% endblock %}", STEPS),
+    # text filters that work word by word, on a 1 MB string per step
+    *[('{% set s = "word " * 200000 %}{% for i in range(1000) %}{{ s | ' + f + " }}{% endfor %}", STEPS)
+      for f in ("title | length", "wordwrap(79) | length", "wordcount", "striptags | length")],
     # a filter chain over a long sequence, once per step
     (BIG + "{% for i in range(100000) %}{{ l | map('string') | join(',') | length }}{% endfor %}", STEPS),
     # a huge join: 100,000 references to a 1 MB string
@@ -142,6 +149,7 @@ def test_the_system_prompt_is_not_folded_and_retried_after_a_budget_refusal():
     ('{% set s = "x" * 1000000 %}{% set a = s ~ s %}{% set b = a ~ a %}{% set c = b ~ b %}{{ c ~ c }}', "too large"),
     ("{{ ((10 ** 256) ** 256) ** 256 }}", "number too large"),
     ("{{ lipsum(1000000) | length }}", "'lipsum' is undefined"),    # minutes in one call: not offered
+    ('{{ ("x" * 1000000) | urlize | length }}', "No filter named 'urlize'"),    # seconds in one call: neither
     ("{% set a = 10 ** 200 %}{% set b = a * a %}{% set c = b * b %}{% set d = c * c %}{% set e = d * d %}"
      "{% set f = e * e %}{% set g = f * f %}{% set h = g * g %}{{ h * h }}", "number too large"),
 ])
