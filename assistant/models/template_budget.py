@@ -30,7 +30,7 @@ import contextvars
 import functools
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any, Callable
 
 MAX_STEPS = 2_000_000      # steps of work one render may do
@@ -125,6 +125,14 @@ def meter() -> Meter:
 
 
 _CONTAINERS = (list, tuple, dict, set, frozenset)
+_VIEWS = (KeysView, ValuesView, ItemsView)      # d.items() prints (and compares) like its dict
+
+
+@functools.cache
+def _namespace_type() -> type:
+    from jinja2.utils import Namespace
+
+    return Namespace
 
 
 def weigh(m: Meter, value: Any) -> None:
@@ -137,7 +145,8 @@ def weigh(m: Meter, value: Any) -> None:
     if isinstance(value, range):
         m.charge(1 + len(value))
         return
-    if not isinstance(value, _CONTAINERS):
+    namespace = _namespace_type()
+    if not isinstance(value, (*_CONTAINERS, *_VIEWS, namespace)):
         return
     stack: list[Any] = [value]
     while stack:
@@ -149,11 +158,13 @@ def weigh(m: Meter, value: Any) -> None:
             m.charge(1 + len(x))
             stack.extend(x.keys())
             stack.extend(x.values())
-        elif isinstance(x, _CONTAINERS):
+        elif isinstance(x, (*_CONTAINERS, *_VIEWS)):
             m.charge(1 + len(x))
             stack.extend(x)
         elif isinstance(x, range):
             m.charge(1 + len(x))
+        elif isinstance(x, namespace):      # `{{ ns }}` prints every value it holds
+            stack.append(object.__getattribute__(x, "_Namespace__attrs"))
 
 
 class Steps:

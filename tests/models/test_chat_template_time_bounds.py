@@ -92,6 +92,10 @@ BOMBS = [
     # `in` and `==` over a big list per step: work no loop of the template's own shows
     (BIG + "{% for i in range(100000) %}{% if -1 in l %}x{% endif %}{% endfor %}", STEPS),
     (BIG + "{% set k = range(100000) | list %}{{ [l] * 1000 == [k] * 1000 }}", STEPS),
+    # a namespace or a dict view printing 1,000 references to a 1 MB string (a literal list, not built by `*`)
+    ('{% set s = "x" * 1000000 %}{% set ns = namespace() %}{% set ns.l = [' + ", ".join(["s"] * 1000) + "] %}{{ ns }}",
+     STEPS),
+    ('{% set s = "x" * 1000000 %}{{ {"a": [' + ", ".join(["s"] * 1000) + "]}.items() }}", STEPS),
     # printing a big list per step
     (BIG + "{% for i in range(100000) %}{{ l }}{% endfor %}", STEPS),
     # a string iterated character by character, nested
