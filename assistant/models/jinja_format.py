@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import inspect
 import json
+import re
 import secrets
 import types
 from typing import Any, Callable, Sequence
@@ -82,6 +84,10 @@ def _environment(*, work_budget: bool = True) -> Any:
             for a in (*args, *kwargs.values()):
                 if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
                     raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+            # the sandbox hands out str.format wrapped (its own formatter): size the method itself
+            method = inspect.unwrap(__obj) if isinstance(__obj, types.FunctionType) else __obj
+            if isinstance(method, types.BuiltinMethodType) and isinstance(method.__self__, str):
+                _check_size(_str_method_len(method.__self__, method.__name__, args))
             result = super().call(__context, __obj, *args, **kwargs)
             _check_size(_len(result))
             return result
@@ -142,18 +148,28 @@ def _environment(*, work_budget: bool = True) -> Any:
     # Filters are called directly, not through `call`: bound each one the same way
     # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
     for name, fn in list(env.filters.items()):
-        env.filters[name] = _bounded_filter(fn)
+        env.filters[name] = _bounded_filter(name, fn)
     if work_budget:
         budget.install(env, _check_size)
     return env
 
 
-def _bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    from jinja2.utils import _PassArg
+
+    at = 0 if _PassArg.from_obj(fn) is None else 1     # the value follows a context argument
+    method = {"replace": "replace", "join": "join"}.get(name)
+
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
     def bounded(*args: Any, **kwargs: Any) -> Any:
         for a in (*args, *kwargs.values()):
             if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
                 raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+        if method == "replace" and len(args) > at and isinstance(args[at], str):
+            _check_size(_str_method_len(args[at], "replace", args[at + 1:]))
+        elif method == "join" and len(args) > at:      # `items | join(sep)`: sep repeated per item
+            sep = args[at + 1] if len(args) > at + 1 else kwargs.get("d", "")
+            _check_size(_str_method_len(sep, "join", (args[at],)) if isinstance(sep, str) else 0)
         result = fn(*args, **kwargs)
         _check_size(_len(result))
         return result
@@ -179,6 +195,32 @@ def _product_len(a: Any, b: Any) -> int:
 
 def _sum_len(a: Any, b: Any) -> int:
     return _len(a) + _len(b)
+
+
+def _str_method_len(s: str, name: str, args: Sequence[Any]) -> int:
+    """The length a str method will build, where one call could build far more than its inputs:
+    `s.replace("x", big)`, `s.expandtabs(n)`, `sep.join(items)`, `"{:>99999999}".format(x)`."""
+    if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        n = s.count(args[0]) if args[0] else len(s) + 1
+        if len(args) > 2 and isinstance(args[2], int) and args[2] >= 0:
+            n = min(n, args[2])
+        return len(s) + n * max(len(args[1]) - len(args[0]), 0)
+    if name == "expandtabs":
+        size = args[0] if args and isinstance(args[0], int) else 8
+        return len(s) + s.count("\t") * max(size, 0)
+    if name == "join" and args and isinstance(args[0], (list, tuple)):
+        return len(s) * max(len(args[0]) - 1, 0) + sum(len(x) for x in args[0] if isinstance(x, str))
+    if name in ("format", "format_map"):     # a width or precision written in the format string
+        widths = [int(w) for w in re.findall(r"\d+", "".join(
+            spec for _, _, spec, _ in _formatter().parse(s) if spec)) if len(w) < 20]
+        return max(widths, default=0) + len(s)
+    return 0
+
+
+def _formatter() -> Any:
+    import string
+
+    return string.Formatter()
 
 
 def _check_int_size(operator: str, a: Any, b: Any) -> None:

@@ -49,9 +49,13 @@ for template in json.loads(sys.argv[2]):
 """
 
 
-def _in_child(templates: list[str], messages: int = 0, timeout: float = 120) -> list[str]:
+# the same under a 2 GiB address-space limit, for shapes that would allocate before any check
+LIMITED_CHILD = "import resource\nresource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n" + CHILD
+
+
+def _in_child(templates: list[str], messages: int = 0, timeout: float = 120, child: str = CHILD) -> list[str]:
     try:
-        r = subprocess.run([sys.executable, "-c", CHILD, str(messages), json.dumps(templates)],
+        r = subprocess.run([sys.executable, "-c", child, str(messages), json.dumps(templates)],
                            capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         pytest.fail(f"the child did not end within {timeout:g} s: a template's render is unbounded")
@@ -160,6 +164,23 @@ def test_the_system_prompt_is_not_folded_and_retried_after_a_budget_refusal():
 def test_other_unbounded_shapes_are_refused_with_the_reason(template, why):
     [line] = _in_child([template + TAIL])
     assert line.startswith("REFUSED") and why in line, line
+
+
+# one call building far more than it reads: sized before it runs, so nothing is allocated
+GROWTH = ['{{ ("\t" * 100000).expandtabs(100000) | length }}', '{{ "{:>10000000000}".format(1) | length }}',
+          '{{ "{a:>10000000000}".format_map({"a": 1}) | length }}',
+          '{{ ("x" * 10000).replace("x", "y" * 1000000) | length }}',
+          '{{ ("x" * 10000) | replace("x", "y" * 1000000) | length }}',
+          '{{ ("x" * 1000000).join(["a"] * 1000) | length }}', '{{ (["a"] * 1000) | join("x" * 1000000) | length }}']
+
+
+def test_a_call_that_would_build_far_more_than_it_reads_is_refused_before_it_builds():
+    for template, line in zip(GROWTH, _in_child([g + TAIL for g in GROWTH], child=LIMITED_CHILD)):
+        assert line == "REFUSED TemplateRefused the model's chat template builds a string or list too large " \
+                       "to render", (template, line)
+    fmt = JinjaFormat('{{ "{0:>5}|{1:.3f}".format("a", 1.5) }}{{ "a\tb".expandtabs(4) }}{{ "a,b" | replace(",", ";") }}'
+                      '{{ ["a", "b"] | join("-") }}{{ "-".join(["c", "d"]) }}' + TAIL)
+    assert "".join(t for t, _ in fmt([{"role": "user", "content": "hi"}])).startswith("    a|1.500a   ba;ba-bc-d")
 
 
 def test_the_time_backstop_stops_work_the_step_count_does_not_see():
