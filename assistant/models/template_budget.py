@@ -32,7 +32,7 @@ import contextvars
 import functools
 import time
 import types
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import Iterator
 from typing import Any, Callable
 
 MAX_STEPS = 2_000_000      # steps of work one render may do
@@ -126,15 +126,15 @@ def meter() -> Meter:
     return m
 
 
-_CONTAINERS = (list, tuple, dict, set, frozenset)
-_VIEWS = (KeysView, ValuesView, ItemsView)      # d.items() prints (and compares) like its dict
+try:
+    from jinja2.utils import Namespace as _Namespace
+except ImportError:     # no jinja2: jinja_format.py refuses "auto" before anything renders
+    _Namespace = ()     # type: ignore[assignment,misc]
 
-
-@functools.cache
-def _namespace_type() -> type:
-    from jinja2.utils import Namespace
-
-    return Namespace
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))   # d.items() prints its dict
+_SEQUENCES = (list, tuple, set, frozenset, *_VIEWS)
+_WALKED = (dict, *_SEQUENCES)
+_SCALARS = frozenset([int, float, bool, type(None)])    # nothing to walk (the fast path)
 
 
 def weigh(m: Meter, value: Any) -> None:
@@ -147,12 +147,13 @@ def weigh(m: Meter, value: Any) -> None:
     if isinstance(value, range):
         m.charge(1 + len(value))
         return
-    namespace = _namespace_type()
-    if not isinstance(value, (*_CONTAINERS, *_VIEWS, namespace)):
+    if not isinstance(value, _WALKED) and not isinstance(value, _Namespace):
         return
     stack: list[Any] = [value]
     while stack:
         x = stack.pop()
+        if type(x) in _SCALARS:
+            continue
         if isinstance(x, str):
             if len(x) >= CHARS_PER_STEP:
                 m.charge(len(x) // CHARS_PER_STEP)
@@ -160,12 +161,12 @@ def weigh(m: Meter, value: Any) -> None:
             m.charge(1 + len(x))
             stack.extend(x.keys())
             stack.extend(x.values())
-        elif isinstance(x, (*_CONTAINERS, *_VIEWS)):
+        elif isinstance(x, _SEQUENCES):
             m.charge(1 + len(x))
             stack.extend(x)
         elif isinstance(x, range):
             m.charge(1 + len(x))
-        elif isinstance(x, namespace):      # `{{ ns }}` prints every value it holds
+        elif isinstance(x, _Namespace):      # `{{ ns }}` prints every value it holds
             stack.append(object.__getattribute__(x, "_Namespace__attrs"))
 
 
