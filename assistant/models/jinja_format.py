@@ -10,16 +10,24 @@ cannot be rendered safely is refused with the reason: it raised, it dropped, rep
 altered a message's content (a sentinel missing, doubled or changed), or it does not emit the
 generation prompt. A template that refuses a system message (Mistral's) is rendered with the
 system prompt folded into the first user message, as the person's text would be.
+
+Every compile and render runs against a work budget (template_budget.py): loop steps, calls,
+items and characters handled, nesting depth and a time backstop, so a template that would hang
+loading or a turn is refused as TemplateTooCostly, naming the bound it hit.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import functools
+import inspect
 import json
+import re
 import secrets
+import types
 from typing import Any, Callable, Sequence
 
+from assistant.models import template_budget as budget
 from assistant.models.chat_format import ChatFormatError, Segment, _merge
 
 _ROLES = {"system": "system", "user": "user", "assistant": "assistant", "model": "assistant", "tool": "user"}
@@ -29,10 +37,18 @@ class TemplateRefused(ChatFormatError):
     """A chat template that cannot be rendered safely; the message says why."""
 
 
-def _environment() -> Any:
+class TemplateTooCostly(TemplateRefused):
+    """A chat template that does more work than one render may (template_budget.py): too many
+    steps, too deep, or too long; the message names the bound."""
+
+
+def _environment(*, work_budget: bool = True) -> Any:
+    """The sandbox for a GGUF's template. `work_budget=False` leaves out the step budget (only
+    bench/chat_template.py does, to measure what the budget costs)."""
     try:
         import jinja2
         import jinja2.ext
+        from jinja2.runtime import BlockReference, LoopContext, Macro
         from jinja2.sandbox import ImmutableSandboxedEnvironment
     except ImportError:
         raise TemplateRefused("chat_format \"auto\" needs jinja2: pip install 'assistant[llama]'") from None
@@ -56,6 +72,8 @@ def _environment() -> Any:
         def call_binop(self, context, operator, left, right):
             if operator == "**" and isinstance(right, int) and abs(right) > 256:
                 raise TemplateRefused("the model's chat template computes a power too large to render")
+            if operator in ("*", "**"):
+                _check_int_size(operator, left, right)
             if operator in ("*", "+"):
                 _check_size(_product_len(left, right) if operator == "*" else _sum_len(left, right))
             result = super().call_binop(context, operator, left, right)
@@ -66,31 +84,92 @@ def _environment() -> Any:
             for a in (*args, *kwargs.values()):
                 if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
                     raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+            # the sandbox hands out str.format wrapped (its own formatter): size the method itself
+            method = inspect.unwrap(__obj) if isinstance(__obj, types.FunctionType) else __obj
+            if isinstance(method, types.BuiltinMethodType) and isinstance(method.__self__, str):
+                _check_size(_str_method_len(method.__self__, method.__name__, args))
             result = super().call(__context, __obj, *args, **kwargs)
             _check_size(_len(result))
             return result
 
-    env = _Bounded(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
-                   extensions=[_Generation, jinja2.ext.loopcontrols], undefined=jinja2.Undefined)
+    class _Budgeted(_Bounded):
+        """The bounded sandbox, plus the work budget of template_budget.py: every loop item, call,
+        filter, test, operator, comparison and output draws from the render's meter."""
+
+        def _parse(self, source, name, filename):
+            return budget.rewrite(super()._parse(source, name, filename), self)
+
+        def call_binop(self, context, operator, left, right):
+            m = budget.meter()
+            m.charge(1)
+            result = super().call_binop(context, operator, left, right)
+            budget.weigh(m, result)     # +, *, % and ** cost what they build (sizes bounded above)
+            return result
+
+        def call(self, __context, __obj, *args, **kwargs):
+            m = budget.meter()
+            if isinstance(__obj, (Macro, LoopContext, BlockReference)):   # macro, caller(), loop(...), self.block()
+                # binding arguments, a new frame: a few steps' work; a block, a new context: more
+                m.charge(budget.BLOCK_STEPS if isinstance(__obj, BlockReference) else budget.CALL_STEPS)
+                if isinstance(__obj, LoopContext) and args:
+                    args = (budget.Steps(args[0]), *args[1:])
+                with m.nested():
+                    return super().call(__context, __obj, *args, **kwargs)
+            m.charge(2)
+            if isinstance(__obj, types.BuiltinMethodType):   # "".join(x), s.split(), d.items()
+                budget.weigh(m, __obj.__self__)
+            args = tuple(budget.metered_arg(m, a) for a in args)
+            kwargs = {k: budget.metered_arg(m, v) for k, v in kwargs.items()}
+            result = super().call(__context, __obj, *args, **kwargs)
+            budget.weigh(m, result)
+            return result
+
+        def getitem(self, obj, argument):
+            result = super().getitem(obj, argument)
+            if isinstance(argument, slice):     # messages[1:], s[::-1]: a copy
+                m = budget.meter()
+                m.charge(1 + (len(result) // budget.CHARS_PER_STEP if isinstance(result, str)
+                              else len(result) if isinstance(result, (list, tuple)) else 0))
+            return result
+
+    env_class = _Budgeted if work_budget else _Bounded
+    env = env_class(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
+                    extensions=[_Generation, jinja2.ext.loopcontrols], undefined=jinja2.Undefined)
 
     def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
                sort_keys: bool = False) -> str:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env.filters["tojson"] = tojson
+    # lipsum(n) writes n paragraphs in one call (`lipsum(1000000)` runs for minutes) and urlize
+    # spends seconds on a 1 MB string: no chat template has a use for either.
+    del env.globals["lipsum"]
+    del env.filters["urlize"]
     # Filters are called directly, not through `call`: bound each one the same way
     # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
     for name, fn in list(env.filters.items()):
-        env.filters[name] = _bounded_filter(fn)
+        env.filters[name] = _bounded_filter(name, fn)
+    if work_budget:
+        budget.install(env, _check_size)
     return env
 
 
-def _bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    from jinja2.utils import _PassArg
+
+    at = 0 if _PassArg.from_obj(fn) is None else 1     # the value follows a context argument
+    method = {"replace": "replace", "join": "join"}.get(name)
+
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
     def bounded(*args: Any, **kwargs: Any) -> Any:
         for a in (*args, *kwargs.values()):
             if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
                 raise TemplateRefused("the model's chat template asks for a string or list too large to render")
+        if method == "replace" and len(args) > at and isinstance(args[at], str):
+            _check_size(_str_method_len(args[at], "replace", args[at + 1:]))
+        elif method == "join" and len(args) > at:      # `items | join(sep)`: sep repeated per item
+            sep = args[at + 1] if len(args) > at + 1 else kwargs.get("d", "")
+            _check_size(_str_method_len(sep, "join", (args[at],)) if isinstance(sep, str) else 0)
         result = fn(*args, **kwargs)
         _check_size(_len(result))
         return result
@@ -99,6 +178,7 @@ def _bounded_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 MAX_BUILD = 1 << 20      # characters (or items) one template operation may build
+MAX_INT_BITS = 1 << 16   # bits of an integer one `*` or `**` may build (~20,000 digits)
 
 
 def _len(x: Any) -> int:
@@ -115,6 +195,40 @@ def _product_len(a: Any, b: Any) -> int:
 
 def _sum_len(a: Any, b: Any) -> int:
     return _len(a) + _len(b)
+
+
+def _str_method_len(s: str, name: str, args: Sequence[Any]) -> int:
+    """The length a str method will build, where one call could build far more than its inputs:
+    `s.replace("x", big)`, `s.expandtabs(n)`, `sep.join(items)`, `"{:>99999999}".format(x)`."""
+    if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        n = s.count(args[0]) if args[0] else len(s) + 1
+        if len(args) > 2 and isinstance(args[2], int) and args[2] >= 0:
+            n = min(n, args[2])
+        return len(s) + n * max(len(args[1]) - len(args[0]), 0)
+    if name == "expandtabs":
+        size = args[0] if args and isinstance(args[0], int) else 8
+        return len(s) + s.count("\t") * max(size, 0)
+    if name == "join" and args and isinstance(args[0], (list, tuple)):
+        return len(s) * max(len(args[0]) - 1, 0) + sum(len(x) for x in args[0] if isinstance(x, str))
+    if name in ("format", "format_map"):     # a width or precision written in the format string
+        widths = [int(w) for w in re.findall(r"\d+", "".join(
+            spec for _, _, spec, _ in _formatter().parse(s) if spec)) if len(w) < 20]
+        return max(widths, default=0) + len(s)
+    return 0
+
+
+def _formatter() -> Any:
+    import string
+
+    return string.Formatter()
+
+
+def _check_int_size(operator: str, a: Any, b: Any) -> None:
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return
+    bits = a.bit_length() * abs(b) if operator == "**" else a.bit_length() + b.bit_length()
+    if bits > MAX_INT_BITS:
+        raise TemplateRefused("the model's chat template computes a number too large to render")
 
 
 def _check_size(n: int) -> None:
@@ -135,10 +249,19 @@ class JinjaFormat:
                                   "set model.chat_format to \"gemma\", \"chatml\" or \"llama-3\"")
         import jinja2
 
+        self.last_steps = 0     # the work budget's steps the last render used (bench/chat_template.py)
         try:
-            self._template = _environment().from_string(template)
+            with budget.metered(budget.Meter()):    # constant folding runs filters at compile time
+                self._template = _environment().from_string(template)
         except jinja2.TemplateError as exc:
             raise TemplateRefused(f"the model's chat template does not parse: {exc}") from None
+        except budget.Spent as exc:
+            raise TemplateTooCostly(str(exc)) from None
+        except TemplateRefused:
+            raise
+        except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+            # too deeply nested for Python (blocks, parentheses), or a constant that fails to fold
+            raise TemplateRefused(f"the model's chat template does not compile: {type(exc).__name__}: {exc}") from None
         self.bos_token, self.eos_token, self.add_bos = bos_token, eos_token, add_bos
         self.fold_system = False
         # Probe once with a conversation of our shape, so a bad template is refused at load.
@@ -150,16 +273,22 @@ class JinjaFormat:
     def _render(self, messages: list[dict], add_generation_prompt: bool) -> str:
         import jinja2
 
+        meter = budget.Meter()
         try:
-            return self._template.render(
-                messages=messages, add_generation_prompt=add_generation_prompt, bos_token=self.bos_token,
-                eos_token=self.eos_token, raise_exception=_raise, tools=None,
-                strftime_now=lambda f: _dt.datetime.now().strftime(f))
+            with budget.metered(meter):
+                return self._template.render(
+                    messages=messages, add_generation_prompt=add_generation_prompt, bos_token=self.bos_token,
+                    eos_token=self.eos_token, raise_exception=_raise, tools=None,
+                    strftime_now=lambda f: _dt.datetime.now().strftime(f))
+        except budget.Spent as exc:
+            raise TemplateTooCostly(str(exc)) from None
         except TemplateRefused:
             raise
         except (jinja2.TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError,
                 MemoryError, RecursionError, OverflowError) as exc:
             raise TemplateRefused(f"the model's chat template failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            self.last_steps = meter.used
 
     def __call__(self, messages: Sequence[dict], *, add_generation_prompt: bool = True) -> list[Segment]:
         contents: list[str] = []
@@ -196,6 +325,8 @@ class JinjaFormat:
             fed.append({"role": "user", "content": s})
         try:
             text = self._render(fed, add_generation_prompt)
+        except TemplateTooCostly:
+            raise     # not a matter of roles: folding the system prompt would only spend it again
         except TemplateRefused:
             if self.fold_system or not shaped or shaped[0]["role"] != "system":
                 raise
@@ -255,4 +386,4 @@ def from_llama(llama: Any) -> JinjaFormat:
 
 Renderer = Callable[..., list[Segment]]
 
-__all__ = ["JinjaFormat", "TemplateRefused", "from_llama"]
+__all__ = ["JinjaFormat", "TemplateRefused", "TemplateTooCostly", "from_llama"]

@@ -58,9 +58,6 @@ def test_ordinary_string_work_in_a_template_still_renders():
 
 
 
-@pytest.mark.xfail(strict=True, reason="NOT FIXED (review finding): a template's nested loops "
-                   "(range(100000) inside range(100000)) hang loading with chat_format = \"auto\"; "
-                   "rendering has no time bound")
 def test_a_time_bomb_template_is_refused_within_a_bound():
     bomb = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
     try:
@@ -69,3 +66,4 @@ def test_a_time_bomb_template_is_refused_within_a_bound():
     except subprocess.TimeoutExpired:
         pytest.fail("loading the template did not end within 30 s")
     assert r.stdout.startswith("REFUSED"), r.stdout
+    assert "steps of work" in r.stdout, r.stdout
