@@ -136,7 +136,7 @@ def _environment(*, work_budget: bool = True) -> Any:
     env = env_class(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True,
                     extensions=[_Generation, jinja2.ext.loopcontrols], undefined=jinja2.Undefined)
 
-    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
+    def tojson(x: object, ensure_ascii: bool = False, indent: object = None, separators: object = None,
                sort_keys: bool = False) -> str:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
@@ -161,7 +161,7 @@ def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     method = {"replace": "replace", "join": "join"}.get(name)
 
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
-    def bounded(*args: Any, **kwargs: Any) -> Any:
+    def bounded(*args: object, **kwargs: object) -> object:
         for a in (*args, *kwargs.values()):
             if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_BUILD:
                 raise TemplateRefused("the model's chat template asks for a string or list too large to render")
@@ -181,11 +181,11 @@ MAX_BUILD = 1 << 20      # characters (or items) one template operation may buil
 MAX_INT_BITS = 1 << 16   # bits of an integer one `*` or `**` may build (~20,000 digits)
 
 
-def _len(x: Any) -> int:
+def _len(x: object) -> int:
     return len(x) if isinstance(x, (str, bytes, list, tuple)) else 0
 
 
-def _product_len(a: Any, b: Any) -> int:
+def _product_len(a: object, b: object) -> int:
     if isinstance(b, int) and not isinstance(b, bool):
         return _len(a) * max(b, 0)
     if isinstance(a, int) and not isinstance(a, bool):
@@ -193,11 +193,11 @@ def _product_len(a: Any, b: Any) -> int:
     return 0
 
 
-def _sum_len(a: Any, b: Any) -> int:
+def _sum_len(a: object, b: object) -> int:
     return _len(a) + _len(b)
 
 
-def _str_method_len(s: str, name: str, args: Sequence[Any]) -> int:
+def _str_method_len(s: str, name: str, args: Sequence[object]) -> int:
     """The length a str method will build, where one call could build far more than its inputs:
     `s.replace("x", big)`, `s.expandtabs(n)`, `sep.join(items)`, `"{:>99999999}".format(x)`."""
     if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
@@ -223,7 +223,7 @@ def _formatter() -> Any:
     return string.Formatter()
 
 
-def _check_int_size(operator: str, a: Any, b: Any) -> None:
+def _check_int_size(operator: str, a: object, b: object) -> None:
     if not (isinstance(a, int) and isinstance(b, int)):
         return
     bits = a.bit_length() * abs(b) if operator == "**" else a.bit_length() + b.bit_length()

@@ -33,7 +33,11 @@ import functools
 import time
 import types
 from collections.abc import Iterator
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+    from jinja2.nodes import Node, Template
 
 MAX_STEPS = 2_000_000      # steps of work one render may do
 MAX_DEPTH = 50             # nested macro calls / recursive loops / blocks (Python's stack holds ~150)
@@ -70,7 +74,8 @@ class Meter:
 
     __slots__ = ("left", "used", "depth", "tick", "deadline", "max_steps", "seconds")
 
-    def __init__(self, max_steps: int = MAX_STEPS, seconds: float = MAX_SECONDS) -> None:
+    def __init__(self, max_steps: int = MAX_STEPS, seconds: float | None = None) -> None:
+        seconds = MAX_SECONDS if seconds is None else seconds    # read now: a test may raise it
         self.max_steps, self.seconds = max_steps, seconds
         self.left = max_steps
         self.used = 0       # steps charged so far
@@ -137,7 +142,7 @@ _WALKED = (dict, *_SEQUENCES)
 _SCALARS = frozenset([int, float, bool, type(None)])    # nothing to walk (the fast path)
 
 
-def weigh(m: Meter, value: Any) -> None:
+def weigh(m: Meter, value: object) -> None:
     """Charge the size of `value`: its characters, or every item of it, walked deep (iteratively,
     charged before each level is opened, so the walk itself is bounded)."""
     if isinstance(value, str):
@@ -149,7 +154,7 @@ def weigh(m: Meter, value: Any) -> None:
         return
     if not isinstance(value, _WALKED) and not isinstance(value, _Namespace):
         return
-    stack: list[Any] = [value]
+    stack: list[object] = [value]
     while stack:
         x = stack.pop()
         if type(x) in _SCALARS:
@@ -177,10 +182,10 @@ class Steps:
 
     __slots__ = ("_inner", "_weight")
 
-    def __init__(self, inner: Any, weight: int = 1) -> None:
+    def __init__(self, inner: object, weight: int = 1) -> None:
         self._inner, self._weight = inner, weight
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[object]:
         m, w = meter(), self._weight
         for item in self._inner:
             m.charge(w)
@@ -192,14 +197,14 @@ class Steps:
     def __bool__(self) -> bool:      # as the value itself tests (a generator is true)
         return bool(self._inner)
 
-    def __reversed__(self) -> Iterator[Any]:
+    def __reversed__(self) -> Iterator[object]:
         m, w = meter(), self._weight
         for item in reversed(self._inner):
             m.charge(w)
             yield item
 
 
-def metered_arg(m: Meter, value: Any) -> Any:
+def metered_arg(m: Meter, value: object) -> object:
     """An argument handed to a filter, test or call: an iterator is charged as it is consumed,
     anything else by its size now."""
     if isinstance(value, (types.GeneratorType, Iterator)) and not isinstance(value, Steps):
@@ -208,25 +213,25 @@ def metered_arg(m: Meter, value: Any) -> Any:
     return value
 
 
-def _iter_filter(value: Any) -> Any:
+def _iter_filter(value: object) -> object:
     return value if isinstance(value, Steps) else Steps(value)
 
 
-def _weigh_filter(value: Any) -> Any:
+def _weigh_filter(value: object) -> object:
     if isinstance(value, str) and len(value) < CHARS_PER_STEP:    # the common case: nothing to charge
         return value
     weigh(meter(), value)
     return value
 
 
-def _charge_filter(_context: Any, steps: int) -> str:
+def _charge_filter(_context: object, steps: int) -> str:
     """At the top of a loop body, a macro or a call block: the size of that body in template
     nodes, so a step costs about the same whatever the body holds."""
     meter().charge(steps)
     return ""
 
 
-def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def bounded_filter(name: str, fn: Callable[..., object]) -> Callable[..., object]:
     """A filter (or test) that charges a step, and what it reads unless it is a constant-time one;
     the filters that call a test, a filter or an attribute lookup per item charge per item too."""
     from jinja2.utils import _PassArg
@@ -237,7 +242,7 @@ def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     at = 0 if _PassArg.from_obj(fn) is None else 1     # the value follows a context/environment argument
 
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
-    def bounded(*args: Any, **kwargs: Any) -> Any:
+    def bounded(*args: object, **kwargs: object) -> object:
         m = meter()
         m.charge(1)
         if cheap:
@@ -256,19 +261,19 @@ def bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return bounded
 
 
-def bounded_test(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def bounded_test(name: str, fn: Callable[..., object]) -> Callable[..., object]:
     if name in _COMPARING_TESTS:
         return bounded_filter(name, fn)
 
     @functools.wraps(fn)
-    def bounded(*args: Any, **kwargs: Any) -> Any:
+    def bounded(*args: object, **kwargs: object) -> object:
         meter().charge(1)
         return fn(*args, **kwargs)
 
     return bounded
 
 
-def install(env: Any, check_size: Callable[[int], None]) -> None:
+def install(env: Environment, check_size: Callable[[int], None]) -> None:
     """Bound every filter and test of `env` and add the internal filters `rewrite` inserts.
     `check_size(n)` refuses a string of n characters (the `~` operator's result)."""
     from jinja2.runtime import str_join
@@ -308,7 +313,7 @@ def _body_weight(body: list) -> int:
     return n
 
 
-def rewrite(tree: Any, env: Any) -> Any:
+def rewrite(tree: Template, env: Environment) -> Template:
     """Rewrite a parsed template so every for loop draws a step per item (filtered or not) and
     its body's weight per iteration run, every macro and call block its body's weight per call,
     every output, comparison operand and `~` operand is weighed before Python converts or
@@ -316,7 +321,7 @@ def rewrite(tree: Any, env: Any) -> Any:
     from jinja2 import nodes
     from jinja2.visitor import NodeTransformer
 
-    def wrap(node: Any, name: str, *args: Any) -> Any:
+    def wrap(node: Node, name: str, *args: Node) -> Node:
         return nodes.Filter(node, name, list(args), [], None, None, lineno=node.lineno)
 
     def charged(body: list, lineno: int) -> list:
@@ -324,13 +329,13 @@ def rewrite(tree: Any, env: Any) -> Any:
         return [nodes.ExprStmt(nodes.Filter(cost, CHARGE, [], [], None, None, lineno=lineno), lineno=lineno), *body]
 
     class _Rewrite(NodeTransformer):
-        def visit_For(self, node: Any) -> Any:
+        def visit_For(self, node: Node) -> Node:
             node = self.generic_visit(node)
             node.iter = wrap(node.iter, ITER)
             node.body = charged(node.body, node.lineno)
             return node
 
-        def visit_Macro(self, node: Any) -> Any:
+        def visit_Macro(self, node: Node) -> Node:
             node = self.generic_visit(node)
             node.body = charged(node.body, node.lineno)
             return node
@@ -338,19 +343,19 @@ def rewrite(tree: Any, env: Any) -> Any:
         visit_CallBlock = visit_Macro
         visit_Block = visit_Macro       # a block runs again on each `self.name()` / `super()`
 
-        def visit_Output(self, node: Any) -> Any:
+        def visit_Output(self, node: Node) -> Node:
             node = self.generic_visit(node)
             node.nodes = [n if isinstance(n, nodes.TemplateData) else wrap(n, WEIGH) for n in node.nodes]
             return node
 
-        def visit_Compare(self, node: Any) -> Any:
+        def visit_Compare(self, node: Node) -> Node:
             node = self.generic_visit(node)
             node.expr = wrap(node.expr, WEIGH)
             for op in node.ops:
                 op.expr = wrap(op.expr, WEIGH)
             return node
 
-        def visit_Concat(self, node: Any) -> Any:
+        def visit_Concat(self, node: Node) -> Node:
             node = self.generic_visit(node)
             return wrap(nodes.Tuple(node.nodes, "load", lineno=node.lineno), CONCAT)
 

@@ -66,4 +66,5 @@ def test_a_time_bomb_template_is_refused_within_a_bound():
     except subprocess.TimeoutExpired:
         pytest.fail("loading the template did not end within 30 s")
     assert r.stdout.startswith("REFUSED"), r.stdout
-    assert "steps of work" in r.stdout, r.stdout
+    # the step budget, or on a machine loaded enough, the wall-clock backstop (5 s) before it
+    assert "steps of work" in r.stdout or "took more than" in r.stdout, r.stdout

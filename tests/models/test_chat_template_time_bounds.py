@@ -31,9 +31,13 @@ BIG = "{% set l = range(100000) | list %}"
 
 # A child loads each template of argv[2:] (JSON list) and, with argv[1] > 0, then renders a
 # conversation of that many messages; one line per template: ACCEPTED, or REFUSED <class> <why>.
+# The wall-clock backstop is raised out of the way: on a loaded machine it could fire first and
+# hide the limit a bomb must meet (test_the_time_backstop... tests the backstop itself).
 CHILD = """
 import json, sys
+from assistant.models import template_budget
 from assistant.models.jinja_format import JinjaFormat, TemplateRefused
+template_budget.MAX_SECONDS = 600.0
 n = int(sys.argv[1])
 msgs = [{"role": "system", "content": "sys"}] + [
     {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(n)]
