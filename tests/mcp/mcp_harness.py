@@ -143,6 +143,13 @@ class RawServer:
         msg = {"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})}
         self.send(json.dumps(msg).encode() + b"\n")
 
+    def notify(self, method: str, params: dict | None = None) -> None:
+        msg = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        self.send(json.dumps(msg).encode() + b"\n")
+
+    def call(self, id_: int, tool: str, arguments: dict) -> None:
+        self.request(id_, "tools/call", {"name": tool, "arguments": arguments})
+
     def next(self) -> dict:
         line = self.lines.get(timeout=WAIT)
         assert line, "the server closed stdout"
