@@ -457,7 +457,7 @@ class Scanner:
         """`text[:cut]` with the hits replaced by labels; a hit running past `cut` ends it."""
         parts: list[str] = []
         pos = 0
-        for start, end, label in _spans(hits, cut):
+        for start, end, label in _with_introducers(text, _spans(hits, cut)):
             parts.append(text[pos:start])
             parts.append(marker(label))
             pos = end
@@ -467,7 +467,7 @@ class Scanner:
     def redaction_spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, label) of each span `redact(text)` replaces, in order: what stands behind
         each "[redacted:LABEL]" (the person's editor puts the values back from these)."""
-        return _spans(self.find(text), len(text))
+        return _with_introducers(text, _spans(self.find(text), len(text)))
 
     def names_found(self, text: str) -> list[str]:
         """Distinct secret names / rule ids present in `text`, in order of first appearance."""
@@ -480,6 +480,23 @@ MARKER_RE = re.compile(r"\[redacted:[^\]\n]{1,200}\]")
 def marker(label: str) -> str:
     """The text a redacted span is shown as."""
     return f"[redacted:{label}]"
+
+
+# an escape sequence's introducer with nothing after it yet: ESC (with intermediates) or 8-bit CSI
+_DANGLING_INTRODUCER = re.compile(r"(?:\x1b[\x20-\x2f]*|\x9b)\Z")
+
+
+def _with_introducers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Each span takes in an escape introducer right before it (`ESC Zq7...`: the terminal reads
+    ESC and the value's first letter as one sequence): left in place it would join the marker's
+    "[" into an escape sequence that was not in the text (review 2026-12-01)."""
+    out: list[tuple[int, int, str]] = []
+    floor = 0
+    for start, end, label in spans:
+        m = _DANGLING_INTRODUCER.search(text, max(floor, start - 8), start)
+        out.append((m.start() if m else start, end, label))
+        floor = end
+    return out
 
 
 def _spans(hits: list[Finding], cut: int) -> list[tuple[int, int, str]]:
