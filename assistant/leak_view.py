@@ -147,6 +147,10 @@ _ESC_SEQ_RE = re.compile(_ESC_FORMS)
 _SEQ_RE = re.compile(_ESC_FORMS + r"|\x9b[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|[\x90\x98\x9d\x9e\x9f]" + _PAYLOAD)
 _ASCII_HIDDEN_RE = re.compile(_ESC_FORMS + r"|[\x00-\x08\x0e-\x1b\x7f]")
 _ESC_OR_LONE_RE = re.compile(_ESC_FORMS[:-1] + "|)")   # the last branch empty: a lone ESC
+# CSI alone (7- and 8-bit): what a third view removes, when a two-byte ESC form (ESC Z, ESC 7)
+# may have eaten a letter the other views need
+_CSI_RE = re.compile(r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]")
+_ESC_SHORT_RE = re.compile(r"\x1b[\x20-\x2f]*[\x30-\x5a\x5c\x60-\x7e]")
 
 
 def _fold_char(c: str) -> str:
@@ -202,10 +206,11 @@ def _sequence_pattern(text: str) -> re.Pattern[str]:
     return _SEQ_RE if _has_c1_introducer(text) else _ESC_SEQ_RE
 
 
-def _drop_sequences(text: str) -> tuple[str, Edits]:
-    """`text` without its escape sequences, and one edit per removed sequence (length 0).
-    The sequences are found and removed at C speed; Python only steps once per sequence."""
-    pattern = _sequence_pattern(text)
+def _drop_sequences(text: str, pattern: "re.Pattern[str] | None" = None) -> tuple[str, Edits]:
+    """`text` without its escape sequences (or what `pattern` matches), and one edit per
+    removed sequence (length 0). The sequences are found and removed at C speed; Python only
+    steps once per sequence."""
+    pattern = pattern or _sequence_pattern(text)
     spans = [m.span() for m in pattern.finditer(text)]
     if not spans:
         return text, ()
@@ -255,6 +260,47 @@ def _fold_chars(text: str) -> tuple[str, Edits]:
     return "".join(parts), tuple(edits)
 
 
+@functools.cache
+def _cluster_re() -> re.Pattern[str]:
+    """A character followed by marks that compose with it: combining marks (any non-zero
+    combining class) and Hangul vowel and final jamo. Built on first use."""
+    marks = [cp for cp in range(0x300, 0x10000) if unicodedata.combining(chr(cp))]
+    ranges: list[list[int]] = []
+    for cp in sorted(set(marks) | set(range(0x1160, 0x1200)) | set(range(0xD7B0, 0xD800))):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        elif not ranges or cp > ranges[-1][1]:
+            ranges.append([cp, cp])
+    cls = _char_class(tuple((a, b) for a, b in ranges))
+    return re.compile("." + cls + "+", re.S)
+
+
+def _compose(text: str) -> tuple[str, Edits]:
+    """`text` with each character and the marks that follow it composed (NFC): `e` + U+0301
+    is the same `é` a vault value may hold, and decomposed Hangul the same syllable (review
+    2026-12-01). One edit per cluster whose length changed; ASCII text is returned as is."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text, ()
+    parts: list[str] = []
+    edits: list[tuple[int, int, int, int]] = []
+    copied = shift = 0
+    for m in _cluster_re().finditer(text):
+        run = m.group()
+        rep = unicodedata.normalize("NFC", run)
+        if rep == run:
+            continue
+        i = m.start()
+        parts.append(text[copied:i])
+        edits.append((i + shift, len(rep), i, m.end()))
+        shift += len(rep) - len(run)
+        parts.append(rep)
+        copied = m.end()
+    if not parts:
+        return text, ()
+    parts.append(text[copied:])
+    return "".join(parts), tuple(edits)
+
+
 def fold(s: str) -> str:
     """`s` as the view spells it (stages 1 and 2): how a vault value's variants are indexed."""
     return View.views(s)[0].norm
@@ -276,13 +322,21 @@ class View:
         ESC removed]. Characters are folded first, once for both (a fullwidth character
         never becomes part of a sequence: NFKC makes no control character, and a fullwidth
         bracket after ESC would only make the first view drop more, which the second covers)."""
-        folded, edits = _fold_chars(text)
-        layers = (edits,) if edits else ()
+        composed, c_edits = _compose(text)
+        folded, edits = _fold_chars(composed)
+        layers = tuple(e for e in (edits, c_edits) if e)     # the last applied first
         if _has_introducer(folded):
             without, seq_edits = _drop_sequences(folded)
             if seq_edits:
-                return [cls(text, without, (seq_edits,) + layers, strip(without), True),
-                        cls(text, folded, layers, strip(folded), False)]
+                views = [cls(text, without, (seq_edits,) + layers, strip(without), True),
+                         cls(text, folded, layers, strip(folded), False)]
+                if _ESC_SHORT_RE.search(folded):
+                    # a third view without CSI sequences (colour, cursor) but with the letter a
+                    # two-byte ESC form ate: `ESC Z` + a value split by a colour code (review s5)
+                    csi_free, csi_edits = _drop_sequences(folded, _CSI_RE)
+                    if csi_edits:
+                        views.append(cls(text, csi_free, (csi_edits,) + layers, strip(csi_free), True))
+                return views
         return [cls(text, folded, layers, strip(folded), False)]
 
     def __repr__(self) -> str:  # never the text

@@ -307,10 +307,15 @@ class Scanner:
             return self._scan_view(views[0], truncated)
         # An escape sequence was removed: scan once more with only the ESC removed, so a value
         # inside a sequence (an OSC window title, CSI parameters) is seen too, and every
-        # needle of the text itself is in one of the two views (the prefilter's guarantee).
-        found, active = self._scan_view(views[0], truncated)
-        more, more_active = self._scan_view(views[1], truncated)
-        return found + more, active | more_active
+        # needle of the text itself is in one of the two views (the prefilter's guarantee);
+        # and, after a two-byte ESC form, without CSI sequences alone (View.views)
+        found: list[Finding] = []
+        active: set[int] = set()
+        for view in views:
+            more, more_active = self._scan_view(view, truncated)
+            found += more
+            active |= more_active
+        return found, active
 
     def _scan_view(self, view: View, truncated: bool) -> tuple[list[Finding], set[int]]:
         text, norm = view.text, view.norm
