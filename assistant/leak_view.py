@@ -260,6 +260,35 @@ def _fold_chars(text: str) -> tuple[str, Edits]:
     return "".join(parts), tuple(edits)
 
 
+# One character escaped in the middle of otherwise plain text: JSON's \uXXXX and URL's %XX (an
+# ASCII byte). Fully escaped values are indexed as variants; a value escaped in part is decoded
+# here, so any JSON or URL reader's view of it is seen (review 2026-12-01).
+_ONE_ESCAPE_RE = re.compile(r"\\u([0-9a-fA-F]{4})|%([0-7][0-9a-fA-F])")
+
+
+def _decode_escapes(text: str) -> tuple[str, Edits]:
+    """`text` with each \\uXXXX (not a surrogate) and %XX (below 0x80) decoded, one edit each."""
+    if "\\u" not in text and "%" not in text:
+        return text, ()
+    parts: list[str] = []
+    edits: list[tuple[int, int, int, int]] = []
+    copied = shift = 0
+    for m in _ONE_ESCAPE_RE.finditer(text):
+        code = int(m.group(1) or m.group(2), 16)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        i = m.start()
+        parts.append(text[copied:i])
+        parts.append(chr(code))
+        edits.append((i + shift, 1, i, m.end()))
+        shift += 1 - (m.end() - i)
+        copied = m.end()
+    if not parts:
+        return text, ()
+    parts.append(text[copied:])
+    return "".join(parts), tuple(edits)
+
+
 @functools.cache
 def _cluster_re() -> re.Pattern[str]:
     """A character followed by marks that compose with it: combining marks (any non-zero
@@ -322,9 +351,10 @@ class View:
         ESC removed]. Characters are folded first, once for both (a fullwidth character
         never becomes part of a sequence: NFKC makes no control character, and a fullwidth
         bracket after ESC would only make the first view drop more, which the second covers)."""
-        composed, c_edits = _compose(text)
+        decoded, d_edits = _decode_escapes(text)
+        composed, c_edits = _compose(decoded)
         folded, edits = _fold_chars(composed)
-        layers = tuple(e for e in (edits, c_edits) if e)     # the last applied first
+        layers = tuple(e for e in (edits, c_edits, d_edits) if e)     # the last applied first
         if _has_introducer(folded):
             without, seq_edits = _drop_sequences(folded)
             if seq_edits:

@@ -216,9 +216,11 @@ def test_variants_cover_the_promised_encodings():
         std = next(v.exact for v in vs if v.encoding == f"base64/{a}")
         assert (f"base64/{a}-url" in kinds) == bool(set(std) & set("+/"))
     # (JSON and other backslash escapes need no variant: the normalised view drops
-    # backslashes; test_vault_value_found_in_every_encoding proves they are found.)
-    for expected in ("raw", "reversed", "hex", "percent", "base64/0", "base64/1", "base64/2"):
+    # backslashes; nor does an ASCII value's percent form since review s5: the view decodes
+    # %XX and \uXXXX; test_vault_value_found_in_every_encoding proves they are found.)
+    for expected in ("raw", "reversed", "hex", "base64/0", "base64/1", "base64/2"):
         assert expected in kinds
+    assert "percent" in {v.encoding for v in variants("n", "caf\u00e9-" + SECRET)}   # its UTF-8 bytes
 
 
 # -- redaction ---------------------------------------------------------------------------
