@@ -12,8 +12,9 @@ generation prompt. A template that refuses a system message (Mistral's) is rende
 system prompt folded into the first user message, as the person's text would be.
 
 Every compile and render runs against a work budget (template_budget.py): loop steps, calls,
-items and characters handled, nesting depth and a time backstop, so a template that would hang
-loading or a turn is refused as TemplateTooCostly, naming the bound it hit.
+items and characters handled, characters written, nesting depth and a time backstop, so a
+template that would hang loading or a turn is refused as TemplateTooCostly, naming the bound it
+hit. Any other error it raises is a TemplateRefused naming the exception, never a traceback.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ hang loading or a turn. Every unit of work draws from one per-render `Meter`:
   `CHARS_PER_STEP` characters of a string, charged before a filter, a comparison, a `~` or an
   output converts it.
 
+Every output is also counted, characters in all (whatever buffer it goes to: a `{% set %}`
+block, a macro's result): past `MAX_OUTPUT` characters the render stops too.
+
 Past `MAX_STEPS` steps, past `MAX_DEPTH` nested macro calls, recursive loops or blocks, or past
 `MAX_SECONDS` of wall-clock time (checked every few thousand steps, a backstop for work no
 count sees), the render stops with `Spent`, a BaseException so no `except Exception` in Jinja's
@@ -345,7 +348,8 @@ def rewrite(tree: Template, env: Environment) -> Template:
     """Rewrite a parsed template so every for loop draws a step per item (filtered or not) and
     its body's weight per iteration run, every macro and call block its body's weight per call,
     every output, comparison operand and `~` operand is weighed before Python converts or
-    compares it, and `~` is size-bounded like `+`."""
+    compares it, every output (the template's own text too) is counted against MAX_OUTPUT, and `~`
+    is size-bounded like `+`."""
     from jinja2 import nodes
     from jinja2.visitor import NodeTransformer
 
