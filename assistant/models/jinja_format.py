@@ -12,8 +12,9 @@ generation prompt. A template that refuses a system message (Mistral's) is rende
 system prompt folded into the first user message, as the person's text would be.
 
 Every compile and render runs against a work budget (template_budget.py): loop steps, calls,
-items and characters handled, nesting depth and a time backstop, so a template that would hang
-loading or a turn is refused as TemplateTooCostly, naming the bound it hit.
+items and characters handled, characters written, nesting depth and a time backstop, so a
+template that would hang loading or a turn is refused as TemplateTooCostly, naming the bound it
+hit. Any other error it raises is a TemplateRefused naming the exception, never a traceback.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def _environment(*, work_budget: bool = True) -> Any:
                 _check_int_size(operator, left, right)
             if operator in ("*", "+"):
                 _check_size(_product_len(left, right) if operator == "*" else _sum_len(left, right))
+            if operator == "%" and isinstance(left, str):     # "%900000000s" % x: sized before it builds
+                _check_size(_percent_len(left, right))
             result = super().call_binop(context, operator, left, right)
             _check_size(_len(result))
             return result
@@ -87,6 +90,8 @@ def _environment(*, work_budget: bool = True) -> Any:
             # the sandbox hands out str.format wrapped (its own formatter): size the method itself
             method = inspect.unwrap(__obj) if isinstance(__obj, types.FunctionType) else __obj
             if isinstance(method, types.BuiltinMethodType) and isinstance(method.__self__, str):
+                if method.__name__ == "join" and args and not isinstance(args[0], (list, tuple)):
+                    args = (list(args[0]), *args[1:])     # any iterable, materialised (and charged) first
                 _check_size(_str_method_len(method.__self__, method.__name__, args))
             result = super().call(__context, __obj, *args, **kwargs)
             _check_size(_len(result))
@@ -143,8 +148,13 @@ def _environment(*, work_budget: bool = True) -> Any:
     env.filters["tojson"] = tojson
     # lipsum(n) writes n paragraphs in one call (`lipsum(1000000)` runs for minutes) and urlize
     # spends seconds on a 1 MB string: no chat template has a use for either.
+    # wordwrap is quadratic in a long run of spaces (textwrap: 80 s on 300,000), inside one call.
     del env.globals["lipsum"]
     del env.filters["urlize"]
+    del env.filters["wordwrap"]
+    # sum: Python's sum copies a growing list once per item; join: sized item by item as it builds
+    env.filters["sum"] = jinja2.pass_environment(_sum)
+    env.filters["join"] = jinja2.pass_eval_context(_join)
     # Filters are called directly, not through `call`: bound each one the same way
     # (`"x" | center(10**10)`, a chain of `| replace(...)` that grows tenfold per step).
     for name, fn in list(env.filters.items()):
@@ -158,7 +168,7 @@ def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     from jinja2.utils import _PassArg
 
     at = 0 if _PassArg.from_obj(fn) is None else 1     # the value follows a context argument
-    method = {"replace": "replace", "join": "join"}.get(name)
+    method = {"replace": "replace", "format": "format", "indent": "indent"}.get(name)
 
     @functools.wraps(fn)      # keeps jinja's pass_context / pass_environment marker
     def bounded(*args: object, **kwargs: object) -> object:
@@ -167,9 +177,12 @@ def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise TemplateRefused("the model's chat template asks for a string or list too large to render")
         if method == "replace" and len(args) > at and isinstance(args[at], str):
             _check_size(_str_method_len(args[at], "replace", args[at + 1:]))
-        elif method == "join" and len(args) > at:      # `items | join(sep)`: sep repeated per item
-            sep = args[at + 1] if len(args) > at + 1 else kwargs.get("d", "")
-            _check_size(_str_method_len(sep, "join", (args[at],)) if isinstance(sep, str) else 0)
+        elif method == "format" and len(args) > at and isinstance(args[at], str):    # "%99999s" | format(x)
+            _check_size(_percent_len(args[at], kwargs or tuple(args[at + 1:])))
+        elif method == "indent" and len(args) > at and isinstance(args[at], str):    # the prefix, once per line
+            width = args[at + 1] if len(args) > at + 1 else kwargs.get("width", 4)
+            prefix = len(width) if isinstance(width, str) else max(width, 0) if isinstance(width, int) else 0
+            _check_size(len(args[at]) + (args[at].count("\n") + 2) * prefix)
         result = fn(*args, **kwargs)
         _check_size(_len(result))
         return result
@@ -179,6 +192,55 @@ def _bounded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 MAX_BUILD = 1 << 20      # characters (or items) one template operation may build
 MAX_INT_BITS = 1 << 16   # bits of an integer one `*` or `**` may build (~20,000 digits)
+
+
+def _sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+    """The `sum` filter, for numbers only: with a list or tuple to `start` from, Python's sum
+    copies the running list once per item (quadratic, in one C call no budget or clock sees),
+    and no chat template sums lists."""
+    from jinja2.filters import make_attrgetter
+
+    if not isinstance(start, (int, float)):
+        raise TemplateRefused("the model's chat template sums lists (`sum(start=...)`): only numbers are summed")
+    if attribute is not None:
+        iterable = map(make_attrgetter(environment, attribute), iterable)
+    return sum(iterable, start)      # a list item is a TypeError at once (a number plus a list)
+
+
+def _join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
+    """The `join` filter, sized as it goes: the separator and every item's text are counted
+    against MAX_BUILD before the joined string is built."""
+    from jinja2.filters import make_attrgetter
+
+    if attribute is not None:
+        value = map(make_attrgetter(eval_ctx.environment, attribute), value)
+    sep = str(d)
+    parts: list[str] = []
+    total = 0
+    for x in value:
+        text = x if isinstance(x, str) else str(x)
+        total += len(text) + (len(sep) if parts else 0)
+        _check_size(total)
+        parts.append(text)
+    return sep.join(parts)
+
+
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.S)
+
+
+def _percent_len(fmt: str, args: object) -> int:
+    """An upper bound of the padding `fmt % args` adds: every width and precision written in the
+    format (a `*` one taken from the arguments), on top of the format and its arguments."""
+    values = args if isinstance(args, tuple) else (args,)
+    stars = [abs(v) for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    pad = len(fmt)
+    for width, precision, _ in _PERCENT_SPEC.findall(fmt):
+        for w in (width, precision):
+            if w == "*":
+                pad += max(stars, default=0)
+            elif w:
+                pad += int(w) if len(w) < 20 else MAX_BUILD + 1
+    return pad + sum(len(v) for v in values if isinstance(v, str))
 
 
 def _len(x: object) -> int:
@@ -210,10 +272,12 @@ def _str_method_len(s: str, name: str, args: Sequence[object]) -> int:
         return len(s) + s.count("\t") * max(size, 0)
     if name == "join" and args and isinstance(args[0], (list, tuple)):
         return len(s) * max(len(args[0]) - 1, 0) + sum(len(x) for x in args[0] if isinstance(x, str))
-    if name in ("format", "format_map"):     # a width or precision written in the format string
-        widths = [int(w) for w in re.findall(r"\d+", "".join(
-            spec for _, _, spec, _ in _formatter().parse(s) if spec)) if len(w) < 20]
-        return max(widths, default=0) + len(s)
+    if name in ("format", "format_map"):     # every width or precision written in the format string
+        specs = "".join(spec for _, _, spec, _ in _formatter().parse(s) if spec)
+        if "{" in specs:      # "{0:{1}}": a width taken from an argument, any size: not offered
+            raise TemplateRefused("the model's chat template formats with a nested field in a format spec")
+        widths = [int(w) if len(w) < 20 else MAX_BUILD + 1 for w in re.findall(r"\d+", specs)]
+        return sum(widths) + len(s)
     return 0
 
 
@@ -234,6 +298,11 @@ def _check_int_size(operator: str, a: object, b: object) -> None:
 def _check_size(n: int) -> None:
     if n > MAX_BUILD:
         raise TemplateRefused("the model's chat template builds a string or list too large to render")
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text if len(text) <= 300 else text[:300] + '...'}"
 
 
 def _raise(message: str) -> None:
@@ -259,9 +328,9 @@ class JinjaFormat:
             raise TemplateTooCostly(str(exc)) from None
         except TemplateRefused:
             raise
-        except (SyntaxError, RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        except Exception as exc:
             # too deeply nested for Python (blocks, parentheses), or a constant that fails to fold
-            raise TemplateRefused(f"the model's chat template does not compile: {type(exc).__name__}: {exc}") from None
+            raise TemplateRefused(f"the model's chat template does not compile: {_why(exc)}") from None
         self.bos_token, self.eos_token, self.add_bos = bos_token, eos_token, add_bos
         self.fold_system = False
         # Probe once with a conversation of our shape, so a bad template is refused at load.
@@ -271,8 +340,6 @@ class JinjaFormat:
             raise TemplateRefused("the model's chat template writes no generation prompt (the model's turn)")
 
     def _render(self, messages: list[dict], add_generation_prompt: bool) -> str:
-        import jinja2
-
         meter = budget.Meter()
         try:
             with budget.metered(meter):
@@ -284,9 +351,8 @@ class JinjaFormat:
             raise TemplateTooCostly(str(exc)) from None
         except TemplateRefused:
             raise
-        except (jinja2.TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError,
-                MemoryError, RecursionError, OverflowError) as exc:
-            raise TemplateRefused(f"the model's chat template failed: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:     # any other error of the template's: a refusal, never a traceback
+            raise TemplateRefused(f"the model's chat template failed: {_why(exc)}") from None
         finally:
             self.last_steps = meter.used
 

@@ -15,6 +15,9 @@ hang loading or a turn. Every unit of work draws from one per-render `Meter`:
   `CHARS_PER_STEP` characters of a string, charged before a filter, a comparison, a `~` or an
   output converts it.
 
+Every output is also counted, characters in all (whatever buffer it goes to: a `{% set %}`
+block, a macro's result): past `MAX_OUTPUT` characters the render stops too.
+
 Past `MAX_STEPS` steps, past `MAX_DEPTH` nested macro calls, recursive loops or blocks, or past
 `MAX_SECONDS` of wall-clock time (checked every few thousand steps, a backstop for work no
 count sees), the render stops with `Spent`, a BaseException so no `except Exception` in Jinja's
@@ -46,11 +49,14 @@ CALL_STEPS = 4             # a macro call, caller() or loop(...) before its body
 BLOCK_STEPS = 48           # `self.block()` / `super()`: a block render sets up a new context
 CHARS_PER_STEP = 64        # a string costs one step per this many characters
 _CLOCK_EVERY = 4096        # steps between two looks at the clock
+MAX_OUTPUT = 1 << 24       # characters one render may write, in all (what `{% set %}` blocks capture too)
 
 ITER = "budget iter"       # internal filter names: a template cannot spell them (not identifiers)
 WEIGH = "budget weigh"
 CONCAT = "budget concat"
 CHARGE = "budget charge"
+WRITE = "budget write"     # an output expression: weighed, converted, its characters counted
+WRITE_DATA = "budget write data"   # the template's own text: its characters counted
 
 # Filters whose work does not grow with their input (len of a sized value, one item, a fallback).
 _CONSTANT_FILTERS = frozenset(["length", "count", "first", "last", "default", "d", "attr"])
@@ -58,7 +64,7 @@ _CONSTANT_FILTERS = frozenset(["length", "count", "first", "last", "default", "d
 _PER_ITEM_FILTERS = frozenset(["map", "select", "reject", "selectattr", "rejectattr"])
 PER_ITEM_STEPS = 3
 # Text filters that work word by word in Python or by regex: a step per character, not per 64.
-_PER_CHAR_FILTERS = frozenset(["wordwrap", "title", "wordcount", "striptags"])
+_PER_CHAR_FILTERS = frozenset(["title", "wordcount", "striptags"])
 # Tests that compare their operands (the others check a type or a flag).
 _COMPARING_TESTS = frozenset(["eq", "equalto", "==", "ne", "!=", "lt", "lessthan", "<", "le", "<=", "gt",
                               "greaterthan", ">", "ge", ">=", "in", "sameas", "divisibleby"])
@@ -72,7 +78,7 @@ class Spent(BaseException):
 class Meter:
     """What one render may still do."""
 
-    __slots__ = ("left", "used", "depth", "tick", "deadline", "max_steps", "seconds")
+    __slots__ = ("left", "used", "depth", "tick", "deadline", "max_steps", "seconds", "written")
 
     def __init__(self, max_steps: int = MAX_STEPS, seconds: float | None = None) -> None:
         seconds = MAX_SECONDS if seconds is None else seconds    # read now: a test may raise it
@@ -81,6 +87,7 @@ class Meter:
         self.used = 0       # steps charged so far
         self.depth = 0
         self.tick = 0
+        self.written = 0    # characters output so far, in every buffer (a `{% set %}` block, a macro)
         self.deadline = time.monotonic() + seconds
 
     def charge(self, n: int = 1) -> None:
@@ -97,6 +104,14 @@ class Meter:
                 self.left = -1
                 raise Spent(f"the model's chat template took more than {self.seconds:g} s to render one "
                             "conversation")
+
+    def write(self, n: int) -> None:
+        """Count `n` characters written; past MAX_OUTPUT in all, the render is spent."""
+        self.written += n
+        if self.written > MAX_OUTPUT:
+            self.left = -1
+            raise Spent(f"the model's chat template writes more than {MAX_OUTPUT:,} characters for one "
+                        "conversation")
 
     @contextlib.contextmanager
     def nested(self) -> Iterator[None]:
@@ -224,6 +239,20 @@ def _weigh_filter(value: object) -> object:
     return value
 
 
+def _write_filter(_context: object, value: object) -> str:
+    """An output expression: charged by its size, converted as Jinja would (`str`), counted."""
+    m = meter()
+    weigh(m, value)
+    text = value if isinstance(value, str) else str(value)
+    m.write(len(text))
+    return text
+
+
+def _write_data_filter(_context: object, text: str) -> str:
+    meter().write(len(text))
+    return text
+
+
 def _charge_filter(_context: object, steps: int) -> str:
     """At the top of a loop body, a macro or a call block: the size of that body in template
     nodes, so a step costs about the same whatever the body holds."""
@@ -296,6 +325,8 @@ def install(env: Environment, check_size: Callable[[int], None]) -> None:
     env.filters[WEIGH] = _weigh_filter
     env.filters[CONCAT] = concat
     env.filters[CHARGE] = pass_context(_charge_filter)   # a context filter is never folded at compile
+    env.filters[WRITE] = pass_context(_write_filter)
+    env.filters[WRITE_DATA] = pass_context(_write_data_filter)
 
 
 def _body_weight(body: list) -> int:
@@ -317,7 +348,8 @@ def rewrite(tree: Template, env: Environment) -> Template:
     """Rewrite a parsed template so every for loop draws a step per item (filtered or not) and
     its body's weight per iteration run, every macro and call block its body's weight per call,
     every output, comparison operand and `~` operand is weighed before Python converts or
-    compares it, and `~` is size-bounded like `+`."""
+    compares it, every output (the template's own text too) is counted against MAX_OUTPUT, and `~`
+    is size-bounded like `+`."""
     from jinja2 import nodes
     from jinja2.visitor import NodeTransformer
 
@@ -345,7 +377,7 @@ def rewrite(tree: Template, env: Environment) -> Template:
 
         def visit_Output(self, node: Node) -> Node:
             node = self.generic_visit(node)
-            node.nodes = [n if isinstance(n, nodes.TemplateData) else wrap(n, WEIGH) for n in node.nodes]
+            node.nodes = [wrap(n, WRITE_DATA if isinstance(n, nodes.TemplateData) else WRITE) for n in node.nodes]
             return node
 
         def visit_Compare(self, node: Node) -> Node:
@@ -364,5 +396,5 @@ def rewrite(tree: Template, env: Environment) -> Template:
     return tree
 
 
-__all__ = ["MAX_STEPS", "MAX_DEPTH", "MAX_SECONDS", "CHARS_PER_STEP", "Meter", "Spent", "metered", "meter",
+__all__ = ["MAX_STEPS", "MAX_DEPTH", "MAX_SECONDS", "MAX_OUTPUT", "CHARS_PER_STEP", "Meter", "Spent", "metered", "meter",
            "weigh", "Steps", "metered_arg", "bounded_filter", "install", "rewrite"]
