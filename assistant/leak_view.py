@@ -27,6 +27,7 @@ import bisect
 import functools
 import re
 import unicodedata
+from typing import Callable
 from dataclasses import dataclass
 
 # -- stage 2: characters the view drops ------------------------------------------------
@@ -270,18 +271,30 @@ def _decode_escapes(text: str) -> tuple[str, Edits]:
     """`text` with each \\uXXXX (not a surrogate) and %XX (below 0x80) decoded, one edit each."""
     if "\\u" not in text and "%" not in text:
         return text, ()
+
+    def decoded(m: re.Match[str]) -> str | None:
+        code = int(m.group(1) or m.group(2), 16)
+        return None if 0xD800 <= code <= 0xDFFF else chr(code)
+    return _replaced(text, _ONE_ESCAPE_RE, decoded)
+
+
+def _replaced(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str | None],
+              ) -> tuple[str, Edits]:
+    """`text` with each match of `pattern` replaced by `replace(match)` (None: left as is),
+    and one edit per replacement whose length differs from what it replaced."""
     parts: list[str] = []
     edits: list[tuple[int, int, int, int]] = []
     copied = shift = 0
-    for m in _ONE_ESCAPE_RE.finditer(text):
-        code = int(m.group(1) or m.group(2), 16)
-        if 0xD800 <= code <= 0xDFFF:
+    for m in pattern.finditer(text):
+        rep = replace(m)
+        if rep is None or rep == m.group():
             continue
         i = m.start()
         parts.append(text[copied:i])
-        parts.append(chr(code))
-        edits.append((i + shift, 1, i, m.end()))
-        shift += 1 - (m.end() - i)
+        parts.append(rep)
+        if len(rep) != m.end() - i:
+            edits.append((i + shift, len(rep), i, m.end()))
+            shift += len(rep) - (m.end() - i)
         copied = m.end()
     if not parts:
         return text, ()
@@ -310,24 +323,7 @@ def _compose(text: str) -> tuple[str, Edits]:
     2026-12-01). One edit per cluster whose length changed; ASCII text is returned as is."""
     if text.isascii() or unicodedata.is_normalized("NFC", text):
         return text, ()
-    parts: list[str] = []
-    edits: list[tuple[int, int, int, int]] = []
-    copied = shift = 0
-    for m in _cluster_re().finditer(text):
-        run = m.group()
-        rep = unicodedata.normalize("NFC", run)
-        if rep == run:
-            continue
-        i = m.start()
-        parts.append(text[copied:i])
-        edits.append((i + shift, len(rep), i, m.end()))
-        shift += len(rep) - len(run)
-        parts.append(rep)
-        copied = m.end()
-    if not parts:
-        return text, ()
-    parts.append(text[copied:])
-    return "".join(parts), tuple(edits)
+    return _replaced(text, _cluster_re(), lambda m: unicodedata.normalize("NFC", m.group()))
 
 
 def fold(s: str) -> str:
