@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "helpers"))
 
 import chat_templates as ct  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 from assistant.models import template_budget  # noqa: E402
 from assistant.models.jinja_format import JinjaFormat, TemplateRefused, _environment  # noqa: E402
@@ -45,15 +46,6 @@ def _unbudgeted(fmt: JinjaFormat, template: str) -> JinjaFormat:
     return off
 
 
-def _median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200)
@@ -71,8 +63,8 @@ def main() -> None:
         assert on(msgs) == off(msgs), f"{name}: the budget changed the output"
         on_ms, off_ms = [], []
         for _ in range(3):        # interleaved, so load on the machine hits both alike
-            off_ms.append(_median_ms(lambda: off(msgs), args.runs // 3 or 1))
-            on_ms.append(_median_ms(lambda: on(msgs), args.runs // 3 or 1))
+            off_ms.append(median_ms(lambda: off(msgs), args.runs // 3 or 1))
+            on_ms.append(median_ms(lambda: on(msgs), args.runs // 3 or 1))
         a, b = statistics.median(off_ms), statistics.median(on_ms)
         on(msgs)
         ratios.append(b / a)

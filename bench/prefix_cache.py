@@ -38,8 +38,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from assistant.workspace import init_workspace, open_workspace  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 USER_MESSAGES = [
     "Hi! Who are you?",
@@ -239,15 +241,6 @@ def rollback_part(args) -> bool:
 # Part 2: our overhead with 10,000 notes
 
 
-def _median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
-
 def overhead_part(args) -> bool:
     from assistant.models.chat_format import gemma_segments
     from assistant.prompt import Conversation
@@ -283,7 +276,7 @@ def overhead_part(args) -> bool:
 
             memory = Memory(ws, scanner if scanner is not None else _NullScanner(), None)
             catalog = memory.catalog()
-            cat_ms = _median_ms(memory.catalog, max(3, args.runs // 3))
+            cat_ms = median_ms(memory.catalog, max(3, args.runs // 3))
         except Exception as exc:  # pragma: no cover
             cat_ms = None
             missing.append(f"catalog ({type(exc).__name__}: {exc})")
@@ -305,7 +298,7 @@ def overhead_part(args) -> bool:
             gemma_segments(conv.messages())
             conv._turns.pop()  # noqa: SLF001 - keep the history size fixed across runs
 
-        measured["prompt assembly (tail + history + Gemma render)"] = _median_ms(assemble, args.runs)
+        measured["prompt assembly (tail + history + Gemma render)"] = median_ms(assemble, args.runs)
 
         try:
             import llama_cpp
@@ -317,7 +310,7 @@ def overhead_part(args) -> bool:
             conv.add_user(USER_MESSAGES[9], changed, now=FIXED_NOW)
             segs = gemma_segments(conv.messages())
             n = len(tokenize_segments(segs, lambda d, sp: vocab.tokenize(d, add_bos=False, special=sp)))
-            cold = _median_ms(
+            cold = median_ms(
                 lambda: tokenize_segments(segs, lambda d, sp: vocab.tokenize(d, add_bos=False, special=sp)), args.runs)
             # Steady state: everything up to the previous turn is memoized; this turn's user
             # message (+ tail) and the previous action are new.
@@ -328,7 +321,7 @@ def overhead_part(args) -> bool:
                 vocab._segment_cache = dict(known)
                 tokenize_segments(segs, segment_tokenizer(vocab))
 
-            measured[f"prompt tokenization ({n} tokens; earlier segments memoized)"] = _median_ms(
+            measured[f"prompt tokenization ({n} tokens; earlier segments memoized)"] = median_ms(
                 step_tokenize, args.runs)
             print(f"  (tokenizing all {n} prompt tokens from scratch would take {cold:.2f} ms per step)")
             conv._turns.pop()  # noqa: SLF001
@@ -346,7 +339,7 @@ def overhead_part(args) -> bool:
                 d = gate.authorize("memory", "people/sam.md", content=content, current=None, summary="bench")
                 assert d.allowed, d
 
-            measured["gate (memory write, watched; incl. audit line)"] = _median_ms(rule, args.runs)
+            measured["gate (memory write, watched; incl. audit line)"] = median_ms(rule, args.runs)
         except Exception as exc:  # pragma: no cover
             missing.append(f"gate ({type(exc).__name__}: {exc})")
 
@@ -380,7 +373,7 @@ def overhead_part(args) -> bool:
                 scanner.redact(page)                  # a 32 KiB tool result before the model sees it
                 scanner.redact(USER_MESSAGES[9])
 
-            measured["leak scan (write content + 32 KiB tool result, 50 secrets)"] = _median_ms(scan, args.runs)
+            measured["leak scan (write content + 32 KiB tool result, 50 secrets)"] = median_ms(scan, args.runs)
 
     total = sum(measured.values())
     for name, ms in measured.items():
