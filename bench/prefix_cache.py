@@ -38,7 +38,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from assistant.workspace import init_workspace, open_workspace  # noqa: E402
 from timing import median_ms  # noqa: E402
