@@ -51,7 +51,7 @@ def test_tool_call_arguments_wrap_into_column_0(tmp_path: Path) -> None:
 
 
 def test_reply_tabs_counted_as_one_cell(tmp_path: Path) -> None:
-    # escape() keeps \t; ReplyLines counts it as one cell, the terminal moves to the next tab stop
+    # escape() keeps \t; the first fix counted it as one cell, the terminal moves to the next tab stop
     rows = _chat_rows(tmp_path, [{"reply": "x" + "\t" * 6 + "BBBB" + FAKE}])
     assert not _forged(rows), rows
 
