@@ -15,7 +15,6 @@ screen that a terminal re-flows when it is made narrower.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 import re
@@ -28,18 +27,16 @@ TAB = 8
 _SEQUENCE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")    # the program's own (colour, erase)
 
 
-def _libc_wcwidth() -> Callable[[str], int]:
+@functools.cache
+def _wcwidth() -> Callable[[str], int]:
+    """The C library's wcwidth (already in the process: no library search), loaded on first use."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        fn = libc.wcwidth
+        fn = ctypes.CDLL(None).wcwidth
         fn.argtypes = [ctypes.c_wchar]
         fn.restype = ctypes.c_int
         return lambda ch: int(fn(ch))
     except (OSError, AttributeError):
         return lambda ch: -1
-
-
-_wcwidth = _libc_wcwidth()
 
 
 @functools.lru_cache(maxsize=8192)
@@ -51,7 +48,7 @@ def cell_width(ch: str) -> int:
         estimate = 2
     else:
         estimate = 0 if unicodedata.combining(ch) else 1
-    return max(estimate, _wcwidth(ch))
+    return max(estimate, _wcwidth()(ch))
 
 
 def terminal_columns(fd: int) -> int | None:
