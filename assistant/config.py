@@ -266,7 +266,9 @@ def _read_approvals(r: _Reader) -> ApprovalSettings:
     web_url = r.text("web_url", d.web_url).rstrip("/")
     why = web_url_problem(web_url)
     if why:
-        r.bad("approvals.web_url", web_url, why, 'web_url = "https://assistant.example.net"')
+        # a user:password@ in it is never echoed back (stderr may be an MCP client's log)
+        shown = web_url if "@" not in web_url else "(the URL, not repeated: it holds user information)"
+        r.bad("approvals.web_url", shown, why, 'web_url = "https://assistant.example.net"')
         web_url = d.web_url
     push = r.strings("push", d.push, 'push = ["ntfys://ntfy.sh/my-topic"]')
     for url in push:
@@ -278,7 +280,7 @@ def _read_approvals(r: _Reader) -> ApprovalSettings:
             break
     notify = r.strings("notify", (), 'notify = ["notify-send", "assistant", "{summary}"]')
     if not web_url and any("{" + name + "}" in a for a in notify for name in LINK_FIELDS):
-        r.bad("approvals.notify", list(notify), "uses {show_url}, {approve_url} or {deny_url}, which need "
+        r.bad("approvals.notify", "(the command, not repeated: it may hold a token)", "uses {show_url}, {approve_url} or {deny_url}, which need "
               "[approvals] web_url (where `assistant approvals serve` is reached)",
               'web_url = "http://127.0.0.1:8765"')
     return ApprovalSettings(channel=r.choice("channel", "inbox", ("inbox", "none")),

@@ -427,9 +427,9 @@ class GatedWriter:
             try:
                 with self._lock():
                     self._recheck(root, path, current, "write")
-                    if not call.cancel.commit():   # the agent gave up on this call meanwhile
-                        raise Denied(f"the call ran out of time (limits.tool_timeout) before {path} "
-                                     "was written; nothing was written")
+                    if not call.cancel.commit():   # its caller gave up on this call meanwhile
+                        raise Denied(f"the call was given up on (it ran out of time, or its caller cancelled "
+                                     f"it) before {path} was written; nothing was written")
                     version = self._begin(path, data, origin, grant, removed=False)
                     try:
                         root.write_bytes(path, data)

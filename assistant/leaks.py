@@ -120,7 +120,6 @@ class _Variant:
 # default-ignorables: variation selectors, the combining grapheme joiner, Hangul fillers), lone
 # control characters and terminal escape sequences; it folds dash look-alikes to "-" and every
 # character to its NFKC form. A value split or spelled by any of them is still the value.
-_strip_ws = strip
 
 
 def _casefold_same_length(s: str) -> str:
@@ -265,7 +264,7 @@ class Scanner:
                 by_key.setdefault(key, ([], []))[0].append(idx)
         for r, rule in enumerate(self._rules):
             for needle in rule.needles:
-                key = _casefold_same_length(_strip_ws(needle))
+                key = _casefold_same_length(strip(needle))
                 if not key:
                     raise ValueError(f"rule {rule.id}: empty needle")
                 by_key.setdefault(key, ([], []))[1].append(r)

@@ -9,13 +9,9 @@ A value that is not a time is shown escaped as it is, never guessed.
 
 from __future__ import annotations
 
-import time as _time
 from datetime import datetime, timezone
 
 from .terminal import escape
-
-FORMAT = "%Y-%m-%d %H:%M:%S"
-
 
 def parse(value: str) -> datetime | None:
     """An ISO 8601 time as stored here ('2026-12-01T05:00:27Z', with milliseconds, or with an
@@ -61,10 +57,4 @@ def local_time(value: str | float | int | datetime | None, *, seconds: bool = Tr
     return text + (f" {zone}" if zone else "")
 
 
-def local_naive(value: datetime, *, seconds: bool = True) -> str:
-    """A naive datetime that already is local wall-clock time (cron's next run) with the zone."""
-    stamp = _time.mktime(value.timetuple())
-    return local_time(stamp, seconds=seconds)
-
-
-__all__ = ["local_time", "local_naive", "parse", "FORMAT"]
+__all__ = ["local_time", "parse"]

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from policy.approvals import (APPROVED, EXPIRED, PENDING, Entry, Inbox, InboxError, Request, as_json as entry_json,
+from policy.approvals import (APPROVED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json,
                               requested_by, waiter_alive)
 from policy.kinds import SCOPES
 
@@ -114,10 +114,6 @@ def list_cmd(show_all: bool, as_json: bool, follow: bool, max_events: int | None
         return
 
 
-def _diff(req: Request) -> str:
-    return diff_text(req)
-
-
 @approvals.command("show")
 @click.argument("request_id", metavar="ID")
 @json_option("Machine-readable output (includes the content).")
@@ -166,7 +162,7 @@ def show_cmd(request_id: str, as_json: bool) -> None:
     if not req.content_exact:
         echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
     click.echo("")
-    click.echo(diff(_diff(req), on=wanted(sys.stdout)), nl=False)
+    click.echo(diff(diff_text(req), on=wanted(sys.stdout)), nl=False)
     if entry.state == PENDING:
         click.echo(f"\napprove: assistant approvals approve {req.id} [--remember "
                    + "|".join(o["scope"] for o in req.offers) + "]")

@@ -13,7 +13,7 @@ from ..localtime import local_time
 from policy.grants import GrantsError, GrantStore
 from policy.kinds import KINDS
 
-from .common import echo_json, fail, get_workspace, json_option, workspace_group
+from .common import echo_json, fail, get_workspace, json_option, visible, workspace_group
 
 
 grants = workspace_group("grants", "Durable {kind, target} grants that let unattended runs act without asking.")
@@ -34,7 +34,8 @@ def list_cmd(as_json: bool) -> None:
     if not items:
         click.echo("no grants")
     for g in items:
-        click.echo(f"{g.kind:<6} {g.target}  (granted {local_time(g.granted_at)}{'; ' + g.note if g.note else ''})")
+        note = f"; {visible(g.note)}" if g.note else ""
+        click.echo(f"{g.kind:<6} {visible(g.target)}  (granted {local_time(g.granted_at)}{note})")
 
 
 @grants.command("revoke")

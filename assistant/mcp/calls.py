@@ -22,7 +22,7 @@ from policy.gate import Decision, Gate
 if TYPE_CHECKING:
     from policy.approvals import Request
 
-    from ..agent import ObservedGate
+    from ..gate_view import ObservedGate
 
 
 class GatedCall:
@@ -52,11 +52,6 @@ class GatedCall:
     # -- Cancellation ---------------------------------------------------------------------
     def cancelled(self) -> bool:
         return self.given_up() is not None
-
-    def committed(self) -> bool:
-        """Has its writer passed the point of no return (its write lands whatever happens)?"""
-        with self._lock:
-            return self._committed
 
     def commit(self) -> bool:
         with self._lock:

@@ -241,12 +241,12 @@ class MemoryServer:
             return self._result(text, ok=False)
         spec = self.specs.get(name) if isinstance(name, str) else None
         if spec is None:
-            shown = escape(str(name)[:64], newlines=False) + ("…" if len(str(name)) > 64 else "")
-            return self._result(f"unknown tool {shown!r}; this server has {', '.join(self.specs)}", ok=False)
+            return self._result(f"unknown tool {self._tool_shown(name)!r}; this server has {', '.join(self.specs)}",
+                                ok=False)
         args = arguments if arguments is not None else {}
         if not isinstance(args, dict):
             return self._result(f"{spec.name}: arguments must be an object", ok=False)
-        problem = _unknown_arguments(spec, args)
+        problem = _unknown_arguments(spec, args, self.redact)
         if problem is not None:
             return self._result(problem, ok=False)
         self.tool_calls += 1
@@ -355,8 +355,7 @@ class MemoryServer:
             return result
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                call.cancel(self.gone())
-                if call.committed():
+                if not call.cancel(self.gone()):
                     # too late to stop: the write lands; wait for it (bounded) so the server does
                     # not exit mid-write, and record what it did, not "nothing was changed"
                     await anyio.to_thread.run_sync(finished.wait, COMMITTED_WRITE_WAIT)
@@ -485,11 +484,15 @@ def _decoded(uri: str) -> str:
         return ""
 
 
-def _unknown_arguments(spec: ToolSpec, args: dict) -> str | None:
+def _unknown_arguments(spec: ToolSpec, args: dict, redact: Callable[[str], str]) -> str | None:
     unknown = [k for k in args if k not in spec.arguments]
     if not unknown:
         return None
-    shown = ", ".join(repr(escape(str(k)[:40], newlines=False)) for k in unknown[:5])
+
+    def one(k: object) -> str:      # redacted before it is cut: a cut secret is not recognised
+        text = escape(redact(str(k)), newlines=False)
+        return repr(text[:40] + ("…" if len(text) > 40 else ""))
+    shown = ", ".join(one(k) for k in unknown[:5])
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
     takes = ", ".join(spec.arguments) or "no arguments"
     return f"{spec.name}: unknown argument {shown}{more} (it takes: {takes})"

@@ -227,7 +227,9 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
         async with out_recv:
             async for data in out_recv:
                 try:
-                    await anyio.to_thread.run_sync(_write_all, out_fd, data)
+                    # abandoned when the server stops: a client that no longer reads its stdout
+                    # must not keep the server from closing its requests and its session
+                    await anyio.to_thread.run_sync(_write_all, out_fd, data, abandon_on_cancel=True)
                 except OSError:
                     return    # the client closed its end: nothing more can be said to it
 

@@ -353,8 +353,8 @@ def rewrite(tree: Template, env: Environment) -> Template:
     from jinja2 import nodes
     from jinja2.visitor import NodeTransformer
 
-    def wrap(node: Node, name: str, *args: Node) -> Node:
-        return nodes.Filter(node, name, list(args), [], None, None, lineno=node.lineno)
+    def wrap(node: Node, name: str) -> Node:
+        return nodes.Filter(node, name, [], [], None, None, lineno=node.lineno)
 
     def charged(body: list, lineno: int) -> list:
         cost = nodes.Const(_body_weight(body), lineno=lineno)

@@ -276,7 +276,7 @@ class ApprovalApp:
         ans = inbox.answer_of(req.id)
         return inbox.state(req, ans), ans
 
-    def _must_be_open(self, req: Request, access: Access) -> None:
+    def _must_be_open(self, req: Request) -> None:
         state, ans = self._state(req)
         if state == PENDING:
             return
@@ -311,8 +311,8 @@ class ApprovalApp:
             csrf = self.signer.csrf_token(binding, req.id, act)
             if access.via == "login":
                 return pages.FormAuth(csrf)
-            exp = str(link_expiry(req))
-            return pages.FormAuth(csrf, exp, self.signer.signature(LinkClaim(req.id, req.sha256, link_expiry(req), act)))
+            exp = link_expiry(req)
+            return pages.FormAuth(csrf, str(exp), self.signer.signature(LinkClaim(req.id, req.sha256, exp, act)))
 
         sha_field = f"<input type=\"hidden\" name=\"sha256\" value=\"{req.sha256}\">"
         out = ""
@@ -376,7 +376,7 @@ class ApprovalApp:
                                                   q.get("exp", "") if link else "", q.get("sig", "") if link else "")
             state, ans = await run_in_threadpool(self._state, req)
             if access.via == "link":
-                await run_in_threadpool(self._must_be_open, req, access)
+                await run_in_threadpool(self._must_be_open, req)
         except Refused as exc:
             return self._refusal(request, exc, rid=rid, action=action)
         except InboxError as exc:
@@ -401,7 +401,7 @@ class ApprovalApp:
             form = await _read_form(request)
             req, access = await run_in_threadpool(self._authorized, request, rid, action, form.get("exp", ""),
                                                   form.get("sig", ""))
-            await run_in_threadpool(self._must_be_open, req, access)   # (an expired link says so first)
+            await run_in_threadpool(self._must_be_open, req)   # (an expired link says so first)
             binding = await run_in_threadpool(self._csrf_binding, request)
             if not self.signer.check_csrf(binding, form.get("csrf", ""), rid, action):
                 raise Refused(403, "Form expired", "This answer did not come from the approval page itself "

@@ -18,7 +18,7 @@ import html
 from dataclasses import dataclass
 from typing import Sequence
 
-from policy.approvals import APPROVED, PENDING, Answer, Entry, Request
+from policy.approvals import APPROVED, Answer, Entry, Request
 
 from ..approving import REDACTED_MARK, Requester, diff_line_kinds, diff_text
 from ..localtime import local_time
@@ -234,10 +234,6 @@ def list_page(entries: Sequence[Entry], link_of, expired: int) -> str:
     if expired:
         body += f"<p class=\"meta\">{expired} expired without an answer (`assistant approvals list --all`).</p>"
     return layout("Pending approvals", body)
-
-
-def pending(state: str) -> bool:
-    return state == PENDING
 
 
 __all__ = ["FormAuth", "approve_form", "deny_form", "esc", "fetch_html", "layout", "list_page", "message_page", "request_page"]
