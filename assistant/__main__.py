@@ -1,5 +1,5 @@
 """`python -m assistant`: the same as the `assistant` command (help and messages say `assistant`)."""
 
-from .cli import main
+from assistant.cli import main
 
 main(prog_name="assistant")

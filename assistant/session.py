@@ -22,24 +22,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .agent import Agent, Limits, reply_limit
-from .gate_view import EventSink, ObservedGate
-from .tools.base import Tool, ToolContext
+from assistant.agent.loop import Agent, Limits, reply_limit
+from assistant.gating.observed import EventSink, ObservedGate
+from assistant.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
     from policy.approvals import Request
     from policy.gate import Gate, Question
 
-    from .confine import Root
-    from .history import History
-    from .models.base import Model
-    from .index import Index
-    from .leaks import Scanner
-    from .memory import Memory
-    from .recall import Recaller
-    from .transcript import Transcript
-    from .vault import Vault
-    from .workspace import Workspace
+    from assistant.confine import Root
+    from assistant.notes.history import History
+    from assistant.models.base import Model
+    from assistant.recall.index import Index
+    from assistant.secrets.scanner import Scanner
+    from assistant.notes.store import Memory
+    from assistant.recall.turn import Recaller
+    from assistant.records.transcript import Transcript
+    from assistant.secrets.vault import Vault
+    from assistant.workspace.layout import Workspace
 
 MODES = ("watched", "unattended")
 # The config sections every session reads (its tools and gate), and those only model turns need:
@@ -84,7 +84,7 @@ class Session:
         history source the door writes with. ValueError for a source history would refuse."""
         from policy.gate import Gate
 
-        from .history import valid_source
+        from assistant.notes.history import valid_source
 
         if not valid_source(source) or source in ("person", "hand-edit", "revert", "removal"):
             raise ValueError(f"not a requester: {source!r} (mcp:<client name>, or assistant)")
@@ -94,7 +94,7 @@ class Session:
 
     def new_agent(self, model: "Model", *, on_event: EventSink | None = None) -> Agent:
         """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
-        from .prompt import Conversation
+        from assistant.agent.prompt import Conversation
 
         if self.limits is None:
             raise SessionError("this session was opened without model turns (transcript=False)")
@@ -130,8 +130,8 @@ class Session:
 def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "Vault | None"]:
     """(scanner, vault or None). No vault.enc -> credential shapes only; a vault that cannot be
     unlocked is a SessionError (never a session that scans without the values)."""
-    from .leaks import Scanner
-    from .vault import VaultLocked, unlock_if_present
+    from assistant.secrets.scanner import Scanner
+    from assistant.secrets.vault import VaultLocked, unlock_if_present
 
     try:
         vault = unlock_if_present(ws, interactive=interactive)
@@ -154,11 +154,11 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
         approvals = replace(approvals, timeout=approval_timeout)
     links = push = None
     if approvals.web_url:     # signed links for {show_url} {approve_url} {deny_url} and the push
-        from .approval_links import load_signer
+        from assistant.approvals.links import load_signer
 
         links = load_signer(ws.state_dir, approvals.web_url).urls
     if approvals.push:
-        from .push import pusher
+        from assistant.approvals.push import pusher
 
         push = pusher(approvals.push).send
     return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact),
@@ -172,8 +172,8 @@ def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",
     """The session's search index (state/index.sqlite3, redacted by this session's scanner,
     keyed to the vault's secret set) and its recall. Nothing is opened yet. A bad [recall]
     setting is a ValueError."""
-    from .index import Index, vault_fingerprint
-    from .recall import Recaller
+    from assistant.recall.index import Index, vault_fingerprint
+    from assistant.recall.turn import Recaller
 
     settings = ws.config.recall
     if settings.embedding_model:      # a relative path is taken from the workspace, like model.path
@@ -190,7 +190,7 @@ def _mount_reach(ws: "Workspace") -> str | None:
     """Why the file tools' mount (files/, wherever a link takes it) would reach the workspace's
     private parts, or None. `ln -s ~ files` with the workspace under ~ would put memory/,
     grants.json, config.toml and the vault within file_write's reach: the session refuses."""
-    from .confine import directory_chain
+    from assistant.confine import directory_chain
 
     try:
         mount = directory_chain(ws.files_dir)
@@ -236,13 +236,15 @@ def open_session(
     A door that keeps a transcript but runs no turns (the MCP server) passes turns=False.
     The result is a context manager; SessionError says what stopped it.
     """
-    from .confine import Root
-    from .history import History, HistoryError
-    from .memory import Memory
-    from .tools.registry import all_tools
-    from .transcript import Transcript, new_session_id
-    from .config import ConfigError
-    from .workspace import Workspace, WorkspaceError, open_workspace, select_workspace
+    from assistant.confine import Root
+    from assistant.notes.history import History, HistoryError
+    from assistant.notes.store import Memory
+    from assistant.tools.registry import all_tools
+    from assistant.records.transcript import Transcript, new_session_id
+    from assistant.workspace.config import ConfigError
+    from assistant.workspace.layout import (
+        Workspace, WorkspaceError, open_workspace, select_workspace,
+    )
 
     if mode not in MODES:
         raise SessionError(f"mode must be 'watched' or 'unattended', not {mode!r}")

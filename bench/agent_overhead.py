@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assistant.session import open_session  # noqa: E402
 from assistant.models.scripted import ScriptedModel  # noqa: E402
-from assistant.workspace import init_workspace, open_workspace  # noqa: E402
+from assistant.workspace.layout import init_workspace, open_workspace  # noqa: E402
 
 
 class TimedModel(ScriptedModel):

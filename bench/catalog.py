@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.catalog import CatalogSettings, render  # noqa: E402
+from assistant.notes.catalog import CatalogSettings, render  # noqa: E402
 
 SPARSE = 100 * 1024 * 1024
 PER_DIR = 100
@@ -27,7 +27,7 @@ PER_DIR = 100
 
 def _scanner():
     try:
-        from assistant.leaks import Scanner
+        from assistant.secrets.scanner import Scanner
     except ImportError:  # pragma: no cover - the leak scanner not installed yet
         return None
     return Scanner(secrets={f"bench-secret-{i}": f"s3cr3t-value-{i:04d}-xyzzy" for i in range(10)})

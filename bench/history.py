@@ -29,8 +29,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from assistant.history import History, Origin  # noqa: E402
-from assistant.notes import revision as keyed_revision  # noqa: E402
+from assistant.notes.history import History, Origin  # noqa: E402
+from assistant.notes.frontmatter import revision as keyed_revision  # noqa: E402
 
 BENCH_KEY = b"bench-revision-key-32-bytes-long"
 
@@ -38,7 +38,7 @@ BENCH_KEY = b"bench-revision-key-32-bytes-long"
 def revision(data: bytes) -> str:
     return keyed_revision(data, BENCH_KEY)
 from assistant.session import open_session  # noqa: E402
-from assistant.workspace import init_workspace  # noqa: E402
+from assistant.workspace.layout import init_workspace  # noqa: E402
 from policy.audit import ZERO, AuditLog, Head, _write_head, head_path, line_hash, verify  # noqa: E402
 
 

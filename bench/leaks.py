@@ -15,7 +15,7 @@ Targets: >= 20 MB/s, and 1,000 secrets costing at most 2x 10 secrets.
 
 --note unicode: the same note respelled as pasted text is (CJK lines with fullwidth punctuation,
 fullwidth words, typographic dashes): the scanner's non-ASCII path, which folds NFKC forms and
-dashes (assistant/leak_view.py); --note ascii-ansi / unicode-ansi: with ANSI colour codes on
+dashes (assistant/secrets/view.py); --note ascii-ansi / unicode-ansi: with ANSI colour codes on
 ~30% of the lines (terminal output), which also scans a second view (sequences kept).
 --baseline DIR: load DIR/assistant/leaks.py (a checkout of another commit, e.g. made with
 `git archive COMMIT assistant | tar -x -C DIR`) and print Scanner.find before (DIR) and after
@@ -34,8 +34,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from leak_corpus import big_note, big_unicode_note, fake_tokens, random_secrets, with_colour_codes  # noqa: E402
 
-from assistant.leak_rules import RULES  # noqa: E402
-from assistant.leaks import Scanner, variants  # noqa: E402
+from assistant.secrets.rules import RULES  # noqa: E402
+from assistant.secrets.scanner import Scanner, variants  # noqa: E402
 
 
 NOTES = ("ascii", "ascii-ansi", "unicode", "unicode-ansi")
@@ -156,7 +156,7 @@ def load_baseline(root: str):
 
     folder = os.path.join(os.path.abspath(root), "assistant")
     if not os.path.isfile(os.path.join(folder, "leaks.py")):
-        raise SystemExit(f"--baseline: no assistant/leaks.py under {root}")
+        raise SystemExit(f"--baseline: no assistant/secrets/scanner.py under {root}")
     pkg = types.ModuleType("baseline_assistant")
     pkg.__path__ = [folder]
     sys.modules["baseline_assistant"] = pkg

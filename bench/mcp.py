@@ -37,7 +37,7 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 from assistant.session import open_session  # noqa: E402
-from assistant.workspace import init_workspace  # noqa: E402
+from assistant.workspace.layout import init_workspace  # noqa: E402
 from policy.grants import GrantStore  # noqa: E402
 
 NOTE = "people/lina.md"

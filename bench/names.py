@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assistant.confine import Root  # noqa: E402
-from assistant.names import spelling_clash  # noqa: E402
+from assistant.notes.names import spelling_clash  # noqa: E402
 
 
 def per_call(fn, calls: int) -> float:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.workspace import init_workspace, open_workspace  # noqa: E402
+from assistant.workspace.layout import init_workspace, open_workspace  # noqa: E402
 from timing import median_ms  # noqa: E402
 
 USER_MESSAGES = [
@@ -76,7 +76,7 @@ def _perf_p_eval(llm) -> int:
 
 def run_chat(ws_root: Path, model, turns: int) -> list[dict]:
     from assistant.session import open_session
-    from assistant.watch import MemoryWatcher
+    from assistant.notes.watch import MemoryWatcher
 
     ws = open_workspace(ws_root)
     parts = open_session(ws, "watched", kind="chat", interactive=False)
@@ -242,7 +242,7 @@ def rollback_part(args) -> bool:
 
 def overhead_part(args) -> bool:
     from assistant.models.chat_format import gemma_segments
-    from assistant.prompt import Conversation
+    from assistant.agent.prompt import Conversation
     from assistant.tools.registry import all_tools
 
     print(f"\nPart 2: per-turn overhead around the model, workspace with {args.notes:,} notes "
@@ -263,7 +263,7 @@ def overhead_part(args) -> bool:
 
         scanner = None
         try:
-            from assistant.leaks import Scanner
+            from assistant.secrets.scanner import Scanner
 
             scanner = Scanner({f"secret_{i}": f"vault-value-{i:03d}-Zq8rT2uX" for i in range(50)})
         except Exception as exc:  # pragma: no cover - depends on others' modules
@@ -343,9 +343,9 @@ def overhead_part(args) -> bool:
             missing.append(f"gate ({type(exc).__name__}: {exc})")
 
         try:
-            from assistant.index import Index
-            from assistant.config import RecallConfig
-            from assistant.recall import Recaller
+            from assistant.recall.index import Index
+            from assistant.workspace.config import RecallConfig
+            from assistant.recall.turn import Recaller
 
             index = Index(Path(tmp) / "state", mem, redact=scanner.redact if scanner else (lambda x: x),
                           redact_prefix=scanner.redact_prefix if scanner else None)

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.index import Index  # noqa: E402
-from assistant.leaks import Scanner  # noqa: E402
+from assistant.recall.index import Index  # noqa: E402
+from assistant.secrets.scanner import Scanner  # noqa: E402
 
 WORDS = ("garden kitchen boiler birthday sister brother project budget holiday lisbon bristol leeds "
          "physio knee mortgage pension coffee music novel bicycle allotment choir concert tax return "

@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.catalog import CatalogSettings, render  # noqa: E402
-from assistant.index import Index  # noqa: E402
+from assistant.notes.catalog import CatalogSettings, render  # noqa: E402
+from assistant.recall.index import Index  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -94,7 +94,7 @@ def main() -> int:
         systems: dict[str, list[int | None]] = {"catalog alone": [], "BM25": []}
         searchers = {"BM25": index.search}
         if args.embedding_model:
-            from assistant.embed import HybridSearch
+            from assistant.recall.embed import HybridSearch
 
             hybrid = HybridSearch(index, args.embedding_model)
             searchers["hybrid (BM25+emb, RRF)"] = hybrid.search

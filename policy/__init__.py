@@ -1,5 +1,5 @@
 """The capability model: kinds, glob grants, rulings, approvals. Never imports `assistant`."""
 
-from .engine import Ruling, Session, decide
+from policy.engine import Ruling, Session, decide
 
 __all__ = ["Ruling", "Session", "decide"]   # DESIGN's `policy.decide(...)`

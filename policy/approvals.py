@@ -31,10 +31,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from .audit import timestamp
-from .fileio import FileTooLargeError, NotRegularFile, StopEvent, read_regular, watch_dir, write_atomic
-from .grants import GrantsError, GrantStore
-from .kinds import DURABLE, KINDS, SCOPES, Offer, TargetError
+from policy.audit import timestamp
+from policy.fileio import (
+    FileTooLargeError, NotRegularFile, StopEvent, read_regular, watch_dir, write_atomic,
+)
+from policy.grants import GrantsError, GrantStore
+from policy.kinds import DURABLE, KINDS, SCOPES, Offer, TargetError
 
 VERSION = 1
 PENDING, APPROVED, DENIED, EXPIRED = "pending", "approved", "denied", "expired"
@@ -50,7 +52,7 @@ class InboxError(Exception):
 
 @dataclass(frozen=True)
 class ApprovalSettings:
-    """[approvals] as the gate uses it, already validated (assistant/config.py does that once):
+    """[approvals] as the gate uses it, already validated (assistant/workspace/config.py does that once):
     channel "inbox" (ask out of band) or "none" (nobody to ask: an ask is a deny), how long a
     request waits (seconds), and the notify argv ({summary} is filled in; () for none).
     web_url: where `assistant approvals serve` is reached ("" = no signed links; with it the

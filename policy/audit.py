@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .fileio import FileLock, LockTimeout, NotRegularFile, check_in_place, open_regular, read_upto
+from policy.fileio import (
+    FileLock, LockTimeout, NotRegularFile, check_in_place, open_regular, read_upto,
+)
 
 # Keys that would put note text (possibly a secret) into the log.
 _FORBIDDEN = frozenset({"content", "current", "proposed", "value", "secret", "text"})

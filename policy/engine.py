@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .grants import Grant, GrantIndex, GrantsError, GrantStore, now_iso
-from .kinds import (
+from policy.grants import Grant, GrantIndex, GrantsError, GrantStore, now_iso
+from policy.kinds import (
     ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODE_ALIASES, MODES, Offer, TargetError, policy_table,
 )
-from .match import escape
+from policy.match import escape
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
-from .approvals import (APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request,
-                        requested_by)
-from .audit import AuditLog
-from .engine import Ruling, Session, decide
-from .grants import GrantsError, GrantStore
-from .kinds import ALLOW, DENY, DURABLE, EXACT, ONCE, RUN, Offer
-from .notify import run_notify, summary_line
+from policy.approvals import (
+    APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request, requested_by,
+)
+from policy.audit import AuditLog
+from policy.engine import Ruling, Session, decide
+from policy.grants import GrantsError, GrantStore
+from policy.kinds import ALLOW, DENY, DURABLE, EXACT, ONCE, RUN, Offer
+from policy.notify import run_notify, summary_line
 
 
 NOTIFY_SUMMARY_CHARS = 300   # the notify command gets one line; `approvals show` has the rest
@@ -75,7 +76,7 @@ class InlineAnswer:
 
 
 class GateConfig(Protocol):
-    """The two config sections a Gate reads (assistant.config.Config is one)."""
+    """The two config sections a Gate reads (assistant.workspace.config.Config is one)."""
 
     @property
     def policy(self) -> Mapping[str, object]: ...

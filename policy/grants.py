@@ -25,10 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .fileio import DEFAULT_LOCK_TIMEOUT, FileTooLargeError, NotRegularFile, locked, open_regular, write_atomic
-from .kinds import KINDS
-from .match import PatternError, _GoPattern, compile_pattern, is_literal, literal_prefix, literal_suffix
-from .strict_json import unique_keys
+from policy.fileio import (
+    DEFAULT_LOCK_TIMEOUT, FileTooLargeError, NotRegularFile, locked, open_regular, write_atomic,
+)
+from policy.kinds import KINDS
+from policy.match import (
+    PatternError, _GoPattern, compile_pattern, is_literal, literal_prefix, literal_suffix,
+)
+from policy.strict_json import unique_keys
 
 VERSION = 1
 _MAX_BYTES = 32 * 1024 * 1024

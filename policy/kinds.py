@@ -27,10 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from .hosts import may_wildcard
-from .match import escape
-from .paths import PathGrammarError
-from .paths import check as check_path
+from policy.hosts import may_wildcard
+from policy.match import escape
+from policy.paths import PathGrammarError
+from policy.paths import check as check_path
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 VERDICTS = (ALLOW, ASK, DENY)

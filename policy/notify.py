@@ -30,7 +30,7 @@ def notify_env() -> dict[str, str]:
 def _visible(text: str) -> str:
     """Every control, format (bidi, zero-width), surrogate, private-use, unassigned or separator
     character shown as an escape: the summary holds model-chosen text (a URL), and a notifier may
-    put it on a screen. (The same rule as assistant.terminal.escape; policy/ cannot import it.)"""
+    put it on a screen. (The same rule as assistant.display.terminal.escape; policy/ cannot import it.)"""
     out = []
     for ch in text:
         if ch == " " or (ch.isprintable() and unicodedata.category(ch) not in _HIDDEN):

@@ -3,7 +3,7 @@
 - `ws`: a fresh workspace made from the shipped example, as a Path (most CLI and API tests).
 - `vault_ws`: the same with a cheap vault KDF (argon2id at its minimum cost), for tests that create
   or unlock a vault; the KDF rewrite itself is `workspaces.cheap_kdf` for workspaces built by hand.
-- `opened_ws`: the example workspace opened (`assistant.workspace.Workspace`), for API tests.
+- `opened_ws`: the example workspace opened (`assistant.workspace.layout.Workspace`), for API tests.
 - `loopback_site`, `recording_server`: real HTTP servers on 127.0.0.1, started by the test through
   these factories and always closed at teardown, even when the test fails.
 - `sessions`: `sessions(ws_path, mode, ...)` opens a real session (`session_support.open_test_session`:
@@ -36,7 +36,7 @@ def vault_ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def opened_ws(tmp_path: Path):
-    from assistant.workspace import open_workspace
+    from assistant.workspace.layout import open_workspace
 
     return open_workspace(example_ws(tmp_path))
 

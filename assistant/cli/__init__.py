@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import group_model_option, workspace_option
+from assistant.cli.common import group_model_option, workspace_option
 
 
 class _LazyGroup(click.Group):

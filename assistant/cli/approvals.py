@@ -12,16 +12,20 @@ import sys
 
 import click
 
-from policy.approvals import (APPROVED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json,
-                              requested_by, waiter_alive)
+from policy.approvals import (
+    APPROVED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json, requested_by,
+    waiter_alive,
+)
 from policy.kinds import SCOPES
 
-from .. import approving
-from ..approving import diff_text
-from ..colour import diff, status, wanted
-from ..localtime import local_time
-from ..workspace import Workspace
-from .common import (echo_json, fail, get_workspace, json_option, resolve_id, visible as _visible, workspace_group)
+from assistant.approvals import answering as approving
+from assistant.approvals.answering import diff_text
+from assistant.display.colour import diff, status, wanted
+from assistant.display.localtime import local_time
+from assistant.workspace.layout import Workspace
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, json_option, resolve_id, visible as _visible, workspace_group,
+)
 
 
 def _inbox() -> tuple[Workspace, Inbox]:
@@ -235,7 +239,7 @@ def serve_cmd(listen: str, allow_remote: bool, connection_lifetime: float) -> No
     printed at start. Answers are POSTs with a CSRF token, written like `approvals approve/deny`.
     """
     ws = get_workspace("approvals")
-    from ..web.server import ServeError, serve
+    from assistant.web.server import ServeError, serve
 
     try:
         serve(ws, listen, allow_remote=allow_remote, echo=click.echo, warn=lambda m: click.echo(m, err=True),

@@ -14,10 +14,12 @@ import time
 
 import click
 
-from ..localtime import local_time
+from assistant.display.localtime import local_time
 from policy.audit import AuditError, verify
 
-from .common import echo_json, fail, get_workspace, json_option, visible, workspace_group
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, json_option, visible, workspace_group,
+)
 
 
 audit_group = workspace_group("audit", "The audit log (state/audit.jsonl): every ruling, answer and memory write, hash-chained.")
@@ -50,7 +52,7 @@ def verify_cmd(as_json: bool) -> None:
 
 
 def _records(path, since: float | None) -> list[tuple[int, dict]]:
-    from ..history import parse_time
+    from assistant.notes.history import parse_time
 
     from policy.audit import read_log
 

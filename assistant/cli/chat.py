@@ -18,11 +18,15 @@ from typing import TYPE_CHECKING, Callable
 
 import click
 
-from ..terminal import (Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
-                        screen_rows, url_parts)
-from ..screen_lines import ScreenLines, terminal_columns
-from ..colour import diff as colour_diff, paint, prompt as colour_prompt, status, wanted
-from .common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
+from assistant.display.terminal import (
+    Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
+    screen_rows, url_parts,
+)
+from assistant.display.screen_lines import ScreenLines, terminal_columns
+from assistant.display.colour import (
+    diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
+)
+from assistant.cli.common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
 
 if TYPE_CHECKING:
     from policy.gate import InlineAnswer
@@ -326,7 +330,7 @@ class ChatUI:
 # reply cannot print a line that passes for a ruling ("  [allow] ..."), a write's content
 # ("   | ..."), a tool result ("  <- ...") or the prompt ("you> ").
 # On a terminal, any line wider than the screen is broken by us and goes on after the same mark
-# (assistant.screen_lines), so padding cannot wrap model text into column 0 either.
+# (assistant.display.screen_lines), so padding cannot wrap model text into column 0 either.
 REPLY_CONTINUED = "   : "
 
 
@@ -374,10 +378,10 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
-    from ..models.base import ModelError
-    from ..session import SessionError, open_session
-    from ..watch import MemoryWatcher
-    from .model_load import LoadInterrupted, load_session_model
+    from assistant.models.base import ModelError
+    from assistant.session import SessionError, open_session
+    from assistant.notes.watch import MemoryWatcher
+    from assistant.cli.model_load import LoadInterrupted, load_session_model
 
     ws = get_workspace()
     ui = ChatUI()
@@ -492,7 +496,7 @@ def chat_command(model_spec: str | None) -> None:
         if watcher is not None:
             watcher.stop()
         session.close()
-    from ..interrupt import leave
+    from assistant.agent.interrupt import leave
 
     leave(0)
 

@@ -12,10 +12,12 @@ from typing import Callable, NoReturn, TypeVar
 
 import click
 
-from ..colour import status, wanted
-from ..terminal import escape
-from ..config import ConfigError
-from ..workspace import ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace
+from assistant.display.colour import status, wanted
+from assistant.display.terminal import escape
+from assistant.workspace.config import ConfigError
+from assistant.workspace.layout import (
+    ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace,
+)
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -26,7 +28,7 @@ EXIT_USAGE = 2          # click's own usage errors
 EXIT_DENIED = 3         # an approval was denied or expired (assistant run)
 EXIT_FAILED = 4         # a tool call failed, a refused secret included (assistant run)
 
-_META_KEY = "assistant.workspace"
+_META_KEY = "assistant.workspace.layout"
 
 
 def _remember_workspace(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -136,7 +138,7 @@ def echo_json(value: object) -> None:
 
 def visible(text: str, *, keep_newlines: bool = False) -> str:
     """text with every control, format (bidi, zero-width) or separator character shown as an
-    escape (assistant.terminal.escape): the proposed content comes from the model, and an ANSI
+    escape (assistant.display.terminal.escape): the proposed content comes from the model, and an ANSI
     sequence or a carriage return in it could hide a line from the person approving it."""
     return escape(text, newlines=keep_newlines)
 

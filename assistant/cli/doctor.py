@@ -21,10 +21,15 @@ from pathlib import Path
 
 import click
 
-from ..config import SECTIONS, ConfigError
-from ..workspace import (CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace,
-                         WorkspaceError, open_workspace)
-from .common import (EXIT_ERROR, EXIT_OK, echo_json, json_option, model_spec_or_group, workspace_option, workspace_path)
+from assistant.workspace.config import SECTIONS, ConfigError
+from assistant.workspace.layout import (
+    CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
+    open_workspace,
+)
+from assistant.cli.common import (
+    EXIT_ERROR, EXIT_OK, echo_json, json_option, model_spec_or_group, workspace_option,
+    workspace_path,
+)
 
 NOTIFY_TEST = "assistant doctor: test notification, nothing to approve"
 
@@ -140,10 +145,10 @@ def _check_config(ws: Workspace, r: Report) -> None:
 
 
 def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
-    from ..models.base import ModelError
+    from assistant.models.base import ModelError
 
     if spec and spec.startswith("script:"):
-        from ..models.scripted import load_script
+        from assistant.models.scripted import load_script
 
         try:
             items = load_script(spec[len("script:"):])
@@ -162,7 +167,7 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
         r.problem("model", "llama-cpp-python is not installed",
                   "pip install 'assistant[llama]'  (CMAKE_ARGS=\"-DLLAVA_BUILD=OFF\" speeds up the build)")
     try:
-        from ..models.llama_cpp import check_model_file, resolve_model_path
+        from assistant.models.llama_cpp import check_model_file, resolve_model_path
 
         path = ws.config.model.path
         if spec:
@@ -185,13 +190,13 @@ DOCTOR_SCHEMA = {"anyOf": [{"type": "object", "properties": {"reply": {"const": 
 
 def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
     """The server backend: endpoint reachable, model name served, constrained output works."""
-    from ..models.base import ModelError
-    from ..models.loader import load_model
+    from assistant.models.base import ModelError
+    from assistant.models.loader import load_model
 
     cfg = asdict(ws.config.model)
     vault = None
     if cfg.get("api_key"):
-        from ..vault import VaultError, unlock_if_present
+        from assistant.secrets.vault import VaultError, unlock_if_present
 
         try:
             vault = unlock_if_present(ws, interactive=False)
@@ -205,7 +210,7 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
         r.problem("model", str(exc), "start the server or fix [model] endpoint / name / api_key in config.toml")
         return
     r.ok("model", f"server {model.endpoint.url} is reachable and serves {model.model_id!r} ({model.flavour})")
-    from ..models.openai import GENERIC
+    from assistant.models.openai import GENERIC
 
     if model.flavour == GENERIC:
         r.ok("model", "the server has no documented way to constrain output: every step is parsed strictly "
@@ -226,7 +231,7 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
 
 def _check_vault(ws: Workspace, r: Report):
     """The vault, unlocked with what an unattended run has (None if there is none or it stays locked)."""
-    from ..vault import ENV_PASSPHRASE, VaultError, unlock
+    from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock
 
     if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
         return None
@@ -248,10 +253,10 @@ def _check_notes(ws: Workspace, vault, r: Report) -> None:
     """Notes that hold a vault value in plain text (put there by hand, or before the value was
     added to the vault): every read redacts it, but the file on disk carries it. Named by path
     only, redacted and escaped: never the value, nor which secret it is."""
-    from ..catalog import scan
-    from ..confine import Root
-    from ..leaks import VAULT_RULE
-    from ..terminal import escape
+    from assistant.notes.catalog import scan
+    from assistant.confine import Root
+    from assistant.secrets.scanner import VAULT_RULE
+    from assistant.display.terminal import escape
 
     if vault is None:
         if ws.vault_path.exists():
@@ -337,7 +342,7 @@ def _check_push(cfg, r: Report, *, notify: bool) -> None:
     if not notify:
         r.ok("approvals", f"{len(cfg.push)} push URL(s) not tried (--no-notify)")
         return
-    from ..push import pusher
+    from assistant.approvals.push import pusher
 
     _tried(r, pusher(cfg.push).send(NOTIFY_TEST, {}),
            fix="fix [approvals] push in config.toml (apprise URLs, e.g. [\"ntfys://ntfy.sh/my-topic\"]) "
@@ -384,7 +389,7 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:
-        from ..colour import status, wanted
+        from assistant.display.colour import status, wanted
 
         on = wanted(sys.stdout)
         for c in r.checks:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import click
 
-from ..localtime import local_time
+from assistant.display.localtime import local_time
 from policy.grants import GrantsError, GrantStore
 from policy.kinds import KINDS
 
-from .common import echo_json, fail, get_workspace, json_option, visible, workspace_group
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, json_option, visible, workspace_group,
+)
 
 
 grants = workspace_group("grants", "Durable {kind, target} grants that let unattended runs act without asking.")

@@ -8,8 +8,8 @@ import click
 import shlex
 from pathlib import Path
 
-from ..workspace import WorkspaceError, init_workspace, select_workspace
-from .common import fail, workspace_option, workspace_path
+from assistant.workspace.layout import WorkspaceError, init_workspace, select_workspace
+from assistant.cli.common import fail, workspace_option, workspace_path
 
 
 @click.command("init")
@@ -29,7 +29,7 @@ def init_command(directory: str | None, example: bool) -> None:
     if directory is not None and not directory.strip():
         fail("DIR is empty: name the folder to create (or leave it out for the selected workspace)")
     selected = workspace_path()
-    chosen = click.get_current_context().meta.get("assistant.workspace")
+    chosen = click.get_current_context().meta.get("assistant.workspace.layout")
     if directory and chosen and Path(directory).expanduser().absolute() != selected:
         fail(f"two different workspaces named: DIR {directory} and --workspace/-w {chosen}; give one")
     target = str(Path(directory).expanduser().absolute()) if directory else str(selected)

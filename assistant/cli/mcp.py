@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Callable
 
 import click
 
-from .common import fail, get_workspace, workspace_group
+from assistant.cli.common import fail, get_workspace, workspace_group
 
 if TYPE_CHECKING:
-    from ..leaks import Scanner
+    from assistant.secrets.scanner import Scanner
 
 MCP_UNLOCK_HELP = (
     "An MCP server never asks for the vault passphrase (its stdin is the protocol), and it does not "
@@ -83,16 +83,16 @@ def serve_cmd() -> None:
     call waits for your answer or [approvals] timeout. The vault is unlocked from the keyring
     ([vault] unlock = "keyring"), [vault] key_file or ASSISTANT_VAULT_PASSPHRASE; never asked for.
     """
-    from ..mcp.transport import claim_stdout
+    from assistant.mcp.transport import claim_stdout
 
     protocol = claim_stdout()   # first: from here on only JSON-RPC reaches the real stdout
     log_format = OneLine()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(log_format)
     logging.basicConfig(handlers=[handler], level=logging.WARNING, force=True)
-    from ..mcp.calls import CallRegistry
-    from ..mcp.server import MemoryServer
-    from ..session import SessionError, open_session
+    from assistant.mcp.calls import CallRegistry
+    from assistant.mcp.server import MemoryServer
+    from assistant.session import SessionError, open_session
 
     ws = get_workspace("mcp")
     calls = CallRegistry()

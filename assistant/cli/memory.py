@@ -23,18 +23,22 @@ from pathlib import Path
 
 import click
 
-from ..memory import (Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable,
-                      WriteResult)
-from ..localtime import local_time
-from ..terminal import escape, one_line
-from .common import echo_json, fail, get_workspace, is_tty, json_option, visible, workspace_group
+from assistant.notes.store import (
+    Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
+    Unreadable, WriteResult,
+)
+from assistant.display.localtime import local_time
+from assistant.display.terminal import escape, one_line
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, is_tty, json_option, visible, workspace_group,
+)
 
 EDITS = "edits"     # state/edits/: the editor's copies (`memory edit`); one kept after a refusal stays there
 
 def _memory() -> Memory:
     """The person's Memory, from a session opened at the composition root (watched: the person
     is the watcher). A vault that cannot be unlocked fails closed with how to unlock it."""
-    from ..session import SessionError, open_session
+    from assistant.session import SessionError, open_session
 
     try:
         return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).memory
@@ -44,8 +48,8 @@ def _memory() -> Memory:
 
 def _child_env() -> dict[str, str]:
     """The environment for a program we start (the editor): without the vault passphrases."""
-    from ..vault import ENV_PASSPHRASE
-    from .vault import ENV_NEW_PASSPHRASE
+    from assistant.secrets.vault import ENV_PASSPHRASE
+    from assistant.cli.vault import ENV_NEW_PASSPHRASE
 
     return {k: v for k, v in os.environ.items() if k not in (ENV_PASSPHRASE, ENV_NEW_PASSPHRASE)}
 
@@ -277,7 +281,7 @@ def edit_cmd(path: str) -> None:
         if new == shown.encode("utf-8"):
             click.echo(f"no changes to {path}")
             return
-        from ..unredact import RestoreError, restore
+        from assistant.secrets.unredact import RestoreError, restore
 
         try:
             restored = restore(text, new.decode("utf-8"), mem.scanner).encode("utf-8")
@@ -342,7 +346,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
     """Print note changes (added, modified, deleted) as they happen, until Ctrl-C."""
     import json
 
-    from ..watch import MemoryWatcher
+    from assistant.notes.watch import MemoryWatcher
 
     ws = get_workspace()
     # The watches go in first: changes made while the session starts are not missed.
@@ -379,7 +383,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
         watcher.stop()
 
 
-from .memory_search import reindex_cmd, search_cmd  # noqa: E402  (search and reindex: cli/memory_search.py)
+from assistant.cli.memory_search import reindex_cmd, search_cmd  # noqa: E402  (search and reindex: cli/memory_search.py)
 
 memory_group.add_command(search_cmd)
 memory_group.add_command(reindex_cmd)

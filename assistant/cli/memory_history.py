@@ -18,12 +18,12 @@ import sys
 
 import click
 
-from ..colour import diff, wanted
-from ..localtime import local_time
-from ..history import HistoryError, Origin, Version
-from ..memory import Memory, NoteError, NotFound
-from .common import echo_json, fail, is_tty, json_option, visible
-from .memory import _memory, _refusal, _report, memory_group
+from assistant.display.colour import diff, wanted
+from assistant.display.localtime import local_time
+from assistant.notes.history import HistoryError, Origin, Version
+from assistant.notes.store import Memory, NoteError, NotFound
+from assistant.cli.common import echo_json, fail, is_tty, json_option, visible
+from assistant.cli.memory import _memory, _refusal, _report, memory_group
 
 
 def _history(mem: Memory):
@@ -389,8 +389,8 @@ def forget_cmd(path: str) -> None:
 def stale_cmd(as_json: bool) -> None:
     """Notes whose frontmatter `review_after:` or `expires:` date has passed (nothing is
     ever deleted because of a date)."""
-    from ..confine import Root
-    from ..notes import decode_head, head_meta, staleness
+    from assistant.confine import Root
+    from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
     mem = _memory()
     try:

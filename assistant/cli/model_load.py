@@ -19,12 +19,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from ..interrupt import call_interruptibly
-from ..terminal import is_terminal
+from assistant.agent.interrupt import call_interruptibly
+from assistant.display.terminal import is_terminal
 
 if TYPE_CHECKING:
-    from ..models.base import Model
-    from ..session import Session
+    from assistant.models.base import Model
+    from assistant.session import Session
 
 __all__ = ["LoadBar", "LoadInterrupted", "load_session_model"]
 
@@ -134,8 +134,8 @@ def load_session_model(session: "Session", spec: str | None, *, interrupted_exit
 
     A ModelError is recorded in the transcript and raised. Ctrl-C (or SIGTERM in a run) is
     recorded as the session's end (with `interrupted_exit_code`) and raised as LoadInterrupted."""
-    from ..models.base import ModelError
-    from ..models.loader import load_model
+    from assistant.models.base import ModelError
+    from assistant.models.loader import load_model
 
     def load(progress: "io.TextIOBase | str") -> "Model":
         return call_interruptibly(lambda: load_model(spec, session.ws, progress=progress,  # type: ignore[arg-type]

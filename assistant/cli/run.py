@@ -19,19 +19,12 @@ import click
 
 from policy.duration import parse_duration
 
-from ..colour import status_line, wanted
-from ..localtime import local_time
-from ..terminal import one_line
-from .common import (
-    EXIT_DENIED,
-    EXIT_ERROR,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    get_workspace,
-    model_spec_or_group,
-    visible,
-    workspace_option,
+from assistant.display.colour import status_line, wanted
+from assistant.display.localtime import local_time
+from assistant.display.terminal import one_line
+from assistant.cli.common import (
+    EXIT_DENIED, EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, model_spec_or_group,
+    visible, workspace_option,
 )
 
 
@@ -102,9 +95,9 @@ def _tell_notify(session, message: str) -> None:
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
-    from ..models.base import ModelError
-    from ..session import SessionError, open_session
-    from .model_load import LoadInterrupted, load_session_model
+    from assistant.models.base import ModelError
+    from assistant.session import SessionError, open_session
+    from assistant.cli.model_load import LoadInterrupted, load_session_model
 
     if not task or not task.strip():
         return _early_error("the task is empty", EXIT_USAGE)
@@ -233,7 +226,7 @@ def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout:
     model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()
     sigterm_interrupts()
-    from ..interrupt import leave
+    from assistant.agent.interrupt import leave
 
     leave(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))
 

@@ -13,13 +13,15 @@ from datetime import datetime, timedelta, timezone
 
 import click
 
-from ..colour import status, wanted
-from ..localtime import local_time
-from ..screen_lines import ScreenLines, terminal_columns
-from ..runs import list_runs, read_events, started_after, summarise, transcript_ids
+from assistant.display.colour import status, wanted
+from assistant.display.localtime import local_time
+from assistant.display.screen_lines import ScreenLines, terminal_columns
+from assistant.records.runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
-from .common import (echo_json, fail, get_workspace, is_tty, json_option, resolve_id, visible, workspace_option,
-                     WorkspaceGroup)
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, is_tty, json_option, resolve_id, visible, workspace_option,
+    WorkspaceGroup,
+)
 
 
 def _outcome(outcome: str, width: int, on: bool) -> str:
@@ -32,7 +34,7 @@ def _outcome(outcome: str, width: int, on: bool) -> str:
 
 
 def _scanner():
-    from ..session import SessionError, open_session
+    from assistant.session import SessionError, open_session
 
     try:
         return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).scanner
@@ -144,7 +146,7 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     scanner = _scanner()
     summary = summarise(full, events)
     if as_json:
-        from ..transcript import redact_value
+        from assistant.records.transcript import redact_value
 
         echo_json({"run": summary.to_json(), "events": redact_value(events, scanner)})
         return

@@ -16,20 +16,17 @@ from pathlib import Path
 
 import click
 
-from ..localtime import local_time
+from assistant.display.localtime import local_time
 from policy.fileio import write_atomic
 
-from ..schedule import (
-    Schedule,
-    ScheduleError,
-    crontab_lines,
-    find_schedule,
-    merge_crontab,
-    systemd_units,
+from assistant.workspace.schedule import (
+    Schedule, ScheduleError, crontab_lines, find_schedule, merge_crontab, systemd_units,
     systemd_user_dir,
 )
-from ..workspace import Workspace
-from .common import echo_json, fail, get_workspace, json_option, model_spec_or_group, workspace_group
+from assistant.workspace.layout import Workspace
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, json_option, model_spec_or_group, workspace_group,
+)
 
 ENV_CRONTAB = "ASSISTANT_CRONTAB"   # argv of the crontab program (default: "crontab")
 
@@ -81,7 +78,7 @@ def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None
         sched = find_schedule(ws.config.schedule, name)
     except ScheduleError as exc:
         fail(str(exc))
-    from .run import sigterm_interrupts, execute_run
+    from assistant.cli.run import sigterm_interrupts, execute_run
 
     sigterm_interrupts()
     sys.exit(execute_run(ws, sched.task, model_spec=model_spec, approval_timeout=approval_timeout,
@@ -141,7 +138,7 @@ SYSTEMD_SESSION_BUS = "unix:path=%t/bus"
 def _unlock_problem(ws, flavour: str) -> str | None:
     """Why the installed units could not unlock this workspace's vault, or None when they can
     (no vault, a usable key file, or the keyring from a systemd user service)."""
-    from ..vault import VaultError, read_key_file
+    from assistant.secrets.vault import VaultError, read_key_file
 
     if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
         return None

@@ -14,22 +14,14 @@ import sys
 
 import click
 
-from ..localtime import local_time
-from ..vault import (
-    ENV_PASSPHRASE,
-    Vault,
-    VaultError,
-    VaultLocked,
-    ask_on_terminal,
-    kdf_settings,
-    normalize_hosts,
-    read_key_file,
-    record_required,
-    unlock,
-    validate_name,
-    validate_value,
+from assistant.display.localtime import local_time
+from assistant.secrets.vault import (
+    ENV_PASSPHRASE, Vault, VaultError, VaultLocked, ask_on_terminal, kdf_settings, normalize_hosts,
+    read_key_file, record_required, unlock, validate_name, validate_value,
 )
-from .common import echo_json, fail, get_workspace, is_tty, json_option, workspace_group
+from assistant.cli.common import (
+    echo_json, fail, get_workspace, is_tty, json_option, workspace_group,
+)
 
 ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
@@ -192,8 +184,8 @@ def remember_cmd() -> None:
     config.toml. The passphrase is checked against the vault before it is stored. Cron has no
     desktop session: for scheduled runs use [vault] key_file instead.
     """
-    from ..remembered import KeyringUnavailable, remember
-    from ..workspace import WorkspaceError, record_setting
+    from assistant.secrets.remembered import KeyringUnavailable, remember
+    from assistant.workspace.layout import WorkspaceError, record_setting
 
     ws = get_workspace()
     if not ws.vault_path.exists():
@@ -219,8 +211,8 @@ def remember_cmd() -> None:
 @vault_group.command("forget")
 def forget_cmd() -> None:
     """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
-    from ..remembered import KeyringUnavailable, forget
-    from ..workspace import WorkspaceError, record_setting
+    from assistant.secrets.remembered import KeyringUnavailable, forget
+    from assistant.workspace.layout import WorkspaceError, record_setting
 
     ws = get_workspace()
     try:

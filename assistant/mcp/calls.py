@@ -22,7 +22,7 @@ from policy.gate import Decision, Gate
 if TYPE_CHECKING:
     from policy.approvals import Request
 
-    from ..gate_view import ObservedGate
+    from assistant.gating.observed import ObservedGate
 
 
 class GatedCall:

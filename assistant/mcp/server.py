@@ -37,23 +37,24 @@ from policy.gate import Gate
 from policy.notify import run_notify
 from policy.paths import MAX_PATH_CHARS
 
-from ..call_context import COMMITTED_WRITE_WAIT, Call
-from ..history import Origin
-from ..leaks import VAULT_RULE
-from ..memory import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
-from ..terminal import escape
-from ..tools import memory as model_tools
-from ..tools.base import ToolError
-from .calls import CallRegistry, GatedCall
-from .tools import (CATALOG_URI, GATED_TOOLS, NOTES_PREFIX, ToolSpec, data_block, note_path, note_uri,
-                    tool_specs)
-from .transport import stdio_transport
+from assistant.gating.context import COMMITTED_WRITE_WAIT, Call
+from assistant.notes.history import Origin
+from assistant.secrets.scanner import VAULT_RULE
+from assistant.notes.store import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
+from assistant.display.terminal import escape
+from assistant.tools import memory as model_tools
+from assistant.tools.base import ToolError
+from assistant.mcp.calls import CallRegistry, GatedCall
+from assistant.mcp.tools import (
+    CATALOG_URI, GATED_TOOLS, NOTES_PREFIX, ToolSpec, data_block, note_path, note_uri, tool_specs,
+)
+from assistant.mcp.transport import stdio_transport
 
 if TYPE_CHECKING:
     from mcp.shared.context import RequestContext
     from pydantic import AnyUrl
 
-    from ..session import Session
+    from assistant.session import Session
 
 POLL_SECONDS = 0.1           # how often a waiting call looks for its request (progress only)
 PROGRESS_SECONDS = 5.0       # between progress notifications while a call waits for approval

@@ -16,9 +16,9 @@ from urllib.parse import quote, unquote
 
 from policy.paths import MAX_PATH_CHARS
 
-from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT
-from ..memory import REVISION_CHARS
-from ..tools.memory import MAX_QUERY_CHARS, SEARCH_LIMIT_MAX
+from assistant.notes.catalog import LIST_LIMIT_MAX, ORDER_TEXT
+from assistant.notes.store import REVISION_CHARS
+from assistant.tools.memory import MAX_QUERY_CHARS, SEARCH_LIMIT_MAX
 
 CATALOG_URI = "memory://catalog"
 NOTES_PREFIX = "memory://notes/"

@@ -1,7 +1,7 @@
 """The one small protocol every model backend implements.
 
 A backend turns a list of chat messages into exactly one *action* text: a JSON object that
-matches the schema it is given (see assistant/actions.py). It never runs tools itself.
+matches the schema it is given (see assistant/agent/actions.py). It never runs tools itself.
 """
 
 from __future__ import annotations

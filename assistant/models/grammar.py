@@ -1,4 +1,4 @@
-"""JSON schema (the subset of assistant.actions) -> GBNF grammar for llama.cpp.
+"""JSON schema (the subset of assistant.agent.actions) -> GBNF grammar for llama.cpp.
 
 Guards that the grammar enforces what the validator checks: the same closed objects, the same
 property order, the same string and array bounds. Written here rather than using
@@ -117,7 +117,7 @@ class _Builder:
 
 
 def schema_to_gbnf(schema: dict) -> str:
-    """GBNF for an action schema from assistant.actions.action_schema (or any bounded schema of
+    """GBNF for an action schema from assistant.agent.actions.action_schema (or any bounded schema of
     the same subset). The root may be an anyOf of object schemas."""
     b = _Builder()
     if "anyOf" in schema:

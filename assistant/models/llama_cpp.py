@@ -5,7 +5,7 @@ Guards three things.
   magic), so a wrong path or a truncated download is a clear ModelError naming the file and the
   fix, not a C-level failure. Progress goes to stderr.
 - Output shape: every step is constrained by a grammar compiled from the action schema
-  (assistant.actions), passed as response_format={"type": "json_object", "schema": ...}.
+  (assistant.agent.actions), passed as response_format={"type": "json_object", "schema": ...}.
 - The KV cache: our Gemma handler tokenizes the history deterministically, and the context is
   created with swa_full=True. Gemma 3 uses sliding-window attention on most layers; with the
   default small SWA cache llama.cpp cannot roll the cache back to a shared prefix and silently

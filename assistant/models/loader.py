@@ -16,12 +16,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from assistant.config import ModelConfig
+from assistant.workspace.config import ModelConfig
 from assistant.models.base import Model, ModelError
 
 if TYPE_CHECKING:
-    from assistant.vault import Vault
-    from assistant.workspace import Workspace
+    from assistant.secrets.vault import Vault
+    from assistant.workspace.layout import Workspace
 
 SCRIPT_PREFIX = "script:"
 LLAMA_PREFIX = "llama:"
@@ -31,7 +31,7 @@ BACKENDS = ("llama", "openai")
 
 def _model_config(ws: Workspace | None) -> dict[str, object]:
     """[model] as the backend reads it (the validated section; defaults without a workspace)."""
-    from assistant.config import ConfigError
+    from assistant.workspace.config import ConfigError
 
     try:
         return asdict(ws.config.model if ws is not None else ModelConfig())
@@ -42,7 +42,7 @@ def _model_config(ws: Workspace | None) -> dict[str, object]:
 def _openai(cfg: dict, ws: "Workspace | None", vault: "Vault | None") -> Model:
     from assistant.models.openai import OpenAIModel
 
-    from assistant.config import ConfigError
+    from assistant.workspace.config import ConfigError
 
     try:
         timeout = ws.config.limits.tool_timeout if ws is not None else 30.0
@@ -53,7 +53,7 @@ def _openai(cfg: dict, ws: "Workspace | None", vault: "Vault | None") -> Model:
 
 def load_model(spec: str | None, ws: "Workspace | None", *, progress: TextIO | str | None = "stderr",
                vault: "Vault | None" = None) -> Model:
-    """The Model for a session. `ws` is an assistant.workspace.Workspace (or None: defaults).
+    """The Model for a session. `ws` is an assistant.workspace.layout.Workspace (or None: defaults).
     `progress`: where loading progress goes ("stderr" = sys.stderr at call time; None = nowhere).
     `vault`: the session's unlocked vault (the server backend's model.api_key names a secret)."""
     root = ws.root if ws is not None else None

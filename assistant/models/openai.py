@@ -40,12 +40,12 @@ from assistant.models.base import ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, Segment
 from assistant.models.grammar import schema_to_gbnf
 from assistant.models.special_tokens import aggressive, neutralise
-from assistant.terminal import escape
+from assistant.display.terminal import escape
 
 if TYPE_CHECKING:
     import httpx
 
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
 OPENAI_PREFIX = "openai:"
 
@@ -118,7 +118,7 @@ def parse_endpoint(url: object) -> Endpoint:
 
 
 def _bound(hosts: tuple[str, ...], ep: Endpoint) -> bool:
-    from assistant.vault import split_host
+    from assistant.secrets.vault import split_host
 
     for binding in hosts:
         try:

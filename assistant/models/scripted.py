@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from .base import ModelError, StepResult
+from assistant.models.base import ModelError, StepResult
 
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024
 

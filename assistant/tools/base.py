@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from ..call_context import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
-from ..gated_write import Refused, SecretRefused
+from assistant.gating.context import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
+from assistant.notes.writer import Refused, SecretRefused
 
 if TYPE_CHECKING:
-    from ..confine import Root
-    from ..leaks import Scanner
-    from ..memory import Memory
-    from ..recall import Recaller
-    from ..vault import Vault
-    from ..workspace import Workspace
+    from assistant.confine import Root
+    from assistant.secrets.scanner import Scanner
+    from assistant.notes.store import Memory
+    from assistant.recall.turn import Recaller
+    from assistant.secrets.vault import Vault
+    from assistant.workspace.layout import Workspace
 
 
 class ToolError(Exception):

@@ -3,7 +3,7 @@
 Guards the mount boundary and the write gate: every path goes through the confined `Root`
 (descriptor-relative, no links followed), so `memory/`, `state/`, `grants.json` and
 `vault.enc` beside the mount cannot be named; `file_write` (kind `file`) is files/'s mount of
-the one gated-write pipeline (assistant.gated_write, the same steps as memory_write), so it
+the one gated-write pipeline (assistant.notes.writer, the same steps as memory_write), so it
 acts only on an allowed gate Decision; reads are never gated but are bounded; nothing a tool returns carries
 a stored secret (the agent redacts every output, and writes carrying one are refused).
 """
@@ -17,13 +17,13 @@ from contextlib import nullcontext
 from policy.paths import MAX_PATH_CHARS, PathGrammarError
 from policy.paths import check as check_path
 
-from ..confine import ConfinementError, FileTooLargeError
-from ..gated_write import GatedWriter, Mount, Refused
-from ..hidden import DEFAULT_HIDDEN, HiddenFiles
-from ..history import Origin
-from ..locking import FileLock
-from ..names import clash_message, nfc, spelling_clash
-from .base import Tool, ToolContext, ToolError, path_tool, tool_error
+from assistant.confine import ConfinementError, FileTooLargeError
+from assistant.notes.writer import GatedWriter, Mount, Refused
+from assistant.workspace.hidden import DEFAULT_HIDDEN, HiddenFiles
+from assistant.notes.history import Origin
+from assistant.notes.locking import FileLock
+from assistant.notes.names import clash_message, nfc, spelling_clash
+from assistant.tools.base import Tool, ToolContext, ToolError, path_tool, tool_error
 
 MAX_READ_CHARS = 32 * 1024          # what file_read shows of one file
 MAX_WRITE_BYTES = 256 * 1024
@@ -109,7 +109,7 @@ def file_read(args: dict, ctx: ToolContext) -> str:
 
 
 def _writer(ctx: ToolContext) -> GatedWriter:
-    """files/'s mount of the one gated-write pipeline (assistant.gated_write)."""
+    """files/'s mount of the one gated-write pipeline (assistant.notes.writer)."""
     root = _root(ctx)
     if ctx.scanner is None:
         raise ToolError("file_write needs the leak scanner, which this session does not have; nothing was written")

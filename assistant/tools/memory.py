@@ -8,12 +8,12 @@ bound every string. A refusal becomes a ToolError with the specific reason (neve
 
 from __future__ import annotations
 
-from ..catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
+from assistant.notes.catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
-from ..history import Origin
-from ..memory import REVISION_CHARS, Memory, NoteError
-from .base import Tool, ToolContext, ToolError, path_tool, tool_error
+from assistant.notes.history import Origin
+from assistant.notes.store import REVISION_CHARS, Memory, NoteError
+from assistant.tools.base import Tool, ToolContext, ToolError, path_tool, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
 DEFAULT_LIMIT = 50
@@ -104,7 +104,7 @@ MAX_QUERY_CHARS = 500
 
 def memory_search(args: dict, ctx: ToolContext) -> str:
     """The tool: search notes (and past conversations) by meaning words; best first."""
-    from ..index import IndexUnavailable, query_terms
+    from assistant.recall.index import IndexUnavailable, query_terms
 
     if ctx.recall is None:
         raise ToolError("memory search is not available in this session; use memory_list and memory_read")

@@ -6,13 +6,13 @@ reach `state/`: the list is fixed here, not discovered.
 
 from __future__ import annotations
 
-from .base import Tool
+from assistant.tools.base import Tool
 
 
 def all_tools() -> list[Tool]:
-    from .files import file_tools
-    from .memory import memory_tools
-    from .web import web_tools
+    from assistant.tools.files import file_tools
+    from assistant.tools.memory import memory_tools
+    from assistant.tools.web import web_tools
 
     tools = [*memory_tools(), *file_tools(), *web_tools()]
     names = [t.name for t in tools]

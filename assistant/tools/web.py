@@ -25,9 +25,9 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-from ..config import WebConfig
-from .base import Tool, ToolContext, ToolError
-from .fetch_summary import FetchSummary
+from assistant.workspace.config import WebConfig
+from assistant.tools.base import Tool, ToolContext, ToolError
+from assistant.tools.fetch_summary import FetchSummary
 
 MAX_URL_CHARS = 2048
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
@@ -351,7 +351,7 @@ def html_to_text(markup: str) -> str:
 
 def _bound_to(hosts: tuple[str, ...], host: str, port: int) -> bool:
     """Is a URL's (normalized) host and effective port among a secret's bound hosts?"""
-    from ..vault import split_host
+    from assistant.secrets.vault import split_host
 
     for binding in hosts:
         try:

@@ -2,13 +2,13 @@
 
 Guards "nothing weaker than the CLI path" for answers given from a phone:
 - every page and action needs a secret: a per-request link signed for (request id, sha256,
-  expiry, action) under the key in state/ (assistant.approval_links), or a session cookie got
+  expiry, action) under the key in state/ (assistant.approvals.links), or a session cookie got
   by presenting the login token `serve` printed. Without one: a refusal page, nothing shown;
 - a GET never changes anything and never uses a link up (link previews and scanners fetch
   links); an answer is a POST carrying a CSRF token bound to the request, the action and this
   browser (its login session, else an HttpOnly SameSite=Strict nonce cookie rotated at login),
   so a token from another page, request or browser answers nothing; the answering POST goes
-  through assistant.approving, the same code as `assistant approvals approve/deny`: the answer
+  through assistant.approvals.answering, the same code as `assistant approvals approve/deny`: the answer
   file binds the sha256 shown, and the first answer wins, so a link answers once;
 - a tampered, replayed, expired or cross-request link is refused with a clear page and an
   audit line (rate-limited per client and kind of refusal, so a flood cannot fill the log nor
@@ -43,12 +43,12 @@ from starlette.routing import Route
 from policy.approvals import EXPIRED, PENDING, Inbox, InboxError, Request, waiter_alive
 from policy.audit import AuditError, AuditLog
 
-from .. import approving
-from ..approval_links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
-from ..workspace import Workspace
-from . import pages
-from .audit_budget import AuditBudget
-from .server import HostRule
+from assistant.approvals import answering as approving
+from assistant.approvals.links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
+from assistant.workspace.layout import Workspace
+from assistant.web import pages
+from assistant.web.audit_budget import AuditBudget
+from assistant.web.server import HostRule
 
 MAX_HEADERS = 16 * 1024       # all header names and values together
 MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
@@ -393,7 +393,7 @@ class ApprovalApp:
         return self._page(body, nonce=nonce if fresh else None)
 
     async def answer(self, request: HttpRequest) -> Response:
-        """POST: approve or deny, once, through assistant.approving."""
+        """POST: approve or deny, once, through assistant.approvals.answering."""
         rid, action = request.path_params["rid"], request.path_params["action"]
         try:
             if action not in ("approve", "deny"):

@@ -2,7 +2,7 @@
 
 Guards "what the person sees is what is written" on a web page: every text that comes from a
 request (target, summary, reason, content, diff, run id, the task, an answer's reason) is first
-made visible the way the terminal shows it (assistant.terminal.escape: control, bidi and
+made visible the way the terminal shows it (assistant.display.terminal.escape: control, bidi and
 zero-width characters as \\u escapes) and then HTML-escaped (html.escape, quotes too), so a note
 cannot inject markup, hide a line or reorder text. Nothing is cut: the whole diff is on the page.
 The scope choices are explained in words before they are chosen; `once` is preselected, and a
@@ -20,10 +20,10 @@ from typing import Sequence
 
 from policy.approvals import APPROVED, Answer, Entry, Request
 
-from ..approving import REDACTED_MARK, Requester, diff_line_kinds, diff_text
-from ..localtime import local_time
-from ..terminal import escape, url_rows
-from ..tools import fetch_summary
+from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text
+from assistant.display.localtime import local_time
+from assistant.display.terminal import escape, url_rows
+from assistant.tools import fetch_summary
 
 CSS = """
 *{box-sizing:border-box}
@@ -100,7 +100,7 @@ def fetch_html(req: Request) -> str:
     """A net request: what leaves, shown before the answer forms. The whole URL, then each part
     (scheme, host, port, path, query: data can leave in the path and the query) in full, escaped,
     with its length, and the vault secret (by name) it would send, as `approvals show` and the
-    terminal's question (assistant.terminal.url_rows) show them."""
+    terminal's question (assistant.display.terminal.url_rows) show them."""
     fetch = fetch_summary.parse(req.summary)
     if fetch is None:
         rows = [("Summary", esc1(req.summary) + f" <span class=\"meta\">({len(req.summary):,} characters)</span>")]

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
 
-from ..approval_links import load_signer
-from ..workspace import Workspace
+from assistant.approvals.links import load_signer
+from assistant.workspace.layout import Workspace
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 CONNECTION_LIFETIME = 30.0
@@ -194,7 +194,7 @@ def make_server(app: Callable, *, log_level: str = "warning", lifetime: float = 
 def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable[[str], None],
           warn: Callable[[str], None], lifetime: float = CONNECTION_LIFETIME) -> None:
     """Run the approval page until interrupted. ServeError if it cannot start."""
-    from .app import ApprovalApp
+    from assistant.web.app import ApprovalApp
 
     listen = parse_listen(listen_text)
     if not listen.loopback and not allow_remote:

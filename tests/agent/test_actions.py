@@ -4,16 +4,9 @@ import json
 
 import pytest
 
-from assistant.actions import (
-    DEFAULT_MAX_STRING,
-    ActionError,
-    Reply,
-    SchemaError,
-    ToolCall,
-    action_from_value,
-    action_json,
-    action_schema,
-    parse_action,
+from assistant.agent.actions import (
+    DEFAULT_MAX_STRING, ActionError, Reply, SchemaError, ToolCall, action_from_value, action_json,
+    action_schema, parse_action,
 )
 from assistant.tools.base import Tool
 

@@ -12,18 +12,18 @@ from dataclasses import dataclass
 
 import pytest
 
-from assistant.agent import Agent, Limits, ReplyStream
-from assistant.leaks import Scanner
+from assistant.agent.loop import Agent, Limits, ReplyStream
+from assistant.secrets.scanner import Scanner
 from assistant.models.base import ModelError
 from assistant.models.scripted import ScriptedModel, load_script
-from assistant.prompt import Conversation
+from assistant.agent.prompt import Conversation
 from assistant.tools.base import Tool, ToolContext, ToolError
-from assistant.transcript import Transcript, read_transcript
+from assistant.records.transcript import Transcript, read_transcript
 import os
 from e2e_support import make_ws
-from assistant.agent import SafeStream
+from assistant.agent.loop import SafeStream
 from assistant.session import open_session
-from assistant.workspace import open_workspace
+from assistant.workspace.layout import open_workspace
 
 SECRET = "tok-9f8e7d6c5b4a39281706"
 
@@ -233,7 +233,7 @@ def test_tool_crash_is_reported_not_raised(tmp_path):
 
 
 def test_limits_from_config():
-    from assistant.config import ConfigError, parse   # issue 9: typed config
+    from assistant.workspace.config import ConfigError, parse   # issue 9: typed config
     lim = Limits.from_config(parse({"limits": {"max_steps": 3, "tool_timeout": "2s"}, "model": {"max_tokens": 99}}))
     assert (lim.max_steps, lim.tool_timeout, lim.max_tokens) == (3, 2.0, 99)
     with pytest.raises(ConfigError, match="max_steps"):
@@ -335,7 +335,7 @@ def test_streamed_reply_never_shows_part_of_a_secret(tmp_path):
 
 def test_reply_longer_than_the_token_budget_is_refused(tmp_path):
     """The reply bound follows max_tokens, so the grammar makes a step close its JSON in time."""
-    from assistant.agent import reply_limit
+    from assistant.agent.loop import reply_limit
 
     assert reply_limit(64) == 52 and reply_limit(512) == 500 and reply_limit(100_000) == 4000
     model = script(tmp_path, [{"reply": "x" * 60}, {"reply": "short"}])
@@ -387,11 +387,11 @@ REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
 
 
 def _agent(tmp_path, items, tools):
-    from assistant.agent import Agent, Limits
+    from assistant.agent.loop import Agent, Limits
     from assistant.models.scripted import ScriptedModel
-    from assistant.prompt import Conversation
+    from assistant.agent.prompt import Conversation
     from assistant.tools.base import ToolContext
-    from assistant.transcript import Transcript
+    from assistant.records.transcript import Transcript
 
     p = tmp_path / "script.json"
     p.write_text(json.dumps(items))
@@ -407,7 +407,7 @@ def _agent(tmp_path, items, tools):
 
 # review (secrets): 4. agent: tool output cut before redaction; changed-note paths unredacted
 def test_tool_output_cut_at_the_limit_never_shows_part_of_a_secret(tmp_path):
-    from assistant.agent import MAX_TOOL_OUTPUT_CHARS
+    from assistant.agent.loop import MAX_TOOL_OUTPUT_CHARS
     from assistant.tools.base import Tool
 
     def big(args, ctx):   # the secret straddles the cut: 20 characters before it, the rest after
@@ -471,9 +471,9 @@ def test_turn_loop_streams_no_part_of_a_long_vault_value(tmp_path):
     is redacted."""
     import json
 
-    from assistant.agent import Agent, Limits
+    from assistant.agent.loop import Agent, Limits
     from assistant.models.scripted import ScriptedModel
-    from assistant.prompt import Conversation
+    from assistant.agent.prompt import Conversation
     from assistant.tools.base import ToolContext
 
     scanner = Scanner({"LONG_TOKEN": LONG_VAULT_VALUE})
@@ -505,8 +505,8 @@ def test_a_memory_write_that_timed_out_does_not_land_later(tmp_path):
     import json
     import time
 
-    from assistant.agent import Limits
-    from assistant.locking import FileLock
+    from assistant.agent.loop import Limits
+    from assistant.notes.locking import FileLock
     from assistant.models.scripted import ScriptedModel
 
     ws_path = make_ws(tmp_path / "ws")
@@ -552,7 +552,7 @@ def test_transcript_refuses_a_fifo_at_its_path(tmp_path):
     elsewhere: test_transcript_refuses_symlink_and_bad_session, which asserted it already.)"""
     import threading
 
-    from assistant.transcript import Transcript
+    from assistant.records.transcript import Transcript
 
     d = tmp_path / "tr"
     d.mkdir()
@@ -596,7 +596,7 @@ def test_a_write_committed_before_the_timeout_is_reported_not_timed_out(tmp_path
 
 
 def test_a_call_given_up_on_can_no_longer_commit(tmp_path):
-    from assistant.gate_view import ObservedGate, ToolCallState
+    from assistant.gating.observed import ObservedGate, ToolCallState
 
     observed = ObservedGate(RecordingGate(), lambda name, data: None)
     state = ToolCallState("t", observed)

@@ -10,12 +10,12 @@ import threading
 
 import pytest
 
-from assistant.agent import GateRecord, ObservedGate, ToolCallState
+from assistant.agent.loop import GateRecord, ObservedGate, ToolCallState
 from assistant.memory import Conflict, Denied
 from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from policy.engine import Ruling
 from policy.gate import Decision
 
@@ -95,7 +95,7 @@ def test_a_cancelled_call_object_stops_memory_write_directly(session):
         def commit(self):
             return False
 
-    from assistant.call_context import Call
+    from assistant.gating.context import Call
     with pytest.raises(Denied, match="ran out of time"):
         session.memory.write("x.md", "x\n", call=Call(Allow(), Cancelled()))
     assert not (session.ws.memory_dir / "x.md").exists()

@@ -8,7 +8,7 @@ import pytest
 
 from assistant.models.base import ContextOverflow, StepResult
 from assistant.session import open_session
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 
 class SmallContextModel:
@@ -70,7 +70,7 @@ def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
     """The same with llama.cpp itself: n_ctx 2048, messages that overflow it after a few turns."""
     pytest.importorskip("llama_cpp")
     from assistant.models.loader import load_model
-    from assistant.workspace import open_workspace
+    from assistant.workspace.layout import open_workspace
 
     root = tmp_path / "ws"
     init_workspace(root, example=True)

@@ -6,12 +6,9 @@ import datetime as dt
 import pytest
 
 from assistant.models.chat_format import (
-    ChatFormatError,
-    gemma_segments,
-    render_gemma,
-    tokenize_segments,
+    ChatFormatError, gemma_segments, render_gemma, tokenize_segments,
 )
-from assistant.prompt import Conversation, render_tail, untrusted_block
+from assistant.agent.prompt import Conversation, render_tail, untrusted_block
 from assistant.tools.base import Tool
 from acceptance_support import cli
 import json
@@ -229,7 +226,7 @@ def _catalog(ws) -> str:
 
 
 def _conversation(ws):
-    from assistant.prompt import Conversation
+    from assistant.agent.prompt import Conversation
     from assistant.tools.registry import all_tools
 
     persona = (ws / "PERSONA.md").read_text()
@@ -289,8 +286,8 @@ REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
 def test_persona_is_redacted_before_the_model_sees_it(tmp_path, monkeypatch):
     from assistant.session import open_session
     from assistant.models.scripted import ScriptedModel
-    from assistant.vault import Vault
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.secrets.vault import Vault
+    from assistant.workspace.layout import init_workspace, open_workspace
 
     init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
@@ -314,7 +311,7 @@ def test_untrusted_marker_tag_is_too_long_to_forge_by_search():
     """The end marker's tag is a prefix of sha256(output); a page that contains its own end
     marker needs a fixed point on that prefix. At 12 hex digits (48 bits) that is a few GPU
     hours of search for a static text/plain page; at 32 (128 bits) it is out of reach."""
-    from assistant.prompt import untrusted_block
+    from assistant.agent.prompt import untrusted_block
 
     block = untrusted_block("web_fetch", "some page")
     tag = block.splitlines()[1][len("<<<UNTRUSTED DATA "):-3]

@@ -58,7 +58,7 @@ def test_net_rest_of_chat_answer_is_not_asked_again(tmp_path):
 
 
 def test_transcript_and_display_never_show_a_vault_secret(tmp_path):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     ws = make_ws(tmp_path)
@@ -81,7 +81,7 @@ def test_transcript_and_display_never_show_a_vault_secret(tmp_path):
 
 
 def test_chat_with_locked_vault_refuses_to_start(tmp_path):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     ws = make_ws(tmp_path)
     Vault.create(ws / "vault.enc", "chat pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)

@@ -68,8 +68,8 @@ def test_chat_tail_names_notes_changed_on_disk(tmp_path):
     while the stable prefix (system prompt) stays byte-identical."""
     from assistant.session import open_session
     from assistant.models.scripted import ScriptedModel
-    from assistant.watch import MemoryWatcher
-    from assistant.workspace import open_workspace
+    from assistant.notes.watch import MemoryWatcher
+    from assistant.workspace.layout import open_workspace
 
     ws_path = make_ws(tmp_path)
     ws = open_workspace(ws_path)
@@ -224,7 +224,7 @@ def test_bad_model_spec_and_bad_script_are_clear_errors(tmp_path):
 
 
 def test_locked_vault_stops_unattended_run(tmp_path):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     ws = make_ws(tmp_path)
     v = Vault.create(ws / "vault.enc", "correct horse battery", opslimit=1, memlimit=8 * 1024 * 1024)
@@ -238,7 +238,7 @@ def test_locked_vault_stops_unattended_run(tmp_path):
 
 
 def test_web_auth_by_vault_name_value_never_shown(tmp_path):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     secret = "tok-abcdef0123456789-SECRET"
 

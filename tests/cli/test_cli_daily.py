@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from assistant.vault import ENV_PASSPHRASE, Vault
-from assistant.workspace import init_workspace
+from assistant.secrets.vault import ENV_PASSPHRASE, Vault
+from assistant.workspace.layout import init_workspace
 from workspaces import bare_ws, cheap_kdf
 
 PASS = "daily passphrase " + "for tests"

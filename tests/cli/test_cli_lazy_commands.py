@@ -34,7 +34,7 @@ def _fresh(code: str) -> str:
 
 
 def test_a_fresh_process_imports_only_the_command_it_runs(tmp_path):
-    from assistant.workspace import init_workspace
+    from assistant.workspace.layout import init_workspace
 
     init_workspace(tmp_path / "ws")
     loaded = _fresh(

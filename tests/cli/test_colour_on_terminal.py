@@ -15,8 +15,8 @@ import sys
 import pexpect
 import pytest
 
-from assistant.colour import STYLES
-from assistant.workspace import init_workspace
+from assistant.display.colour import STYLES
+from assistant.workspace.layout import init_workspace
 
 SGR = re.compile(rb"\x1b\[([0-9;]*)m")
 PALETTE = {c.encode() for c in STYLES.values()} | {b"0"}

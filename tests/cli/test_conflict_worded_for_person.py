@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 MODEL_WORDS = ("memory_read", "as base", "without base", "your base")
 

@@ -76,7 +76,7 @@ def test_bad_model_file_and_bad_script(ws, tmp_path):
 
 
 def test_vault_must_unlock_without_a_prompt(ws, tmp_path):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     path, model = ws
     Vault.create(path / "vault.enc", "a long passphrase", opslimit=1, memlimit=8 * 1024 * 1024)

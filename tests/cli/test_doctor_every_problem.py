@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from assistant.vault import ENV_PASSPHRASE, Vault
+from assistant.secrets.vault import ENV_PASSPHRASE, Vault
 from workspaces import cheap_kdf, example_ws
 
 PASS = "doctor pass " + "phrase"

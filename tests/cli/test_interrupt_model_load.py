@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.llama

@@ -10,7 +10,7 @@ import textwrap
 
 CHILD = textwrap.dedent("""
     import os, signal, sys, threading, time
-    from assistant.interrupt import call_interruptibly, real_streams
+    from assistant.agent.interrupt import call_interruptibly, real_streams
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     redirected = threading.Event()

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from assistant.cli.model_load import LoadBar
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 BAR = re.compile(r"\[model\] loading the model \[[ =]{12}\] \d+s")
 

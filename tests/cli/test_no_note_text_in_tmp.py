@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 TESTS = Path(__file__).resolve().parents[1]
 

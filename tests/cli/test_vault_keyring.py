@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.vault import ENV_PASSPHRASE, Vault
-from assistant.workspace import init_workspace
+from assistant.secrets.vault import ENV_PASSPHRASE, Vault
+from assistant.workspace.layout import init_workspace
 from workspaces import cheap_kdf
 
 PASS = "keyring passphrase " + "for tests"

@@ -10,7 +10,7 @@ import sys
 import pexpect
 import pytest
 
-from assistant.vault import ENV_PASSPHRASE, Vault
+from assistant.secrets.vault import ENV_PASSPHRASE, Vault
 from workspaces import bare_ws, cheap_kdf
 
 PASS = "terminal passphrase " + "for tests"

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.config import ConfigError, LimitsConfig, parse, read
-from assistant.workspace import open_workspace
+from assistant.workspace.config import ConfigError, LimitsConfig, parse, read
+from assistant.workspace.layout import open_workspace
 from policy.approvals import ApprovalSettings, Inbox, sha256_hex
 from policy.kinds import KINDS
 
@@ -145,7 +145,7 @@ def test_schedule_list_lists_every_bad_entry_and_other_commands_go_on(ws):
 
 
 def test_open_workspace_reads_leniently_and_load_config_strictly(ws):
-    from assistant.workspace import WorkspaceError, load_config
+    from assistant.workspace.layout import WorkspaceError, load_config
     set_config(ws, 'timeout = "10s"', 'timeout = "later"')
     w = open_workspace(ws)                       # no error yet
     assert w.config.limits.max_steps == 8

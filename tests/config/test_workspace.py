@@ -8,12 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.workspace import (
-    WorkspaceError,
-    init_workspace,
-    load_config,
-    open_workspace,
-    select_workspace,
+from assistant.workspace.layout import (
+    WorkspaceError, init_workspace, load_config, open_workspace, select_workspace,
 )
 import json
 from acceptance_support import out, run_cli
@@ -103,7 +99,7 @@ def test_config_defaults_and_errors(tmp_path):
 
 
 def test_example_config_loads_every_setting():
-    from assistant.workspace import example_dir
+    from assistant.workspace.layout import example_dir
 
     cfg = load_config(example_dir() / "config.toml")
     assert cfg.approvals.channel == "inbox"

@@ -10,12 +10,7 @@ import pytest
 
 from assistant import confine
 from assistant.confine import (
-    ConfinementError,
-    FileTooLarge,
-    FileTooLargeError,
-    Root,
-    TEMP_PREFIX,
-    validate_relpath,
+    ConfinementError, FileTooLarge, FileTooLargeError, Root, TEMP_PREFIX, validate_relpath,
 )
 from confine_fixtures import SENTINEL_BYTES, layout, mode, root  # noqa: F401  (fixtures)
 import threading

@@ -34,7 +34,7 @@ def test_visible_names_stay_allowed() -> None:
 def test_memory_write_refuses_a_second_alice_that_displays_as_the_first(tmp_path) -> None:
     from assistant.memory import PathRefused
     from assistant.session import open_session
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.workspace.layout import init_workspace, open_workspace
 
     root = tmp_path / "ws"
     init_workspace(root)

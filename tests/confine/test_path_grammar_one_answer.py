@@ -9,7 +9,7 @@ from assistant.memory import PathRefused
 from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from policy.kinds import KINDS, TargetError
 from policy.paths import MAX_DEPTH, PathGrammarError, check
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 from loopback import start_http, stop_http
 
 PY = sys.executable

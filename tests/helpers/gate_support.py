@@ -8,7 +8,7 @@ import os
 import threading
 import time
 
-from assistant.config import parse as parse_config
+from assistant.workspace.config import parse as parse_config
 from policy.gate import Gate
 
 

@@ -13,7 +13,7 @@ import os
 import random
 import sys
 
-from assistant.history import Origin
+from assistant.notes.history import Origin
 from assistant.session import open_session
 
 NOTES = ("a.md", "people/b.md", "c.md")

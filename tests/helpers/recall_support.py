@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 
 PASS = "correct horse battery staple for tests"
 
@@ -25,7 +25,7 @@ def make_ws(tmp_path: Path, extra_config: str = "") -> Path:
 def add_vault(ws: Path, secrets: dict[str, str], monkeypatch) -> None:
     from nacl.pwhash import argon2id
 
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     vault = Vault.create(ws / "vault.enc", PASS, opslimit=argon2id.OPSLIMIT_MIN, memlimit=argon2id.MEMLIMIT_MIN)
     for name, value in secrets.items():

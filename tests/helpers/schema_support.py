@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from assistant.actions import ActionError, validate
+from assistant.agent.actions import ActionError, validate
 
 
 def alternatives_matched(value, schema: dict) -> int:

@@ -21,7 +21,7 @@ def make_ws(tmp_path: Path, *, secrets: dict[str, str] | None = None, extra_conf
     """The example workspace with a cheap vault KDF; with SECRETS, a vault holding them."""
     ws = cheap_kdf(example_make_ws(tmp_path, extra_config=extra_config))
     if secrets is not None:
-        from assistant.vault import Vault
+        from assistant.secrets.vault import Vault
 
         v = Vault.create(ws / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 << 20)
         for name, value in secrets.items():

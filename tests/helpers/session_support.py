@@ -17,10 +17,10 @@ def open_test_session(ws_path: Path, mode: str = "watched", *, kind: str = "test
     """`vault`: names and values to store in a new vault.enc before the open (each bound to
     `hosts` when given); the passphrase is in the environment only while the session opens."""
     from assistant.session import open_session
-    from assistant.workspace import open_workspace
+    from assistant.workspace.layout import open_workspace
 
     if vault is not None:
-        from assistant.vault import Vault
+        from assistant.secrets.vault import Vault
 
         v = Vault.create(ws_path / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 * 1024 * 1024)
         for name, value in vault.items():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.workspace import WorkspaceError, init_workspace, load_config
+from assistant.workspace.layout import WorkspaceError, init_workspace, load_config
 
 
 def cheap_kdf(root: Path) -> Path:

@@ -14,7 +14,7 @@ from policy.approvals import ApprovalSettings
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 from policy.audit import AuditError, AuditLog, read_head, verify
 
 

@@ -68,7 +68,7 @@ def test_verify_does_not_follow_a_symlinked_log(tmp_path: Path) -> None:
 
 
 def test_cli_audit_verify_and_show_end_on_a_fifo(tmp_path: Path) -> None:
-    from assistant.workspace import init_workspace
+    from assistant.workspace.layout import init_workspace
 
     ws = tmp_path / "ws"
     init_workspace(ws)
@@ -87,7 +87,7 @@ def test_cli_audit_verify_and_show_end_on_a_fifo(tmp_path: Path) -> None:
 def test_hand_edit_cache_fifo_does_not_hang_a_session(tmp_path: Path) -> None:
     """state/history-seen.json (a cache read at every session start) was read with open():
     a FIFO there hung the session before its first turn."""
-    from assistant.history_scan import _load
+    from assistant.notes.intake import _load
 
     cache = tmp_path / "history-seen.json"
     os.mkfifo(cache)

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from assistant.cli import main
 from assistant.cli.memory_history import _json, _json_list, _Shown  # noqa: F401
-from assistant.history import Version
-from assistant.leaks import Scanner
+from assistant.notes.history import Version
+from assistant.secrets.scanner import Scanner
 from assistant.session import open_session
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 
 class _Mem:

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 import history_driver
 from assistant.cli import main
-from assistant.history import History
-from assistant.notes import revision as keyed_revision
-from assistant.revision_key import load_key
+from assistant.notes.history import History
+from assistant.notes.frontmatter import revision as keyed_revision
+from assistant.secrets.revision_key import load_key
 
 
 def revision_for(ws):

@@ -13,9 +13,9 @@ import threading
 
 import pytest
 
-from assistant.history import History, HistoryError, Origin, object_relpath
+from assistant.notes.history import History, HistoryError, Origin, object_relpath
 from assistant.session import open_session
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 
 def rev(data: bytes) -> str:
@@ -29,8 +29,8 @@ def ws(tmp_path):
 
 
 def history(ws) -> History:
-    from assistant.notes import revision
-    from assistant.revision_key import load_key
+    from assistant.notes.frontmatter import revision
+    from assistant.secrets.revision_key import load_key
 
     key = load_key(ws / "state")
     return History(ws / "history", revision=lambda d: revision(d, key))
@@ -159,7 +159,7 @@ def test_history_error_type_is_unchanged_for_a_missing_object(ws):
 def test_the_worker_ends_when_idle_and_the_next_write_starts_another(ws, monkeypatch):
     import time
 
-    from assistant import history as history_mod
+    from assistant.notes import history as history_mod
 
     monkeypatch.setattr(history_mod._Worker, "IDLE", 0.05)
     others = {t for t in threading.enumerate() if t.name == "history-object"}   # earlier tests'

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.history import History, HistoryError, Origin, object_relpath
+from assistant.notes.history import History, HistoryError, Origin, object_relpath
 from assistant.models.scripted import ScriptedModel
-from assistant.notes import revision as keyed_revision
-from assistant.revision_key import load_key
+from assistant.notes.frontmatter import revision as keyed_revision
+from assistant.secrets.revision_key import load_key
 
 
 def revision_for(ws):
@@ -274,7 +274,7 @@ def test_show_diff_and_revert_through_the_cli(ws):
 
 
 def test_show_escapes_and_redacts_but_raw_is_exact(ws):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     # notes written through the project refuse control characters (issue 10 item 1): this one
     # is typed by hand and noticed at session start

@@ -8,11 +8,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from assistant.catalog import render_catalog
+from assistant.notes.catalog import render_catalog
 from assistant.cli import main
-from assistant.leaks import Scanner
-from assistant.notes import staleness
-from assistant.workspace import init_workspace, open_workspace
+from assistant.secrets.scanner import Scanner
+from assistant.notes.frontmatter import staleness
+from assistant.workspace.layout import init_workspace, open_workspace
 
 TODAY = datetime.date.today()
 PAST = (TODAY - datetime.timedelta(days=3)).isoformat()

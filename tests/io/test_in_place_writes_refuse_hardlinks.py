@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.history import History, HistoryError, Origin
-from assistant.notes import revision as keyed_revision
+from assistant.notes.history import History, HistoryError, Origin
+from assistant.notes.frontmatter import revision as keyed_revision
 
 
 def revision(data: bytes) -> str:
@@ -84,7 +84,7 @@ def test_history_intent_and_log_never_write_through_a_hard_link(tmp_path: Path, 
 
 
 def test_hand_edit_cache_never_truncates_a_hard_linked_temp(tmp_path: Path, victim: Path) -> None:
-    from assistant.history_scan import _save
+    from assistant.notes.intake import _save
 
     state = tmp_path / "state"
     state.mkdir()

@@ -89,7 +89,7 @@ def test_approved_remember_exact_with_a_held_grants_lock_is_a_deny_not_a_hang(tm
 
 
 def test_vault_change_under_a_held_vault_lock_is_a_vault_error(tmp_path, hold, monkeypatch):
-    from assistant import vault as vault_mod
+    from assistant.secrets import vault as vault_mod
     v = vault_mod.Vault.create(tmp_path / "vault.enc", "correct horse", opslimit=1, memlimit=8192)
     hold(tmp_path / ".vault.enc.lock")
     monkeypatch.setattr(vault_mod, "LOCK_TIMEOUT", 0.3)

@@ -7,7 +7,7 @@ import os
 import time
 
 from assistant.session import open_session
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from policy.fileio import temp_name
 
 

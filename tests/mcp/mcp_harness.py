@@ -21,7 +21,7 @@ import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 from policy.approvals import Entry, Inbox
 
 PY = sys.executable
@@ -45,7 +45,7 @@ def make_ws(tmp_path: Path, *, timeout: str = "60s", mode: str | None = None, ex
 def add_vault(ws: Path, *, key_file: bool = True) -> None:
     """A vault holding SECRET, made with a cheap KDF (as the other tests do); unlocked for
     `mcp serve` through [vault] key_file when key_file is set."""
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     Vault.create(ws / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 * 1024 * 1024).set("bank", SECRET)
     if key_file:

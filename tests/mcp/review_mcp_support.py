@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 
 def vault_env(passphrase: str) -> dict[str, str]:

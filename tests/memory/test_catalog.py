@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.catalog import CatalogSettings, Entry, page, render, render_catalog, scan
-from assistant.config import ConfigError, parse
-from assistant.leaks import Scanner
-from assistant.workspace import Workspace
+from assistant.notes.catalog import CatalogSettings, Entry, page, render, render_catalog, scan
+from assistant.workspace.config import ConfigError, parse
+from assistant.secrets.scanner import Scanner
+from assistant.workspace.layout import Workspace
 import time
 from acceptance_support import _set_config, cli
 

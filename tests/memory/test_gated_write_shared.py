@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from assistant.gated_write import GatedWriter, Mount, PathRefused
+from assistant.notes.writer import GatedWriter, Mount, PathRefused
 from assistant.session import open_session
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from policy.gate import Decision
 
 TOOLS = {t.name: t for t in all_tools()}
@@ -107,7 +107,7 @@ def test_the_mount_rule_runs_after_the_grammar_and_before_any_content_check(tmp_
         opened.append(1)
         raise AssertionError("the Root must not be opened for a refused path")
 
-    from assistant.leaks import Scanner
+    from assistant.secrets.scanner import Scanner
 
     writer = GatedWriter(Mount(kind="file", tool="t", noun="file", root=root, scanner=Scanner({}),
                                max_bytes=10, read_limit=10, path_rule=lambda p: "no" if p == "x" else None))

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from assistant.confine import Root
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 from assistant.memory import (
     CONFLICT_MESSAGE, Conflict, Memory, PathRefused, SecretRefused, Unreadable,
 )
-from assistant.notes import revision as keyed_revision
-from assistant.revision_key import load_key
+from assistant.notes.frontmatter import revision as keyed_revision
+from assistant.secrets.revision_key import load_key
 from assistant.tools.base import ToolContext, ToolError
 from assistant.tools.memory import memory_list, memory_read, memory_tools, memory_write
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from policy.approvals import Inbox
 from policy.gate import Gate
 from bounded import AnswersFirstRequest
@@ -238,7 +238,7 @@ def test_secret_in_the_path_is_refused_too(ws):
 
 
 def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws):
-    from assistant.vault import Vault, load_scanner
+    from assistant.secrets.vault import Vault, load_scanner
 
     ctx = make_ctx(ws, "watched", scanner=Scanner({}))
     memory_write({"path": "router.md", "content": f"router admin login: {SECRET}\n"}, ctx)
@@ -481,7 +481,7 @@ def test_tools_without_memory_say_so(ws):
 
 
 def test_a_writer_holding_the_lock_too_long_is_a_clear_refusal(ws):
-    from assistant.locking import FileLock
+    from assistant.notes.locking import FileLock
 
     ctx = make_ctx(ws)
     ctx.memory.lock_timeout = 0.3
@@ -500,7 +500,7 @@ def test_session_start_sweeps_stale_temp_files_only(tmp_path):
     import time
 
     from assistant.session import open_session
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.workspace.layout import init_workspace, open_workspace
 
     root = tmp_path / "ws"
     init_workspace(root, example=True)
@@ -622,7 +622,7 @@ def test_the_issue_five_names_keep_their_shape():
     import inspect
 
     import assistant.memory as memory_api
-    from assistant.prompt import Conversation
+    from assistant.agent.prompt import Conversation
     from assistant.tools.memory import memory_tools as tool_defs
 
     write = inspect.signature(memory_api.memory_write).parameters
@@ -640,7 +640,7 @@ REVIEW_LONG = "Zq8#pL2!vN7xR4tWsecretvalue123456"
 # review (secrets): 9. memory: a non-revision base was echoed back cut to 16 characters
 def test_conflict_message_never_echoes_a_base_that_is_not_a_revision(tmp_path):
     from assistant.memory import Conflict, Memory
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.workspace.layout import init_workspace, open_workspace
     from policy.gate import Gate
 
     init_workspace(tmp_path / "ws", example=True)

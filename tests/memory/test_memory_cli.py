@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assistant.catalog import render_catalog
+from assistant.notes.catalog import render_catalog
 from assistant.cli import main
-from assistant.leaks import Scanner
-from assistant.notes import revision as keyed_revision
-from assistant.revision_key import load_key
+from assistant.secrets.scanner import Scanner
+from assistant.notes.frontmatter import revision as keyed_revision
+from assistant.secrets.revision_key import load_key
 
 
 def revision(data, ws):
     """The keyed revision of `data` in workspace `ws` (issue 10: HMAC under state/revision.key)."""
     root = ws if isinstance(ws, Path) else ws.root
     return keyed_revision(data, load_key(root / "state"))
-from assistant.workspace import open_workspace
+from assistant.workspace.layout import open_workspace
 from bounded import AnswersFirstRequest
 from acceptance_support import SECRET as acc_SECRET, _env, _set_config, cli as acc_cli, pending_files, sub, with_vault
 
@@ -96,7 +96,7 @@ def test_secret_is_refused_without_any_approval_request(ws):
 
 
 def make_vault(ws, secrets):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     v = Vault.create(ws / "vault.enc", PASS, opslimit=1, memlimit=8 * 1024 * 1024)
     for k, val in secrets.items():
@@ -497,8 +497,8 @@ def test_memory_edit_does_not_pass_the_vault_passphrase_to_the_editor(tmp_path):
     from click.testing import CliRunner
 
     from assistant.cli import main
-    from assistant.vault import Vault
-    from assistant.workspace import init_workspace
+    from assistant.secrets.vault import Vault
+    from assistant.workspace.layout import init_workspace
 
     ws = tmp_path / "ws"
     init_workspace(ws, example=True)

@@ -13,15 +13,15 @@ import subprocess
 import sys
 from collections import Counter, defaultdict
 
-from assistant.notes import revision as keyed_revision
-from assistant.revision_key import load_key
+from assistant.notes.frontmatter import revision as keyed_revision
+from assistant.secrets.revision_key import load_key
 
 
 def revision(data, ws):
     """The keyed revision of `data` in workspace `ws` (issue 10: HMAC under state/revision.key)."""
     root = ws if isinstance(ws, Path) else ws.root
     return keyed_revision(data, load_key(root / "state"))
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 
 PROCS = 4
 WRITES = 200
@@ -29,9 +29,9 @@ NOTES = ["shared/a.md", "shared/b.md", "shared/c.md"]
 
 WORKER = r"""
 import hashlib, json, os, sys
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 from assistant.memory import Conflict, Memory, NotFound
-from assistant.workspace import open_workspace
+from assistant.workspace.layout import open_workspace
 from policy.gate import Gate
 
 ws_path, wid, writes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

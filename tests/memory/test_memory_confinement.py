@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from assistant.confine import ConfinementError, Root
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 from assistant.tools.base import ToolContext, ToolError
 from assistant.tools.files import file_list, file_read, file_write
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from policy.gate import Gate
 
 SENTINEL = b"---\ndescription: sentinel\n---\nMEMORY SENTINEL\n"

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from assistant.locking import FileLock, LockTimeout
+from assistant.notes.locking import FileLock, LockTimeout
 from acceptance_support import cli
 
 HOLDER = r"""
 import sys, time
-from assistant.locking import FileLock
+from assistant.notes.locking import FileLock
 lock = FileLock(sys.argv[1], timeout=5)
 lock.acquire()
 print("held", flush=True)

@@ -3,7 +3,7 @@
 import os
 import threading
 
-from assistant.watch import MemoryWatcher, NoteChange, note_relpath, watch_notes
+from assistant.notes.watch import MemoryWatcher, NoteChange, note_relpath, watch_notes
 import subprocess
 import time
 from acceptance_support import ASSISTANT, _env
@@ -77,9 +77,9 @@ def test_watch_notes_generator_stops_on_event(tmp_path):
 
 
 def test_watcher_sees_memory_writes_and_hand_edits(tmp_path):
-    from assistant.leaks import Scanner
+    from assistant.secrets.scanner import Scanner
     from assistant.memory import Memory
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.workspace.layout import init_workspace, open_workspace
     from policy.gate import Gate
 
     init_workspace(tmp_path / "ws", example=True)
@@ -130,8 +130,8 @@ def test_memory_watch_redacts_a_secret_in_a_note_name(tmp_path):
     import subprocess
     import sys
 
-    from assistant.vault import Vault
-    from assistant.workspace import init_workspace
+    from assistant.secrets.vault import Vault
+    from assistant.workspace.layout import init_workspace
 
     ws = tmp_path / "ws"
     init_workspace(ws, example=True)

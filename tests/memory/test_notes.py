@@ -4,14 +4,8 @@ import hashlib
 
 import pytest
 
-from assistant.notes import (
-    clean_line,
-    cut,
-    decode_head,
-    parse,
-    revision,
-    summary_from_head,
-    with_meta,
+from assistant.notes.frontmatter import (
+    clean_line, cut, decode_head, parse, revision, summary_from_head, with_meta,
 )
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 
 def _watch(ws, tmp_path):

@@ -27,7 +27,7 @@ from recording_server import QuietHandler, send_json  # noqa: E402
 
 
 def _vault(tmp_path, binding, value):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     vault = Vault.create(tmp_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
     vault.set("SERVER_KEY", value, hosts=[binding])

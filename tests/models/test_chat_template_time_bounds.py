@@ -21,8 +21,7 @@ pytest.importorskip("jinja2")
 import chat_templates as ct  # noqa: E402
 
 from assistant.models import template_budget  # noqa: E402
-from assistant.models.jinja_format import (JinjaFormat, TemplateTooCostly,  # noqa: E402
-                                           _environment)
+from assistant.models.jinja_format import JinjaFormat, TemplateTooCostly, _environment
 
 TAIL = "{% for m in messages %}<t>{{ m.content }}</t>{% endfor %}{% if add_generation_prompt %}<gen>{% endif %}"
 STEPS = "steps of work"

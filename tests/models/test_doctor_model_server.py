@@ -14,7 +14,7 @@ pytest.importorskip("httpx")
 from recording_server import Recorder, models, send_json, send_stream  # noqa: E402
 
 from assistant.cli import main  # noqa: E402
-from assistant.workspace import init_workspace  # noqa: E402
+from assistant.workspace.layout import init_workspace  # noqa: E402
 
 
 def _doctor(ws, *extra):

@@ -21,8 +21,8 @@ pytest.importorskip("httpx")
 from recording_server import Recorder, models, send_json, send_stream  # noqa: E402
 
 from assistant.cli import main  # noqa: E402
-from assistant.vault import ENV_PASSPHRASE, Vault  # noqa: E402
-from assistant.workspace import init_workspace  # noqa: E402
+from assistant.secrets.vault import ENV_PASSPHRASE, Vault  # noqa: E402
+from assistant.workspace.layout import init_workspace  # noqa: E402
 
 PASS = "doctor review pass phrase"
 

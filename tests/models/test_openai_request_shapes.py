@@ -22,7 +22,7 @@ pytest.importorskip("httpx")
 
 from recording_server import models, send_json, send_stream  # noqa: E402
 
-from assistant.actions import Reply, parse_action  # noqa: E402
+from assistant.agent.actions import Reply, parse_action  # noqa: E402
 from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.openai import LLAMA_SERVER, OLLAMA, VLLM, GENERIC, OpenAIModel  # noqa: E402
 from assistant.models.special_tokens import JOINER  # noqa: E402
@@ -214,7 +214,7 @@ def test_a_response_that_is_not_json_is_a_clear_error(recorder):
 
 
 def test_the_api_key_goes_only_as_a_header_only_to_its_bound_host(tmp_path, recorder):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     key = "sk-test-0123456789abcdef"
     srv = recorder(lambda h, p, b: send_json(h, models("someone")) if h.headers.get("Authorization") == f"Bearer {key}"
@@ -256,7 +256,7 @@ def test_bad_endpoints_are_clear_errors():
 
 def test_load_model_spells_openai_url_and_the_backend_key(recorder, tmp_path):
     from assistant.models.loader import load_model
-    from assistant.workspace import Workspace
+    from assistant.workspace.layout import Workspace
 
     srv = recorder(lambda h, p, b: send_json(h, models("someone")))
     ws = Workspace(root=tmp_path)

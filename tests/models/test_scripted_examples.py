@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from assistant.models.scripted import load_script
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 READ = REPO / "docs" / "examples" / "scripted-read.json"

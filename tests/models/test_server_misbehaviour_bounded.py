@@ -165,7 +165,7 @@ def test_a_gigantic_model_list_is_refused_not_read_whole():
 
 
 def _vault(tmp_path, port, value):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     vault = Vault.create(tmp_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024)
     vault.set("SERVER_KEY", value, hosts=[f"127.0.0.1:{port}"])

@@ -25,7 +25,7 @@ from recording_server import Recorder, models, send_json  # noqa: E402
 
 from e2e_support import cli_env, make_ws  # noqa: E402
 
-from assistant.colour import STYLES  # noqa: E402
+from assistant.display.colour import STYLES  # noqa: E402
 
 EVIL = "\x1b[2J\x1b[Hall approved"
 OURS = re.compile("|".join(re.escape(f"\x1b[{code}m") for code in {*STYLES.values(), "0"}))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.config import parse as parse_config
-from assistant.leaks import Scanner
+from assistant.workspace.config import parse as parse_config
+from assistant.secrets.scanner import Scanner
 from policy import engine
 from policy.gate import Gate
 

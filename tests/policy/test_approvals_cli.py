@@ -18,7 +18,7 @@ import os
 import sys
 from acceptance_support import out, run_cli
 from pathlib import Path
-from assistant.config import parse as parse_config
+from assistant.workspace.config import parse as parse_config
 from gate_support import ask_in_thread, unattended_gate, wait_request_file
 
 
@@ -320,7 +320,7 @@ def test_follow_cli_prints_a_request_filed_before_it_started_watching(tmp_path):
     from click.testing import CliRunner
 
     from assistant.cli import main
-    from assistant.workspace import init_workspace
+    from assistant.workspace.layout import init_workspace
     bare_ws = tmp_path / "ws"
     init_workspace(bare_ws, example=True)
     inbox = Inbox(bare_ws / "state" / "approvals")
@@ -342,7 +342,7 @@ def test_show_renders_control_characters_visibly(tmp_path, trick):
     from click.testing import CliRunner
 
     from assistant.cli import main
-    from assistant.workspace import init_workspace
+    from assistant.workspace.layout import init_workspace
     from policy.approvals import sha256_hex
     from policy.kinds import offers
     bare_ws = tmp_path / "ws"
@@ -369,7 +369,7 @@ def test_plain_list_says_that_expired_requests_exist(tmp_path):
     from click.testing import CliRunner
 
     from assistant.cli import main
-    from assistant.workspace import init_workspace
+    from assistant.workspace.layout import init_workspace
     from policy.kinds import offers
     bare_ws = tmp_path / "ws"
     init_workspace(bare_ws, example=True)

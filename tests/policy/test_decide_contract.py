@@ -119,7 +119,7 @@ def test_package_level_decide():
 @pytest.mark.parametrize("spelling", ['[policy]\nmemory_unattended = "deny"\n',
                                       '[policy.memory]\nunattended = "deny"\n'])
 def test_config_tightens_a_cell(vault_ws, spelling):
-    from assistant.workspace import load_config
+    from assistant.workspace.layout import load_config
     cfg = (vault_ws / "config.toml").read_text()
     import re
     cfg = re.sub(r"(?m)^\[policy\]\s*$", "[policy_removed_for_test]", cfg)

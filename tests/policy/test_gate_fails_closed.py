@@ -231,8 +231,8 @@ def test_redactor_that_fails_is_a_deny_not_an_exception(ws):
 
 # review (policy): config: notify must be an argv list
 def test_notify_as_a_string_is_a_config_error(ws):
-    # issue 9: [approvals] is validated once, by assistant.config, before a Gate is built
-    from assistant.config import ConfigError, parse
+    # issue 9: [approvals] is validated once, by assistant.workspace.config, before a Gate is built
+    from assistant.workspace.config import ConfigError, parse
     with pytest.raises(ConfigError, match="notify"):
         parse({"approvals": {"channel": "inbox", "notify": "notify-send"}}).approvals
 
@@ -330,7 +330,7 @@ def test_racing_answers_one_wins_and_only_a_winning_approval_leaves_a_grant(ws):
 
 
 def test_approvals_typo_is_a_config_error_not_the_default(ws):
-    # issue 9: [approvals] is validated once, by assistant.config, before a Gate is built
-    from assistant.config import ConfigError, parse
+    # issue 9: [approvals] is validated once, by assistant.workspace.config, before a Gate is built
+    from assistant.workspace.config import ConfigError, parse
     with pytest.raises(ConfigError, match="chanel"):
         parse({"approvals": {"chanel": "none"}}).approvals

@@ -2,9 +2,7 @@
 
 import pytest
 
-from policy.kinds import (
-    KINDS, ROOT_POLICY, PolicyConfigError, TargetError, policy_table,
-)
+from policy.kinds import KINDS, ROOT_POLICY, PolicyConfigError, TargetError, policy_table
 from policy.match import match
 
 

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from recall_support import make_ws, session
 
-from assistant.index import INDEX_FILE, Index, IndexUnavailable, query_terms
+from assistant.recall.index import INDEX_FILE, Index, IndexUnavailable, query_terms
 
 
 def _paths(hits):

@@ -60,7 +60,7 @@ def test_when_the_vault_gains_a_secret_the_index_is_rebuilt_without_it(tmp_path,
         hits = s.recall.search("guest wifi key")
         assert LATER in hits[0].snippet          # not a secret yet: indexed as written
     assert _leaks(ws, LATER) != []
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     Vault.open(ws / "vault.enc", PASS).set("wifi_key", LATER)
     with session(ws) as s:

@@ -57,8 +57,8 @@ def test_the_recall_flag_is_the_catalogs_flag(tmp_path):
            "---\ndescription: Boiler service contract\nreview_after: 2003-04-05\n---\n"
            "The boiler service is with Kettleworth Heating.\n")
     model = scripted(tmp_path, [{"reply": "ok"}])
-    from assistant.catalog import CatalogSettings, all_entries
-    from assistant.workspace import open_workspace
+    from assistant.notes.catalog import CatalogSettings, all_entries
+    from assistant.workspace.layout import open_workspace
 
     with session(ws, kind="chat") as s:
         agent = s.new_agent(model)

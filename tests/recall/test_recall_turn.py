@@ -8,8 +8,8 @@ import json
 import pytest
 from recall_support import chat_turns, make_ws, scripted, session
 
-import assistant.index as index_mod
-from assistant.index import INDEX_FILE
+import assistant.recall.index as index_mod
+from assistant.recall.index import INDEX_FILE
 
 
 def _events(s, name):

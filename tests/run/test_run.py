@@ -74,8 +74,8 @@ def test_remember_exact_then_next_run_needs_no_approval(tmp_path):
     assert (ws / "memory" / "people" / "marek-prefs.md").read_text() == NOTE
 
     # the grant now covers this exact note: a later run replaces it (read first) without asking
-    from assistant.notes import revision
-    from assistant.revision_key import load_key
+    from assistant.notes.frontmatter import revision
+    from assistant.secrets.revision_key import load_key
 
     rev = revision(NOTE.encode(), load_key(ws / "state"))     # keyed (issue 10)
     second = write_script(tmp_path, [

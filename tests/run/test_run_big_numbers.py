@@ -22,7 +22,7 @@ def test_huge_number_in_a_tool_call_is_an_invalid_step(tmp_path, literal):
 
 
 def test_parse_action_refuses_huge_numbers_with_an_action_error():
-    from assistant.actions import ActionError, parse_action
+    from assistant.agent.actions import ActionError, parse_action
     from assistant.tools.registry import all_tools
 
     for text in ('{"tool": "memory_list", "args": {"offset": ' + "9" * 5000 + '}}',

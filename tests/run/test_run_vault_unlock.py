@@ -1,6 +1,6 @@
 """An unattended run whose vault cannot be unlocked fails closed and says how to unlock."""
 
-from assistant.vault import Vault
+from assistant.secrets.vault import Vault
 
 from e2e_support import cli_env, make_ws, run_cli, write_script
 

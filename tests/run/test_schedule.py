@@ -13,17 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.schedule import (
-    Schedule,
-    ScheduleError,
-    crontab_lines,
-    load_schedules,
-    merge_crontab,
-    on_calendar,
-    parse_cron,
+from assistant.workspace.schedule import (
+    Schedule, ScheduleError, crontab_lines, load_schedules, merge_crontab, on_calendar, parse_cron,
     systemd_units,
 )
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 from acceptance_support import cli, script, sub
 
 

@@ -11,8 +11,8 @@ import urllib.parse
 
 import pytest
 
-from assistant.leak_rules import RULE_IDS
-from assistant.leaks import Finding, Scanner, variants
+from assistant.secrets.rules import RULE_IDS
+from assistant.secrets.scanner import Finding, Scanner, variants
 from leak_corpus import (
     fake_credential_values,
     fake_tokens,
@@ -307,7 +307,7 @@ def test_thousand_ordinary_notes_produce_zero_findings():
 
 
 def test_whitespace_table_matches_python():
-    from assistant.leaks import _WS_ALL
+    from assistant.secrets.scanner import _WS_ALL
 
     assert set(_WS_ALL) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
 
@@ -322,7 +322,7 @@ def test_scanner_rejects_bad_input():
 
 
 def test_every_rule_token_contains_one_of_its_needles():
-    from assistant.leak_rules import RULES
+    from assistant.secrets.rules import RULES
 
     for rule in RULES:
         tokens = TOKENS.get(rule.id) or [t for k, (t, _) in fake_credential_values().items()
@@ -562,7 +562,7 @@ def test_vault_value_more_encodings(how):
 
 
 def test_finding_equality():
-    from assistant.leaks import Finding
+    from assistant.secrets.scanner import Finding
     s = Scanner(secrets={"github": ACC_SECRET})
     assert s.find("hello " + ACC_SECRET) == [Finding(name="github", rule="vault", start=6,
                                                  end=6 + len(ACC_SECRET))]

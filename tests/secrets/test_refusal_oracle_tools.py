@@ -18,7 +18,7 @@ import pytest
 from assistant.session import open_session  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
+from assistant.workspace.layout import open_workspace  # noqa: E402
 
 from e2e_support import make_ws  # noqa: E402
 
@@ -29,7 +29,7 @@ NAME = "HOME_WIFI"
 @pytest.fixture
 def parts(tmp_path):
     ws_path = make_ws(tmp_path)
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
     Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024).set(NAME, SECRET)
     os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
     try:

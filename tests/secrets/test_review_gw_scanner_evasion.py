@@ -49,7 +49,7 @@ VARIANTS = {
 
 
 # Fixed: the scanner's view folds NFKC forms and dash look-alikes and drops terminal escape
-# sequences (assistant/leak_view.py); these were strict xfails until then.
+# sequences (assistant/secrets/view.py); these were strict xfails until then.
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

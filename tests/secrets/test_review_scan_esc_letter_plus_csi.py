@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 
 SECRET = "Zq7-Plum-Orbit-9931"
 

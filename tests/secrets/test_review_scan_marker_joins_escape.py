@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 
 # ECMA-48 CSI (7- and 8-bit) and ESC + intermediates + final, as a terminal parses them.
 SEQ = re.compile(r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|\x1b[\x20-\x2f]*[\x30-\x7e]")

@@ -13,7 +13,7 @@ import unicodedata
 
 import pytest
 
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 
 VALUES = ["café-Secret-77", "비밀번호-Secret-77", "Ångström-Key-2024"]
 

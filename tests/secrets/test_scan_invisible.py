@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 
-from assistant.catalog import CatalogSettings, render  # noqa: E402
-from assistant.leaks import Scanner  # noqa: E402
+from assistant.notes.catalog import CatalogSettings, render  # noqa: E402
+from assistant.secrets.scanner import Scanner  # noqa: E402
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
 
@@ -48,7 +48,7 @@ def test_mixed_invisible_whitespace_and_backslashes_still_line_up():
 
 
 def test_every_format_character_is_dropped():
-    from assistant.leaks import _DROP_CHARS
+    from assistant.secrets.scanner import _DROP_CHARS
 
     dropped = set(_DROP_CHARS)
     cf = [c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 
-from assistant.leaks import Scanner  # noqa: E402
+from assistant.secrets.scanner import Scanner  # noqa: E402
 
 from leak_corpus import fake_tokens  # noqa: E402
 

@@ -19,8 +19,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant.leak_rules import RULES  # noqa: E402
-from assistant.leaks import Finding, Scanner  # noqa: E402
+from assistant.secrets.rules import RULES  # noqa: E402
+from assistant.secrets.scanner import Finding, Scanner  # noqa: E402
 from leak_corpus import fake_credential_values, fake_tokens, ordinary_notes, random_secrets  # noqa: E402
 
 
@@ -151,7 +151,7 @@ def test_vault_spans_are_right_after_non_ascii_and_lone_surrogates():
 def test_the_dfa_and_the_nfa_automata_find_the_same(monkeypatch):
     """Past DFA_MAX_KEYS keys the automaton is a contiguous NFA (1,000 vault values are): both
     kinds must report every overlapping key occurrence alike."""
-    import assistant.leaks as leaks_mod
+    import assistant.secrets.scanner as leaks_mod
 
     secrets = random_secrets(40, seed=9)
     dfa = Scanner(secrets)

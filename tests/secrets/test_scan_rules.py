@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 
-from assistant.leaks import Scanner  # noqa: E402
+from assistant.secrets.scanner import Scanner  # noqa: E402
 from leak_corpus import B62, B64URL, fake_tokens, ordinary_notes, random_secrets  # noqa: E402
 
 SHAPES = Scanner({})

@@ -2,7 +2,7 @@
 characters, hyphens spelled as look-alike dashes, letters and digits in compatibility forms
 (fullwidth, ligatures, superscripts, mathematical letters: NFKC-equal to the value).
 
-The scanner's view folds all of these (assistant/leak_view.py), in both directions: the gated
+The scanner's view folds all of these (assistant/secrets/view.py), in both directions: the gated
 writer refuses them on the way into memory/ and files/, and redaction catches them on the way
 out, replacing exactly the disguised span (escape sequences inside it included) and leaving the
 rest of the text byte-identical. Ordinary text with fullwidth forms, CJK, dashes and colour
@@ -17,8 +17,8 @@ import re
 
 import pytest
 
-from assistant.leaks import Scanner
-from assistant.leak_view import DASHES
+from assistant.secrets.scanner import Scanner
+from assistant.secrets.view import DASHES
 from assistant.models.scripted import ScriptedModel
 from assistant.tools.base import ToolError
 from assistant.tools.registry import tools_by_name
@@ -304,7 +304,7 @@ def test_every_character_nfkc_changes_is_a_fold_candidate():
     for it), so is_normalized is a safe shortcut."""
     import unicodedata
 
-    from assistant.leak_view import _candidates, _fold_char
+    from assistant.secrets.view import _candidates, _fold_char
 
     cls = _candidates(True)
     changing = [chr(cp) for cp in range(0x80, 0x110000)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from assistant.leaks import Scanner
-from assistant.transcript import Transcript, redact_value
+from assistant.secrets.scanner import Scanner
+from assistant.records.transcript import Transcript, redact_value
 
 NAME, VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
 

@@ -11,21 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from assistant import vault as vmod
-from assistant.vault import (
-    ENV_PASSPHRASE,
-    HEADER_SIZE,
-    NONCE_SIZE,
-    Vault,
-    VaultError,
-    VaultLocked,
-    load_scanner,
-    unlock,
+from assistant.secrets import vault as vmod
+from assistant.secrets.vault import (
+    ENV_PASSPHRASE, HEADER_SIZE, NONCE_SIZE, Vault, VaultError, VaultLocked, load_scanner, unlock,
 )
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 from acceptance_support import PASS as acc_PASS
 import threading
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 from bounded import bounded
 
 FAST = {"opslimit": 1, "memlimit": 8 * 1024 * 1024}
@@ -228,7 +221,7 @@ def test_repr_never_shows_values(vault_path):
 
 _WRITER = r"""
 import contextlib, sys, time
-from assistant.vault import Vault
+from assistant.secrets.vault import Vault
 path, tag, n, pw, start_at, unsafe = sys.argv[1:7]
 v = Vault.open(path, pw)
 if unsafe == "1":   # negative control: no lock, no re-read -> lost updates expected
@@ -371,7 +364,7 @@ SECRET = "s3cr3t-Value-Xq9Zk2Lm"
 
 # acceptance (issue 4: vault), written from the issue's words
 def test_vault_python_round_trip(tmp_path):
-    from assistant.vault import Vault, VaultError
+    from assistant.secrets.vault import Vault, VaultError
     path = tmp_path / "vault.enc"
     v = Vault.create(path, acc_PASS, opslimit=1, memlimit=8 << 20)
     v.set("github", SECRET)
@@ -391,7 +384,7 @@ def test_vault_python_round_trip(tmp_path):
 
 
 def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
-    from assistant.vault import Vault, VaultError
+    from assistant.secrets.vault import Vault, VaultError
     path = tmp_path / "vault.enc"
     Vault.create(path, acc_PASS, opslimit=1, memlimit=8 << 20).set("k", SECRET)
     good = path.read_bytes()
@@ -411,7 +404,7 @@ def test_vault_every_flipped_bit_and_truncation_is_refused(tmp_path):
 # review (secrets): 6. vault: a value that is mostly spaces or backslashes
 @pytest.mark.parametrize("value", ["a b c d e f", "ab\\\\\\\\\\\\\\\\", "x\ty\tz\tw\tv", "\\\\\\\\\\\\\\\\\\\\"])
 def test_vault_refuses_a_value_whose_scannable_part_is_too_short(value, tmp_path):
-    from assistant.vault import Vault, VaultError
+    from assistant.secrets.vault import Vault, VaultError
     assert len(value) >= 8
     v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
     with pytest.raises(VaultError, match="too short to scan for") as info:
@@ -421,7 +414,7 @@ def test_vault_refuses_a_value_whose_scannable_part_is_too_short(value, tmp_path
 
 
 def test_vault_accepts_a_value_split_by_spaces_with_enough_characters(tmp_path):
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
     v = Vault.create(tmp_path / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024)
     v.set("phrase", "correct horse battery")
     assert Scanner(v.secrets()).redact("it is correct horse\nbattery!") == "it is [redacted:phrase]!"
@@ -431,7 +424,7 @@ def test_vault_accepts_a_value_split_by_spaces_with_enough_characters(tmp_path):
 def test_fifo_at_the_vault_path_is_a_clear_error_not_a_hang(tmp_path):
     import os
 
-    from assistant.vault import Vault, VaultError
+    from assistant.secrets.vault import Vault, VaultError
     fifo = tmp_path / "vault.enc"
     os.mkfifo(fifo)
 
@@ -446,8 +439,8 @@ def test_fifo_at_the_vault_path_is_a_clear_error_not_a_hang(tmp_path):
 def test_fifo_as_key_file_is_a_clear_error_not_a_hang(tmp_path):
     import os
 
-    from assistant.vault import VaultError, read_key_file
-    from assistant.workspace import init_workspace, open_workspace
+    from assistant.secrets.vault import VaultError, read_key_file
+    from assistant.workspace.layout import init_workspace, open_workspace
     init_workspace(tmp_path / "ws", example=True)
     ws = open_workspace(tmp_path / "ws")
     os.mkfifo(tmp_path / "key", 0o600)

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from assistant.cli import main
-from assistant.vault import ENV_PASSPHRASE, Vault
+from assistant.secrets.vault import ENV_PASSPHRASE, Vault
 import stat
 from acceptance_support import PASS as acc_PASS, out, run_cli
 from pathlib import Path
-from assistant.leaks import Scanner
+from assistant.secrets.scanner import Scanner
 
 PASS = "cli passphrase " + "for tests"
 VALUE = "ghp-like-" + "value-" + "Zq81xY"
@@ -333,7 +333,7 @@ def test_vault_key_file_needs_0600(vault_ws):
 
 
 def test_finding_fields_and_import():
-    from assistant.leaks import Finding  # noqa: F401
+    from assistant.secrets.scanner import Finding  # noqa: F401
     s = Scanner(secrets={"github": SECRET})
     f = s.find("x" + SECRET)[0]
     assert (f.name, f.rule, f.start, f.end) == ("github", "vault", 1, 1 + len(SECRET))

@@ -42,8 +42,8 @@ def test_a_watched_replacement_is_shown_as_its_full_diff(tmp_path):
     ws = make_ws(tmp_path)
     old = "".join(f"keep {i}\n" for i in range(30))
     (ws / "memory" / "list.md").write_text(old)
-    from assistant.notes import revision as keyed_revision
-    from assistant.revision_key import load_key
+    from assistant.notes.frontmatter import revision as keyed_revision
+    from assistant.secrets.revision_key import load_key
 
     def revision(data):
         return keyed_revision(data, load_key(ws / "state"))     # keyed (issue 10 item 6)

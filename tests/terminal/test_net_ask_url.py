@@ -18,7 +18,7 @@ def test_the_net_ask_shows_scheme_host_port_path_and_query_in_full(tmp_path):
         t = Pty("-w", str(ws), "chat", "--model", f"script:{script}")
         asked = t.one_turn_then_quit("look it up", "assistant: ok", answer="n")
         assert site.seen_headers == []
-    # a line wider than the screen goes on after the continuation mark (assistant.screen_lines)
+    # a line wider than the screen goes on after the continuation mark (assistant.display.screen_lines)
     asked = asked.replace("\n   : ", "")
     assert "scheme:  http (4 characters)" in asked
     assert "host:    127.0.0.1 (9 characters)" in asked

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 
 def test_the_notify_summary_of_a_fetch_carries_no_bidi_or_invisible_character(tmp_path):

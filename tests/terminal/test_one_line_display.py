@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from assistant.terminal import one_line
-from assistant.workspace import init_workspace
+from assistant.display.terminal import one_line
+from assistant.workspace.layout import init_workspace
 
 
 @pytest.mark.parametrize("ch", ["\x85", "\u2028", "\u2029", "\x1c", "\x1f", "\x0b", "\x0c"])

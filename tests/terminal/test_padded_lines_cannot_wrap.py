@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from assistant.screen_lines import ScreenLines, cell_width
+from assistant.display.screen_lines import ScreenLines, cell_width
 from e2e_support import make_ws, write_script
 from tty_harness import Pty
 

@@ -14,7 +14,7 @@ import sys
 
 from tty_harness import Pty, clean_env  # noqa: E402
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 
 HIDDEN = "visible line\n\x1b[2K\x1b[1Ahidden instruction\n"
 

@@ -90,7 +90,7 @@ def test_the_model_is_told_which_control_character_was_refused(tmp_path):
 
 
 def test_escape_keeps_newlines_tabs_and_crlf_and_shows_everything_else():
-    from assistant.terminal import escape, one_line
+    from assistant.display.terminal import escape, one_line
 
     assert escape("a\tb\r\nc\n") == "a\tb\r\nc\n"
     assert escape("x\ry\x1b[2K\x9b\u202e\u200b\x7f") == "x\\x0dy\\x1b[2K\\x9b\\u202e\\u200b\\x7f"

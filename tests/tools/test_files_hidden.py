@@ -4,7 +4,7 @@ import pytest
 
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 from workspaces import assert_config_refused
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assistant.session import SessionError, open_session
-from assistant.workspace import init_workspace, open_workspace
+from assistant.workspace.layout import init_workspace, open_workspace
 
 
 def _swap_files(ws_root: Path, target: Path) -> None:

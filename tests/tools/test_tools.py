@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from assistant.actions import action_schema
+from assistant.agent.actions import action_schema
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools, tools_by_name
 from assistant.tools.web import html_to_text, net_target

@@ -18,7 +18,7 @@ import pytest
 
 from assistant.session import open_session  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
+from assistant.workspace.layout import open_workspace  # noqa: E402
 
 from e2e_support import Site, make_ws  # noqa: E402
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from assistant.models.scripted import ScriptedModel  # noqa: E402
 from assistant.session import open_session  # noqa: E402
-from assistant.workspace import open_workspace  # noqa: E402
+from assistant.workspace.layout import open_workspace  # noqa: E402
 
 from e2e_support import Site, make_ws, transcripts, write_script  # noqa: E402
 

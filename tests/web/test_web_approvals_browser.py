@@ -133,8 +133,8 @@ def test_phone_browser_opens_link_sees_diff_approves_with_scope(tmp_path):
     notify = tmp_path / "notify.py"
     notify.write_text(f"import json, sys\nopen({str(notified)!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
     script = tmp_path / "model.json"
-    from assistant.notes import revision
-    from assistant.revision_key import load_key
+    from assistant.notes.frontmatter import revision
+    from assistant.secrets.revision_key import load_key
 
     base = revision(lina.read_bytes(), load_key(ws / "state"))      # the revision memory_read would give
     script.write_text(json.dumps([{"tool": "memory_write",

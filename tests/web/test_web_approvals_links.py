@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from assistant.approval_links import ACTIONS, LinkClaim, load_signer
-from assistant.config import ConfigError, parse
+from assistant.approvals.links import ACTIONS, LinkClaim, load_signer
+from assistant.workspace.config import ConfigError, parse
 from policy.notify import fill
 
 

@@ -47,7 +47,7 @@ class Receiver:
 
 
 def _ws_with_vault(tmp_path: Path) -> Path:
-    from assistant.vault import Vault
+    from assistant.secrets.vault import Vault
 
     ws = make_ws(tmp_path)
     Vault.create(ws / "vault.enc", PASSPHRASE, opslimit=1, memlimit=8 << 20).set("wifi", WIFI)

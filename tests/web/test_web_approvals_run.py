@@ -80,7 +80,7 @@ def test_link_placeholders_need_web_url(tmp_path):
 
 
 def test_bad_web_url_is_a_config_problem(tmp_path):
-    from assistant.config import ConfigError, read
+    from assistant.workspace.config import ConfigError, read
 
     for bad in ("ftp://x", "http://user:pw@host", "http://host/?q=1", "http://host/a b", "nohost"):
         ws = make_ws(tmp_path / bad.replace("/", "_").replace(":", "_").replace(" ", "_").replace("?", "_"),

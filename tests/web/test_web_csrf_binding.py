@@ -1,9 +1,9 @@
 """The approval page's CSRF tokens are bound to the browser's binding, the request and the
-action: a token made for any other one of the three is refused (assistant.approval_links)."""
+action: a token made for any other one of the three is refused (assistant.approvals.links)."""
 
 from __future__ import annotations
 
-from assistant.approval_links import LinkSigner
+from assistant.approvals.links import LinkSigner
 
 
 def test_a_csrf_token_answers_only_its_own_request_action_and_session():

@@ -17,7 +17,7 @@ from assistant.tools.web import net_target  # noqa: E402
 from policy.grants import GrantStore  # noqa: E402
 
 from e2e_support import Site, TextPage as _Page, make_ws  # noqa: E402
-from assistant.vault import Vault  # noqa: E402
+from assistant.secrets.vault import Vault  # noqa: E402
 from session_support import PASSPHRASE  # noqa: E402
 import json
 from acceptance_support import SECRET as acc_SECRET, _set_config, script, sub, with_vault
@@ -391,7 +391,7 @@ def test_ipv6_spellings_compare_equal_for_bindings_and_targets():
     """[0:0::1] and [::1] are one host: web_fetch's target and a vault binding both use the
     compressed form (as the policy does), so a binding matches whichever way the URL spells it."""
     from assistant.tools.web import net_target
-    from assistant.vault import normalize_host
+    from assistant.secrets.vault import normalize_host
 
     assert net_target("http://[0:0:0::1]:8080/")[0] == "[::1]:8080"
     assert normalize_host("[0:0::1]") == "[::1]" == normalize_host("[::1]")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from assistant.workspace import init_workspace
+from assistant.workspace.layout import init_workspace
 from policy.approvals import Inbox, Request, sha256_hex
 from policy.kinds import offers
 
@@ -65,7 +65,7 @@ def file_request(ws: Path, content: str, *, target: str = "people/ana.md", curre
 
 
 def links(ws: Path, req: Request, base: str) -> dict[str, str]:
-    from assistant.approval_links import load_signer
+    from assistant.approvals.links import load_signer
 
     return dict(load_signer(ws / "state", base).urls(req))
 

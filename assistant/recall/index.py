@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
-from .confine import ConfinementError, Root
-from .notes import parse
+from assistant.confine import ConfinementError, Root
+from assistant.notes.frontmatter import parse
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from assistant.secrets.vault import Vault
 
 SCHEMA_VERSION = 2
 INDEX_FILE = "index.sqlite3"
@@ -184,7 +184,7 @@ def secret_fingerprint(secrets: Mapping[str, str], key: bytes = b"") -> str:
 
 
 def vault_fingerprint(vault: "Vault | None") -> str:
-    """secret_fingerprint of an unlocked assistant.vault.Vault (or of no secrets), keyed with the
+    """secret_fingerprint of an unlocked assistant.secrets.vault.Vault (or of no secrets), keyed with the
     vault's derived key (never stored, never shown)."""
     if vault is None:
         return secret_fingerprint({})

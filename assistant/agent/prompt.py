@@ -8,7 +8,7 @@ Guards two properties.
    of turn N (byte for byte), and llama.cpp re-evaluates only the new tokens. Anything that
    changes during a session (notes written or hand-edited since it started, today's date) goes
    into the tail at the end of the newest user turn, never into the prefix. So do the notes
-   recalled for this message (assistant.recall), wrapped as untrusted data like tool output.
+   recalled for this message (assistant.recall.turn), wrapped as untrusted data like tool output.
 
 2. Untrusted data stays data. Tool output (a fetched page, a file, a note) goes back wrapped in
    markers derived from a hash of the output itself (so the output cannot contain its own end
@@ -23,7 +23,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from assistant.actions import DEFAULT_MAX_REPLY
+from assistant.agent.actions import DEFAULT_MAX_REPLY
 
 if TYPE_CHECKING:
     from assistant.tools.base import Tool

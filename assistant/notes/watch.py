@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from policy.fileio import watch_dir
 
-from .terminal import shown_name
+from assistant.display.terminal import shown_name
 
 DEFAULT_DEBOUNCE_MS = 50
 _STEP_MS = 20

@@ -42,8 +42,8 @@ from typing import Callable, Iterable
 
 from policy.fileio import FileLock, NotRegularFile, check_in_place, write_all
 
-from .confine import Root
-from .locking import LockTimeout
+from assistant.confine import Root
+from assistant.notes.locking import LockTimeout
 
 __all__ = [
     "History", "HistoryError", "Origin", "Grant", "Version", "PruneResult", "SOURCES",

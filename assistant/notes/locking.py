@@ -1,6 +1,6 @@
 """The memory writers' lock: `FileLock` on `state/memory.lock` (see policy.fileio, where it lives).
 
-A thin re-export so `assistant.locking.FileLock` / `LockTimeout` keep working; the one lock
+A thin re-export so `assistant.notes.locking.FileLock` / `LockTimeout` keep working; the one lock
 implementation (bounded wait, never a hang) is `policy.fileio.FileLock`.
 """
 

@@ -29,7 +29,7 @@ ELLIPSIS = "\u2026"
 def revision(data: bytes, key: bytes) -> str:
     """The revision of a note: the first 12 hex characters of HMAC-SHA256(key, its exact bytes).
 
-    `key` is the workspace's revision key (assistant.revision_key); callers go through
+    `key` is the workspace's revision key (assistant.secrets.revision_key); callers go through
     `Memory.revision(data)`, the one way a shown revision is computed."""
     if not isinstance(key, bytes) or len(key) < 16:
         raise ValueError("a revision needs the workspace's revision key (16 bytes or more)")

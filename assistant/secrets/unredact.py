@@ -11,7 +11,7 @@ marker the person deleted drops that secret, which is the person's own choice to
 
 from __future__ import annotations
 
-from .leaks import MARKER_RE, Scanner, marker
+from assistant.secrets.scanner import MARKER_RE, Scanner, marker
 
 
 class RestoreError(ValueError):

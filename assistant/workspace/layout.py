@@ -15,9 +15,9 @@ from pathlib import Path
 
 from policy.fileio import replacing, write_atomic
 
-from .config import SECTIONS, Config, ConfigError
-from .config import defaults as default_config
-from .config import read as read_config
+from assistant.workspace.config import SECTIONS, Config, ConfigError
+from assistant.workspace.config import defaults as default_config
+from assistant.workspace.config import read as read_config
 
 ENV_WORKSPACE = "ASSISTANT_WORKSPACE"
 DEFAULT_WORKSPACE = Path("~/.local/share/assistant/workspace")
@@ -39,7 +39,7 @@ class WorkspaceError(Exception):
 
 def load_config(path: Path) -> Config:
     """config.toml over the defaults, every section required: a WorkspaceError lists every
-    problem. (open_workspace reads it leniently instead: see assistant.config.)"""
+    problem. (open_workspace reads it leniently instead: see assistant.workspace.config.)"""
     config = read_config(path)
     try:
         config.require(*SECTIONS)
@@ -182,7 +182,7 @@ def open_workspace(path: str | os.PathLike[str]) -> Workspace:
 
 def example_dir() -> Path:
     """The shipped example workspace (workspace.example/ beside the packages)."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent   # assistant/
     for candidate in (here / "example_workspace", here.parent / "workspace.example"):
         if (candidate / CONFIG).is_file():
             return candidate

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Callable
 
-from .leaks import Scanner
+from assistant.secrets.scanner import Scanner
 
 __all__ = ["ReplyStream", "SafeStream"]
 

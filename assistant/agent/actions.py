@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Iterable, NoReturn, Union
 from policy.strict_json import unique_keys
 
 if TYPE_CHECKING:
-    from .tools.base import Tool
+    from assistant.tools.base import Tool
 
 # Strings without an explicit maxLength get this bound (in characters).
 DEFAULT_MAX_STRING = 4000

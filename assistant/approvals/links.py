@@ -3,7 +3,7 @@
 Guards "nothing without a secret" for `assistant approvals serve` and the links in notifications:
 - a link names one request, one action (show, approve, deny) and an expiry, and carries an
   HMAC-SHA256 under a 32-byte key kept in state/ (0600, made atomically on first use, never
-  replacing a key another process made first: assistant.revision_key.load_key). The MAC covers
+  replacing a key another process made first: assistant.secrets.revision_key.load_key). The MAC covers
   the request id, the sha256 of the request's exact content, the expiry (the request's own) and
   the action, so a link cannot be moved to another request, another content, a later time or
   another action; checking it is constant-time (hmac.compare_digest);
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Mapping, Protocol
 from urllib.parse import quote
 
-from .revision_key import load_key
+from assistant.secrets.revision_key import load_key
 
 KEY_FILE = "approval_links.key"
 ACTIONS = ("show", "approve", "deny")

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .config import RecallConfig
-from .confine import ConfinementError, Root
-from .index import Hit, Index, IndexUnavailable
-from .notes import decode_head, head_meta, staleness
+from assistant.workspace.config import RecallConfig
+from assistant.confine import ConfinementError, Root
+from assistant.recall.index import Hit, Index, IndexUnavailable
+from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
 HEADER_COST = 160          # bytes reserved for the block's own lines per note
 HEAD_BYTES = 2048          # the frontmatter (and its dates) is read from this much of a note
@@ -68,7 +68,7 @@ class Recaller:
         """BM25, or BM25 fused with vector similarity when [recall] embedding_model is set."""
         if self._search is None:
             if self.settings.embedding_model:
-                from .embed import HybridSearch
+                from assistant.recall.embed import HybridSearch
 
                 self._search = HybridSearch(self.index, self.settings.embedding_model).search
             else:

@@ -20,13 +20,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .config import MemoryConfig
-from .confine import ConfinementError, Root
-from .leaks import Scanner
-from .notes import clean_line, cut, decode_head, head_meta, staleness, summary_from_head
+from assistant.workspace.config import MemoryConfig
+from assistant.confine import ConfinementError, Root
+from assistant.secrets.scanner import Scanner
+from assistant.notes.frontmatter import (
+    clean_line, cut, decode_head, head_meta, staleness, summary_from_head,
+)
 
 if TYPE_CHECKING:
-    from .workspace import Workspace
+    from assistant.workspace.layout import Workspace
 
 LIST_LIMIT_MAX = 200
 ORDER_TEXT = "pinned first, then most recently changed"

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from policy.fileio import write_atomic
 
-from . import catalog as _catalog
-from .history import Version
+from assistant.notes import catalog as _catalog
+from assistant.notes.history import Version
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from assistant.notes.store import Memory
 
 CACHE_NAME = "history-seen.json"
 

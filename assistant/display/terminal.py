@@ -91,7 +91,7 @@ def shown_name(rel: str) -> str:
     """A name from disk as it may be shown to the model or a person: unchanged if it passes the
     path grammar, else every character outside printable ASCII escaped (a backslash cannot
     occur in a valid name, so an escaped name never looks like a real one)."""
-    from .confine import ConfinementError, validate_relpath
+    from assistant.confine import ConfinementError, validate_relpath
 
     try:
         validate_relpath(rel)

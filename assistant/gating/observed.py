@@ -18,7 +18,7 @@ from typing import Callable
 
 from policy.gate import Decision
 
-from .call_context import Authorizer
+from assistant.gating.context import Authorizer
 
 __all__ = ["EventSink", "GateRecord", "ObservedGate", "ToolCallState"]
 

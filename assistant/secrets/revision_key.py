@@ -3,7 +3,7 @@
 Guards revisions against being an oracle. A note's revision is shown to the model, to
 approvers and in logs while the note itself may be shown redacted; a plain hash of the real
 bytes would let anyone holding the redacted text test guesses of the secret offline. Revisions
-are therefore HMAC-SHA256 under this key (assistant.notes.revision). The key is 32 random
+are therefore HMAC-SHA256 under this key (assistant.notes.frontmatter.revision). The key is 32 random
 bytes, mode 0600, created on first use without following links and without ever replacing a
 key another process created first. It guards nothing else: losing or damaging it only changes
 every revision, which costs a re-read ("changed since you read it"); a damaged key file is

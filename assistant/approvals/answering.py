@@ -22,8 +22,8 @@ from policy.audit import AuditError, AuditLog
 from policy.fileio import open_regular, read_upto
 from policy.grants import GrantStore
 
-from .terminal import unified_diff
-from .workspace import Workspace
+from assistant.display.terminal import unified_diff
+from assistant.workspace.layout import Workspace
 
 REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
 _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[a-z]{1,16}-[0-9a-f]{6}$")
@@ -137,7 +137,7 @@ def mark_redacted(line: str) -> str:
     """A diff line holding a [redacted:...] marker is marked as such: two real lines that differ
     only in a secret would otherwise show as one unchanged line (issue 10). The caller passes
     content lines only (diff_line_kinds tells them from the header)."""
-    from .leaks import MARKER_RE
+    from assistant.secrets.scanner import MARKER_RE
 
     if not MARKER_RE.search(line):
         return line

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from .index import SOURCES, Hit, Index, IndexUnavailable, query_terms
+from assistant.recall.index import SOURCES, Hit, Index, IndexUnavailable, query_terms
 
 RRF_K = 60            # the usual reciprocal rank fusion constant
 CANDIDATES = 50       # ranks taken from each list before fusing

@@ -1,13 +1,13 @@
 """The turn loop: prompt -> model step -> action -> tool (gated inside) -> redacted result -> ...
 
 Guards the model/tool boundary at run time:
-- every step is parsed strictly (assistant.actions); a malformed step is refused and the model
+- every step is parsed strictly (assistant.agent.actions); a malformed step is refused and the model
   is told why, never guessed at;
 - a tool runs only when the model names it, under a per-tool wall-clock limit (time spent
   waiting for a person's approval does not count against it), and a call that ran out of time
   can no longer pass the gate;
 - every tool output is redacted by the leak scanner and goes back to the model as untrusted
-  data (assistant.prompt), and every event is appended, redacted, to the transcript;
+  data (assistant.agent.prompt), and every event is appended, redacted, to the transcript;
 - a runaway model is stopped at `limits.max_steps` tool calls per turn, *before* the extra
   call runs, so nothing is left half-done;
 - a tool call whose arguments carry a vault value is refused before it runs, with one message
@@ -17,9 +17,9 @@ Guards the model/tool boundary at run time:
 Every ruling the gate makes is reported the moment it happens (`on_event("ruling", ...)`) and
 remembered, so an unattended run can report "denied" with its own exit code.
 
-The gate observer and each call's own gate view live in assistant.gate_view, the streaming
-display in assistant.streaming; this module is the loop that uses them (and the name their
-tests and callers import: `assistant.agent.ObservedGate`, `ReplyStream`, ... are those).
+The gate observer and each call's own gate view live in assistant.gating.observed, the streaming
+display in assistant.agent.streaming; this module is the loop that uses them (and the name their
+tests and callers import: `assistant.agent.loop.ObservedGate`, `ReplyStream`, ... are those).
 """
 
 from __future__ import annotations
@@ -32,19 +32,21 @@ from typing import TYPE_CHECKING, Callable
 
 from policy.gate import Gate
 
-from .actions import DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action
-from .call_context import COMMITTED_WRITE_WAIT
-from .config import Config
-from .leaks import VAULT_RULE, Scanner
-from .models.base import ContextOverflow, Model, ModelError, StepResult
-from .gate_view import EventSink, GateRecord, ObservedGate, ToolCallState
-from .prompt import Conversation
-from .streaming import ReplyStream, SafeStream
-from .tools.base import SecretRefusal, Tool, ToolContext, ToolError
-from .transcript import Transcript
+from assistant.agent.actions import (
+    DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action,
+)
+from assistant.gating.context import COMMITTED_WRITE_WAIT
+from assistant.workspace.config import Config
+from assistant.secrets.scanner import VAULT_RULE, Scanner
+from assistant.models.base import ContextOverflow, Model, ModelError, StepResult
+from assistant.gating.observed import EventSink, GateRecord, ObservedGate, ToolCallState
+from assistant.agent.prompt import Conversation
+from assistant.agent.streaming import ReplyStream, SafeStream
+from assistant.tools.base import SecretRefusal, Tool, ToolContext, ToolError
+from assistant.records.transcript import Transcript
 
 if TYPE_CHECKING:
-    from .recall import Recaller
+    from assistant.recall.turn import Recaller
 
 DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
@@ -159,7 +161,7 @@ class Agent:
         self.ctx = replace(ctx, gate=self.gate)
         self.scanner = ctx.scanner
         self._refused: tuple[str, ...] | None = None   # set by _run_tool on a vault-value refusal
-        # assistant.recall.Recaller (or None): the notes matching each message, for the tail
+        # assistant.recall.turn.Recaller (or None): the notes matching each message, for the tail
         self.recall = recall
 
     # -- plumbing

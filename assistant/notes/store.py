@@ -1,0 +1,255 @@
+"""Memory: memory/'s mount of the one gated writer, the redacting reader, and the catalog.
+
+Guards what the assistant will believe next time. Every write and removal of a note goes
+through `assistant.notes.writer.GatedWriter` (path rules -> content rules -> leak scan ->
+read-before-overwrite -> the policy gate -> under the writers' lock: recheck, history, the
+confined atomic write -> an audit line), the same pipeline as the file tools; this module
+says only what is memory's own: `.md` names, the size cap from [memory], keyed revisions, the
+writers' lock and history. Whole-file replacement only.
+
+Reads are ungated (context, not reach) but confined, bounded, and redacted by the scanner.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from policy.gate import Gate
+
+from assistant.notes import catalog as _catalog
+from assistant.notes import frontmatter as _notes
+
+from assistant.gating.context import AuditSink, Authorizer, Call
+from assistant.confine import Root
+from assistant.notes.writer import (
+    CONFLICT_MESSAGE, Busy, Conflict, ContentRefused, Denied, GatedWriter, Mount, NotFound,
+    PathRefused, Refused, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable, WriteResult,
+)
+from assistant.notes.history import History, HistoryError, Origin, Version
+from assistant.secrets.scanner import Scanner
+from assistant.notes.locking import FileLock, LockTimeout
+from assistant.notes.frontmatter import REVISION_CHARS
+
+if TYPE_CHECKING:
+    from assistant.workspace.layout import Workspace
+
+__all__ = [
+    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "REVISION_CHARS",
+    "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "SecretWouldBeLost", "Conflict",
+    "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
+]
+
+# --- refusals (the one gated-write pipeline's; see assistant.notes.writer) -----------------------
+
+NoteError = Refused   # the memory API's name for a refusal (its CLI and callers catch it)
+
+Entry = _catalog.Entry
+
+
+def _markdown_only(path: str) -> str | None:
+    """memory/'s own path rule: notes are markdown files."""
+    if path.endswith(".md"):
+        return None
+    return f"path refused: {path!r} does not end in .md; notes are markdown files"
+
+
+@dataclass(frozen=True)
+class Note:
+    path: str
+    content: str      # redacted
+    revision: str     # of the bytes on disk (12 hex chars of sha256)
+
+    # "memory_read returns the note with its revision": besides .content / .revision, a Note
+    # unpacks as `content, revision = note` and answers note["content"] / note["revision"].
+    def __iter__(self) -> Iterator[str]:
+        return iter((self.content, self.revision))
+
+    def __getitem__(self, key: str | int | slice) -> str | tuple[str, ...]:
+        if isinstance(key, str) and key in ("path", "content", "revision"):
+            return str(getattr(self, key))
+        if isinstance(key, (int, slice)):
+            return (self.content, self.revision)[key]
+        raise KeyError(key)
+
+
+class Memory:
+    """The notes of one workspace. `gate` is a policy.gate.Gate (it carries the run mode)."""
+
+    def __init__(self, ws: "Workspace", scanner: Scanner, gate: Authorizer, *, lock_timeout: float = 10.0,
+                 audit: AuditSink | None = None, run_id: str = "", history: History | None = None) -> None:
+        if scanner is None:
+            raise ValueError("Memory needs a leak scanner (assistant.secrets.scanner.Scanner); none means no writes")
+        self.ws = ws
+        self.scanner = scanner
+        self.gate = gate
+        self.run_id = run_id or (gate.run_id if isinstance(gate, Gate) else "")
+        self.settings = _catalog.CatalogSettings.from_config(ws.config.memory)
+        self.max_note_bytes = self.settings.max_note_bytes
+        self.lock_timeout = lock_timeout
+        self._audit = audit
+        self.history = history   # None: no versions kept (a bare Memory built by a test)
+        self._revision_key: bytes | None = None
+
+    # -- revisions ----------------------------------------------------------------------
+
+    def revision(self, data: bytes) -> str:
+        """THE way a revision the model, an approver or a log sees is computed: 12 hex chars
+        of HMAC-SHA256 of the exact bytes under this workspace's key (state/revision.key,
+        created on first use). Keyed, so a revision beside a redacted note is no offline
+        oracle for the secret redacted out of it."""
+        if self._revision_key is None:
+            from assistant.secrets.revision_key import RevisionKeyError, load_key
+
+            try:
+                self._revision_key = load_key(self.ws.state_dir)
+            except RevisionKeyError as exc:
+                raise NoteError(f"revisions cannot be computed: {exc}") from None
+        return _notes.revision(data, self._revision_key)
+
+    # -- the mount: memory/'s side of the one gated-write pipeline -----------------------
+
+    def _writer(self) -> GatedWriter:
+        if self._audit is None:
+            from policy.audit import AuditLog
+
+            self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
+        return GatedWriter(Mount(
+            kind="memory", tool="memory_write", noun="note", root=self._root, scanner=self.scanner,
+            max_bytes=self.max_note_bytes, read_limit=self.max_note_bytes,
+            size_setting="memory.max_note_bytes",
+            too_large_hint="Split it into several notes, one topic each.",
+            path_rule=_markdown_only, lock=self._lock, history=self.history, revision=self.revision,
+            edit_command="assistant memory edit", audit=self._audit, run_id=self.run_id))
+
+    def check_path(self, path: object) -> str:
+        """The note path, or PathRefused saying which rule and which component."""
+        return self._writer().check_path(path)
+
+    def secrets_in(self, data: bytes) -> frozenset[str]:
+        """The exact texts in `data` that reading it would redact (vault values, credentials)."""
+        return self._writer().secrets_in(data)
+
+    def _root(self) -> Root:
+        try:
+            return Root(self.ws.memory_dir)
+        except FileNotFoundError:
+            raise NoteError(f"no memory folder at {self.ws.memory_dir}") from None
+
+    def sweep_temp(self, older_than: float = 3600.0) -> int:
+        """Remove temp files a crashed writer left in memory/ (dot-leading, so never a note),
+        under the writers' lock so a write in progress is never touched. Returns how many.
+        With none to remove, the lock is not taken (a read-only command leaves no lock file)."""
+        with self._root() as root:
+            if root.sweep_temp(older_than, dry_run=True) == 0:
+                return 0
+            with self._lock():
+                return root.sweep_temp(older_than)
+
+    def _lock(self) -> FileLock:
+        self.ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return FileLock(self.ws.lock_path, timeout=self.lock_timeout)
+
+    def _current(self, root: Root, path: str) -> bytes | None:
+        """The note's bytes now, None if there is none; Unreadable if it is not a readable note."""
+        return self._writer().current(root, path)
+
+    def _run_id(self) -> str:
+        return self.run_id
+
+    # -- the writer ---------------------------------------------------------------------
+
+    def write(self, path: str, content: str | bytes, base: str | None = None, *,
+              force: bool = False, origin: Origin | None = None, call: Call | None = None,
+              person_edit: bool = False) -> WriteResult:
+        """Create or replace one note (whole file), through the one gated-write pipeline
+        (assistant.notes.writer: see its docstring for the order).
+
+        `base`: the revision memory_read returned; required to replace an existing note.
+        `force`: the person (CLI) replacing a note without a base; still scanned and gated,
+        and still refused if the note changes while the gate is deciding.
+        `origin`: who writes (history's source, model, untrusted sources read); default the person.
+        `call`: the tool call this write belongs to (its gate view and cancellation); None for
+        the person's own writes, ruled on by this Memory's gate.
+        `person_edit`: the person's editor (`assistant memory edit`), which put the original
+        values back behind the markers left in place: secrets already in the note may stay,
+        and one whose marker the person deleted may go. Any new secret is still refused.
+        Without it, a write that would drop a secret held by the current note is refused
+        (SecretWouldBeLost).
+        """
+        return self._writer().write(path, content, base, call=call or Call(self.gate),
+                                    origin=origin or Origin("person"), force=force, person_edit=person_edit)
+
+    def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None,
+               call: Call | None = None) -> RemoveResult:
+        """Remove one note; gated like a write (kind memory). `base`, if given, must match.
+        History keeps every version: the removal is recorded (source `removal`).
+        `call`: as for write (its gate view and cancellation); None: this Memory's gate."""
+        return self._writer().remove(path, base, call=call or Call(self.gate), origin=origin or Origin("person"))
+
+    # -- history ------------------------------------------------------------------------
+
+    def notice(self, paths: list[str] | None = None) -> list[Version]:
+        """Record hand edits (and removals) of these notes, or of every note, made outside the
+        project since history last looked. Cheap when nothing changed (a stat cache in state/)."""
+        if self.history is None:
+            return []
+        from assistant.notes.intake import notice_all
+
+        try:
+            return notice_all(self, paths)
+        except LockTimeout as exc:
+            raise Busy(f"{exc}; hand edits were not recorded this time") from None
+        except HistoryError as exc:
+            raise NoteError(f"history: {exc}") from None
+
+    # -- the reader ---------------------------------------------------------------------
+
+    def read_raw(self, path: str) -> tuple[bytes, str]:
+        """(exact bytes, text) of a note; ungated and unredacted: for the person's editor only."""
+        writer = self._writer()
+        path = writer.check_path(path)
+        with self._root() as root:
+            writer.check_spelling(root, path)
+            data = writer.current(root, path)
+        if data is None:
+            raise NotFound(f"no note at {path}")
+        try:
+            return data, data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"{path} is not UTF-8 text (byte {exc.start}); fix it in an editor") from None
+
+    def read(self, path: str) -> Note:
+        """The note, redacted, with the revision of its bytes on disk."""
+        path = self.check_path(path)
+        data, text = self.read_raw(path)
+        return Note(path=path, content=self.scanner.redact(text), revision=self.revision(data))
+
+    # -- the catalog --------------------------------------------------------------------
+
+    def list(self, offset: int = 0, limit: int = 50) -> list[Entry]:
+        return self.list_page(offset, limit)[1]
+
+    def list_page(self, offset: int = 0, limit: int = 50) -> tuple[int, list[Entry]]:
+        """(total, entries) in catalog order."""
+        try:
+            return _catalog.page(self.ws.memory_dir, self.settings, self.scanner, offset=offset, limit=limit)
+        except ValueError as exc:
+            raise NoteError(str(exc)) from None
+        except OSError as exc:
+            raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
+
+    def entries(self) -> list[Entry]:
+        """Every note in catalog order, with summaries (for `assistant memory ls`)."""
+        try:
+            return _catalog.all_entries(self.ws.memory_dir, self.settings, self.scanner)
+        except OSError as exc:
+            raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
+
+    def catalog(self) -> str:
+        """The catalog block, exactly as the model sees it."""
+        try:
+            return _catalog.render(self.ws.memory_dir, self.settings, self.scanner)
+        except OSError as exc:
+            raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
