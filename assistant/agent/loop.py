@@ -18,8 +18,9 @@ Every ruling the gate makes is reported the moment it happens (`on_event(RulingM
 remembered, so an unattended run can report "denied" with its own exit code. Every event is one
 of the frozen dataclasses of assistant.agent.events.
 
-The gate observer and each call's own gate view live in assistant.gating.observed, the streaming
-display in assistant.agent.streaming; this module is the loop that uses them (and the name their
+The gate observer and each call's own gate view live in assistant.gating.observed, the events in
+assistant.agent.events, the streaming display in assistant.agent.streaming; this module is the loop
+that uses them (and the name their
 tests and callers import: `assistant.agent.loop.ObservedGate`, `ReplyStream`, ... are those).
 """
 

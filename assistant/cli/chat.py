@@ -478,7 +478,7 @@ def chat_command(model_spec: str | None) -> None:
                     continue
                 ui.clear_status()
                 ui.end_stream()
-                # an error ending the turn was already shown in place, by on_event("error")
+                # an error ending the turn was already shown in place, by on_event(TurnFailed(...))
                 if result.secret_refused:
                     secret_refusals += 1
                     if secret_refusals >= 2:

@@ -3,7 +3,8 @@
 Guards that a write an MCP client no longer waits for is never approved later and never lands:
 - `GatedCall` is the call's Authorizer (the session's observed gate, refusing once the call was
   given up on) and its Cancellation (checked by the memory writer under its lock, just before
-  it commits);
+  it commits): one CallAuthority, handed to the writer as it is. Giving up and committing
+  exclude each other through assistant.gating.cancel.CancelOrCommit (the agent's calls use it too);
 - the approval request the gate files for the call is tied to it (the session's `on_request`
   hook, told in the gate's own thread, finds the call bound to that thread), so `cancel()`
   closes exactly that request as denied, whether the request was filed before or after the
