@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from assistant.agent.loop import Agent, Limits, reply_limit
-from assistant.gating.observed import EventSink, ObservedGate
+from assistant.agent.events import EventSink
+from assistant.gating.observed import ObservedGate
 from assistant.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -78,6 +79,12 @@ class Session:
     requester: str | None = None
     _closed: bool = field(default=False, repr=False)
 
+    @property
+    def policy_gate(self) -> "Gate":
+        """The policy Gate behind the session's observed gate (`gate`): its approval timeout,
+        notify command and open requests. open_session always builds one."""
+        return self.gate.gate  # type: ignore[return-value]
+
     def set_requester(self, source: str) -> None:
         """Name who asks through this session (e.g. "mcp:Claude Desktop", from the MCP handshake):
         the gate names it in every audit line and approval request from now on, and it is the
@@ -89,8 +96,8 @@ class Session:
         if not valid_source(source) or source in ("person", "hand-edit", "revert", "removal"):
             raise ValueError(f"not a requester: {source!r} (mcp:<client name>, or assistant)")
         self.requester = source
-        if isinstance(self.gate.gate, Gate):
-            self.gate.gate.requester = source
+        if isinstance(self.policy_gate, Gate):
+            self.policy_gate.requester = source
 
     def new_agent(self, model: "Model", *, on_event: EventSink | None = None) -> Agent:
         """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
@@ -271,7 +278,7 @@ def open_session(
                                 approval_timeout=approval_timeout, on_request=on_request)
     except Exception as exc:
         raise SessionError(f"the policy gate cannot start: {exc}") from None
-    gate = ObservedGate(real_gate, lambda n, d: None)
+    gate = ObservedGate(real_gate)
     try:
         Path(ws.files_dir).mkdir(mode=0o700, exist_ok=True)
         Path(ws.memory_dir).mkdir(mode=0o700, exist_ok=True)

@@ -14,11 +14,13 @@ Guards the model/tool boundary at run time:
   naming neither the secret nor where it was, and the turn ends there (so refusals are no
   oracle a model can binary-search); the person is told which secret (event `secret_refused`,
   transcript, audit log).
-Every ruling the gate makes is reported the moment it happens (`on_event("ruling", ...)`) and
-remembered, so an unattended run can report "denied" with its own exit code.
+Every ruling the gate makes is reported the moment it happens (`on_event(RulingMade(...))`) and
+remembered, so an unattended run can report "denied" with its own exit code. Every event is one
+of the frozen dataclasses of assistant.agent.events.
 
-The gate observer and each call's own gate view live in assistant.gating.observed, the streaming
-display in assistant.agent.streaming; this module is the loop that uses them (and the name their
+The gate observer and each call's own gate view live in assistant.gating.observed, the events in
+assistant.agent.events, the streaming display in assistant.agent.streaming; this module is the loop
+that uses them (and the name their
 tests and callers import: `assistant.agent.loop.ObservedGate`, `ReplyStream`, ... are those).
 """
 
@@ -39,7 +41,11 @@ from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.workspace.config import Config
 from assistant.secrets.scanner import VAULT_RULE, Scanner
 from assistant.models.base import ContextOverflow, Model, ModelError, StepResult
-from assistant.gating.observed import EventSink, GateRecord, ObservedGate, ToolCallState
+from assistant.gating.observed import GateRecord, ObservedGate, ToolCallState
+from assistant.agent.events import (
+    Event, EventSink, GateEvents, Notice, Recalled, Replied, StepRefused, StepTaken, Stopped, Token,
+    ToolCalled, ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown, record, redacted,
+)
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.tools.base import SecretRefusal, Tool, ToolContext, ToolError
@@ -48,7 +54,7 @@ from assistant.records.transcript import Transcript
 if TYPE_CHECKING:
     from assistant.recall.turn import Recaller
 
-DISPLAY_ONLY = frozenset({"write_shown"})   # events for the screen, not the transcript
+DISPLAY_ONLY = frozenset({WriteShown.EVENT})   # events for the screen, not the transcript (nor are tokens)
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
 
 
@@ -125,8 +131,9 @@ def reply_limit(max_tokens: int) -> int:
 
 
 class Agent:
-    """Runs turns of one session. `on_event(name, data)` sees everything as it happens:
-    token, tool_call, ruling, tool_result, invalid, reply, stopped, error."""
+    """Runs turns of one session. `on_event(event)` sees everything as it happens, each event one
+    of assistant.agent.events (Token, ToolCalled, RulingMade, ToolFinished, StepRefused, Replied,
+    Stopped, TurnFailed, ...)."""
 
     def __init__(
         self,
@@ -155,9 +162,9 @@ class Agent:
         # Every gate call any tool makes in this session (memory's included) goes through here.
         if isinstance(ctx.gate, ObservedGate):
             self.gate = ctx.gate
-            self.gate.emit = self._emit
+            self.gate.report_to(GateEvents(self._emit))
         else:
-            self.gate = ObservedGate(ctx.gate, self._emit)
+            self.gate = ObservedGate(ctx.gate, GateEvents(self._emit))
         self.ctx = replace(ctx, gate=self.gate)
         self.scanner = ctx.scanner
         self._refused: tuple[str, ...] | None = None   # set by _run_tool on a vault-value refusal
@@ -165,17 +172,18 @@ class Agent:
         self.recall = recall
 
     # -- plumbing
-    def _emit(self, name: str, data: dict) -> None:
-        """Every event leaves redacted: the display and the transcript never see a secret."""
-        if name != "token":
-            data = {k: _redact_value(v, self.scanner) for k, v in data.items()}
-            if self.transcript is not None and name not in DISPLAY_ONLY:
+    def _emit(self, event: Event) -> None:
+        """Every event leaves redacted: the display and the transcript never see a secret (a
+        Token is redacted already, by SafeStream). The transcript gets each recorded event."""
+        if not isinstance(event, Token):
+            event = redacted(event, lambda value: _redact_value(value, self.scanner))
+            if self.transcript is not None and event.RECORDED:
                 try:
-                    self.transcript.append(name, **data)
+                    self.transcript.append(event.EVENT, **record(event))
                 except Exception:
                     pass
         if self.on_event is not None:
-            self.on_event(name, data)
+            self.on_event(event)
 
     def _redact(self, text: str) -> str:
         return self.scanner.redact(text) if self.scanner is not None else text
@@ -185,12 +193,11 @@ class Agent:
         first_ruling = len(self.gate.rulings)
         self.ctx.sources = []   # what this turn reads from untrusted places (kept with its writes)
         result = TurnResult(outcome="error")
-        self._emit("user", {"text": text, "changed_notes": list(changed_notes)})
+        self._emit(UserMessage(text, tuple(changed_notes)))
         # The model never sees a secret value, not even one the person typed.
         shown = self._redact(text)
         if shown != text:
-            self._emit("notice", {"message": "a secret in the message was replaced by [redacted:NAME] "
-                                             "before the model saw it"})
+            self._emit(Notice("a secret in the message was replaced by [redacted:NAME] before the model saw it"))
         recalled = self._recall(shown)
         # Note paths are names a person chose: a secret in one is redacted like any text.
         self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
@@ -200,13 +207,13 @@ class Agent:
         except ModelError as exc:
             result.outcome = "error"
             result.message = f"model error: {self._redact(str(exc))}"
-            self._emit("error", {"message": result.message})
+            self._emit(TurnFailed(result.message))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:   # a backend crash ends the turn with a message, not a traceback
             result.outcome = "error"
             result.message = f"model backend failed: {type(exc).__name__}: {self._redact(str(exc))}"
-            self._emit("error", {"message": result.message})
+            self._emit(TurnFailed(result.message))
         result.rulings = list(self.gate.rulings[first_ruling:])
         return result
 
@@ -222,15 +229,15 @@ class Agent:
             self.recall.problem = f"{type(exc).__name__}: {exc}"
         problem = self.recall.take_problem()
         if problem:
-            self._emit("notice", {"message": f"memory search: {problem}"})
-        self._emit("recall", {"notes": [{"path": r.path, "score": r.score, "source": r.source,
-                                         **({"stale": r.stale} if r.stale else {})} for r in recalled]})
+            self._emit(Notice(f"memory search: {problem}"))
+        self._emit(Recalled(tuple({"path": r.path, "score": r.score, "source": r.source,
+                                   **({"stale": r.stale} if r.stale else {})} for r in recalled)))
         return recalled
 
     def _loop(self, result: TurnResult) -> None:
         while True:
             result.steps += 1
-            safe = SafeStream(lambda chunk: self._emit("token", {"text": chunk}), self._redact,
+            safe = SafeStream(lambda chunk: self._emit(Token(chunk)), self._redact,
                               scanner=self.scanner)
             streamer = ReplyStream(safe.feed)
             step = self._step_that_fits(streamer.feed)
@@ -243,20 +250,17 @@ class Agent:
                 if step.finish_reason == "length":
                     parse_error = (f"the step was cut off at max_tokens ({self.limits.max_tokens}) "
                                    f"before its JSON closed: {parse_error}")
-            self._emit("step", {"n": result.steps, "action": raw, "parsed": parse_error is None,
-                                "error": parse_error, "prompt_tokens": step.prompt_tokens,
-                                "evaluated_tokens": step.evaluated_tokens,
-                                "completion_tokens": step.completion_tokens,
-                                **({"cached_tokens": step.cached_tokens}
-                                   if step.cached_tokens is not None else {})})
+            self._emit(StepTaken(n=result.steps, action=raw, parsed=parse_error is None, error=parse_error,
+                                 prompt_tokens=step.prompt_tokens, evaluated_tokens=step.evaluated_tokens,
+                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens))
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
                 result.outcome, result.reply = "reply", action.text
                 safe.finish()
-                self._emit("reply", {"text": action.text, "streamed": safe.intact and bool(safe.shown)})
+                self._emit(Replied(action.text, streamed=safe.intact and bool(safe.shown)))
                 return
             if action is None:
-                self._emit("invalid", {"error": parse_error})
+                self._emit(StepRefused(parse_error))
                 # A malformed step counts as a step, so a model that never produces a valid
                 # action is stopped by the same limit.
                 if result.steps > self.limits.max_steps:
@@ -299,15 +303,15 @@ class Agent:
                                  f"this turn added, beyond what fits with the persona, tools and catalog ({exc}); "
                                  "it was dropped, so the next message starts afresh") from None
             if dropped:
-                self._emit("notice", {"message": f"the conversation no longer fit the model's context: the "
-                                                 f"{dropped} oldest exchange{'s were' if dropped > 1 else ' was'} "
-                                                 "dropped (persona, tools and catalog stay)"})
+                self._emit(Notice(f"the conversation no longer fit the model's context: the "
+                                  f"{dropped} oldest exchange{'s were' if dropped > 1 else ' was'} "
+                                  "dropped (persona, tools and catalog stay)"))
             return step
 
     def _stop(self, result: TurnResult, message: str) -> None:
         result.outcome = "stopped"
         result.message = message
-        self._emit("stopped", {"message": message})
+        self._emit(Stopped(message))
 
     def _vault_names_in(self, value: object) -> tuple[str, ...]:
         """Vault names whose value (in any encoding the scanner knows) is in the call's arguments."""
@@ -327,7 +331,7 @@ class Agent:
         """Record a refusal for a vault value: the person sees which secret (display, transcript,
         audit log); the model gets SECRET_REFUSED or the tool's own generic message."""
         self._refused = names
-        self._emit("secret_refused", {"tool": call.name, "target": _call_target(call.args), "names": list(names)})
+        self._emit(VaultValueRefused(call.name, _call_target(call.args), tuple(names)))
         gate = self.gate.gate
         if isinstance(gate, Gate):
             try:
@@ -339,7 +343,7 @@ class Agent:
 
     def _run_tool(self, call: ToolCall, result: TurnResult | None = None) -> str:
         tool = self.tools[call.name]
-        self._emit("tool_call", {"tool": call.name, "args": call.args, "kind": tool.kind})
+        self._emit(ToolCalled(call.name, call.args, tool.kind))
         result = result if result is not None else TurnResult(outcome="reply")
         names = self._vault_names_in(call.args)
         if names:
@@ -348,10 +352,10 @@ class Agent:
             self._secret_refused(call, names)
             output = f"error: {SECRET_REFUSED}"
             result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
-            self._emit("tool_result", {"tool": call.name, "ok": False, "output": output, "secret": True})
+            self._emit(ToolFinished(call.name, ok=False, output=output, secret=True))
             return output
         state = ToolCallState(call.name, self.gate)
-        ctx = replace(self.ctx, gate=state, cancel=state)    # this call's own gate view
+        ctx = replace(self.ctx, gate=state, cancel=state, own_call=state)    # this call's own gate view
         box: dict[str, object] = {}
         done = threading.Event()
 
@@ -386,19 +390,19 @@ class Agent:
                 # history, audit), and record what it did
                 done.wait(COMMITTED_WRITE_WAIT)
                 output = str(box.get("output", box.get("error", "did not finish in time")))
-                self._emit("tool_result", {"tool": call.name, "ok": "output" in box,
-                                           "output": f"interrupted after its write had begun: {self._redact(output)}"})
+                self._emit(ToolFinished(call.name, ok="output" in box,
+                                        output=f"interrupted after its write had begun: {self._redact(output)}"))
                 raise
             if state.in_gate_since is not None and self.gate.gate.mode == "watched":
                 # Ctrl-C at a question: the asker sees the cancellation and answers no; let it
                 # finish (bounded) so its deny is shown before the prompt comes back
                 done.wait(2.0)
-            self._emit("tool_result", {"tool": call.name, "ok": False, "output": "interrupted"})
+            self._emit(ToolFinished(call.name, ok=False, output="interrupted"))
             raise
         if not done.is_set():
             msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"
             result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), msg))
-            self._emit("tool_result", {"tool": call.name, "ok": False, "output": msg, "timeout": True})
+            self._emit(ToolFinished(call.name, ok=False, output=msg, timeout=True))
             return msg
         if "secret" in box:
             self._secret_refused(call, tuple(box["secret"]))  # type: ignore[arg-type]
@@ -427,6 +431,5 @@ class Agent:
         # A lone surrogate (a page decoded with the charset its server named, e.g. utf-7) cannot be
         # encoded as UTF-8: the transcript dropped the record and the backends failed the turn.
         output = _LONE_SURROGATE.sub("\ufffd", output)
-        self._emit("tool_result", {"tool": call.name, "ok": ok, "output": output,
-                                   "seconds": round(time.monotonic() - started, 3)})
+        self._emit(ToolFinished(call.name, ok=ok, output=output, seconds=round(time.monotonic() - started, 3)))
         return output

@@ -27,9 +27,13 @@ from assistant.display.colour import (
     diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
 )
 from assistant.cli.common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
+from assistant.agent.events import (
+    Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
+    ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
+)
 
 if TYPE_CHECKING:
-    from policy.gate import InlineAnswer
+    from policy.gate import InlineAnswer, Question
 
 HELP = """\
 commands:
@@ -152,7 +156,7 @@ class ChatUI:
             return None
         return line.rstrip("\r\n")
 
-    def inline_ask(self, question) -> str | InlineAnswer | None:
+    def inline_ask(self, question: Question) -> str | InlineAnswer | None:
         """Ask the person right here whether to allow one gated call. Shown first, in full and
         escaped: the URL part by part, or the whole proposed text / diff (paged on a terminal).
         A durable scope needs its word typed (`always`, `folder`); empty, end of input, Ctrl-C
@@ -162,14 +166,13 @@ class ChatUI:
 
         choices: dict[str, str] = {}
         labels = []
-        for offer in getattr(question, "offers", ()):
+        for offer in question.offers:
             key, label = _LABELS.get(offer.scope, (None, None))
             if key is None:
                 continue
             choices[key] = offer.scope
             labels.append(f"{key} = {escape(label.format(pattern=offer.pattern), newlines=False)}")
-        content = getattr(question, "content", None)
-        url = getattr(question, "url", None)
+        content, current, url = question.content, question.current, question.url
         pages = None
         with self.lock:
             if self.tty_in:
@@ -182,12 +185,12 @@ class ChatUI:
                 self.echo(url_parts(url), nl=False)
             if content is not None:
                 # every line of the content is marked, so none can pass for a line of the chat's own
-                body = _indent(proposed_text(getattr(question, "current", None), content, str(question.target)))
+                body = _indent(proposed_text(current, content, question.target))
                 if self.tty_in:
                     pages = Pages(body, screen_rows() - 8, chars=len(content))
-                    self.echo(self.shown_body(pages.next(), getattr(question, "current", None)), nl=False)
+                    self.echo(self.shown_body(pages.next(), current), nl=False)
                 else:
-                    self.echo(self.shown_body(body, getattr(question, "current", None)), nl=False)
+                    self.echo(self.shown_body(body, current), nl=False)
             ask = (f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}; "
                    "type the word) ")
             while True:
@@ -204,7 +207,7 @@ class ChatUI:
                     self.echo(escape(answer, newlines=False))
                 word = (answer or "").strip().lower()
                 if word == "more" and pages is not None:
-                    self.echo(self.shown_body(pages.next(), getattr(question, "current", None)) if not pages.done else
+                    self.echo(self.shown_body(pages.next(), current) if not pages.done else
                               f"    (nothing more: all {len(pages.lines):,} lines were shown)\n", nl=False)
                     continue
                 break
@@ -237,72 +240,74 @@ class ChatUI:
             self.echo()
             self.streaming = False
 
-    def on_event(self, name: str, data: dict) -> None:
-        if name == "user":
-            self.failed_this_turn = []
-            return
-        # Everything shown here came from the model, a note, a page or a file name: escaped.
-        if name in ("token", "reply", "tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice",
-                    "write_shown", "secret_refused"):
-            self.clear_status()
-        if name == "token":
-            if not self.streaming:
-                self.echo(f"{self.speaker()}: ", nl=False)
-                self.streaming = True
-            self.echo(_continued(escape(data["text"])), nl=False)
-            return
-        if name == "reply":
-            if not self.streaming:
-                self.echo(f"{self.speaker()}: {_continued(escape(data['text']))}")
-            elif not data.get("streamed", True):
-                # streaming stopped part-way (a long secret was redacted): show it whole
-                self.end_stream()
-                self.echo(f"{self.speaker()} (in full): {_continued(escape(data['text']))}")
-            else:
-                self.end_stream()
-            if self.failed_this_turn:
-                # the harness, not the model, says what happened: a reply after a failed call
-                # may claim what did not happen
-                self.echo(f"  {paint('!', 'warn', on=self.colour)} this reply follows a failed call ({_short(', '.join(self.failed_this_turn), 120)}): "
-                          "check before relying on it")
-            return
-        if name not in ("tool_call", "ruling", "tool_result", "invalid", "stopped", "error", "notice", "write_shown",
-                        "secret_refused"):
-            return
+    def on_event(self, event: Event) -> None:
+        """Show one event of the turn as it happens. Everything shown here came from the model, a
+        note, a page or a file name: escaped."""
+        match event:
+            case UserMessage():
+                self.failed_this_turn = []
+                return
+            case StepTaken() | Recalled():
+                return          # for the transcript: the step's raw text and the recalled notes
+        self.clear_status()
+        match event:
+            case Token(text=text):
+                if not self.streaming:
+                    self.echo(f"{self.speaker()}: ", nl=False)
+                    self.streaming = True
+                self.echo(_continued(escape(text)), nl=False)
+                return
+            case Replied(text=text, streamed=streamed):
+                if not self.streaming:
+                    self.echo(f"{self.speaker()}: {_continued(escape(text))}")
+                elif not streamed:
+                    # streaming stopped part-way (a long secret was redacted): show it whole
+                    self.end_stream()
+                    self.echo(f"{self.speaker()} (in full): {_continued(escape(text))}")
+                else:
+                    self.end_stream()
+                if self.failed_this_turn:
+                    # the harness, not the model, says what happened: a reply after a failed call
+                    # may claim what did not happen
+                    self.echo(f"  {paint('!', 'warn', on=self.colour)} this reply follows a failed call ({_short(', '.join(self.failed_this_turn), 120)}): "
+                              "check before relying on it")
+                return
         self.end_stream()
-        if name == "tool_call":
-            if data.get("tool") == "memory_write" and isinstance(data.get("args"), dict):
-                a = data["args"]
-                if isinstance(a.get("path"), str) and isinstance(a.get("content"), str):
-                    self.own_writes[a["path"]] = a["content"].encode("utf-8")
-            args = json.dumps(data.get("args", {}), ensure_ascii=False, sort_keys=True)
-            self.echo(f"  -> {escape(data['tool'], newlines=False)} {_short(args)}")
-        elif name == "ruling":
-            verdict = "allow" if data.get("allowed") else data.get("verdict", "deny")
-            self.echo(f"  [{status(one_line(verdict), on=self.colour)}] {one_line(data['kind'])} {one_line(data['target'])}: "
-                      f"{_short(data.get('reason', ''), 400)}")
-        elif name == "write_shown":
-            self.show_write(str(data.get("target", "")), str(data.get("content", "")), data.get("current"))
-        elif name == "secret_refused":
-            # the person may be told which secret; the model is not
-            names = ", ".join(str(n) for n in data.get("names", []))
-            self.echo(f"  ! {one_line(str(data.get('tool')))} carried your vault secret {_short(names, 80)}: refused "
-                      "(the assistant was not told which); this turn takes no more tool calls")
-        elif name == "tool_result":
-            if not data.get("ok"):
-                self.failed_this_turn.append(str(data.get("tool", "?")))
-            first = str(data.get("output", "")).strip().splitlines()
-            self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
-                      + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
-            self.thinking()     # the model's next step can take a while too
-        elif name == "invalid":
-            self.echo(f"  ! model step refused: {_short(data.get('error', ''), 400)}")
-        elif name == "notice":
-            self.echo(f"  ({escape(data.get('message', ''))})")
-        elif name == "stopped":
-            self.echo(f"  {status('stopped', on=self.colour)}: {escape(data.get('message', ''))}")
-        elif name == "error":
-            self.echo(f"  {status('error', on=self.colour)}: {escape(data.get('message', ''))}")
+        match event:
+            case ToolCalled(tool=tool, args=args):
+                if tool == "memory_write" and isinstance(args, dict):
+                    if isinstance(args.get("path"), str) and isinstance(args.get("content"), str):
+                        self.own_writes[args["path"]] = args["content"].encode("utf-8")
+                shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+                self.echo(f"  -> {escape(tool, newlines=False)} {_short(shown)}")
+            case RulingMade(kind=kind, target=target, allowed=allowed, verdict=verdict, reason=reason):
+                verdict = "allow" if allowed else verdict
+                self.echo(f"  [{status(one_line(verdict), on=self.colour)}] {one_line(kind)} {one_line(target)}: "
+                          f"{_short(reason, 400)}")
+            case WriteShown(target=target, content=content, current=current):
+                self.show_write(str(target), str(content), current)
+            case VaultValueRefused(tool=tool, names=names):
+                # the person may be told which secret; the model is not
+                shown = ", ".join(str(n) for n in names)
+                self.echo(f"  ! {one_line(str(tool))} carried your vault secret {_short(shown, 80)}: refused "
+                          "(the assistant was not told which); this turn takes no more tool calls")
+            case ToolFinished(tool=tool, ok=ok, output=output):
+                if not ok:
+                    self.failed_this_turn.append(str(tool))
+                first = str(output).strip().splitlines()
+                self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
+                          + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
+                self.thinking()     # the model's next step can take a while too
+            case StepRefused(error=error):
+                self.echo(f"  ! model step refused: {_short(error or '', 400)}")
+            case Notice(message=message):
+                self.echo(f"  ({escape(message)})")
+            case Stopped(message=message):
+                self.echo(f"  {status('stopped', on=self.colour)}: {escape(message)}")
+            case TurnFailed(message=message):
+                self.echo(f"  {status('error', on=self.colour)}: {escape(message)}")
+            case _:
+                raise TypeError(f"the chat display has no case for {type(event).__name__}")
 
     def speaker(self) -> str:
         return paint(self.name, "assistant", on=self.colour)
@@ -390,7 +395,7 @@ def chat_command(model_spec: str | None) -> None:
     except SessionError as exc:
         fail(str(exc))
     ui.still_wanted = session.gate.still_wanted   # False in a tool call cancelled by Ctrl-C
-    ui.answer_timeout = session.gate.gate.timeout  # approvals.timeout bounds an inline question too
+    ui.answer_timeout = session.policy_gate.timeout  # approvals.timeout bounds an inline question too
     watcher = None
     try:
         try:
@@ -473,7 +478,7 @@ def chat_command(model_spec: str | None) -> None:
                     continue
                 ui.clear_status()
                 ui.end_stream()
-                # an error ending the turn was already shown in place, by on_event("error")
+                # an error ending the turn was already shown in place, by on_event(TurnFailed(...))
                 if result.secret_refused:
                     secret_refusals += 1
                     if secret_refusals >= 2:

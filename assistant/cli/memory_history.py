@@ -341,7 +341,7 @@ def prune_cmd(older_than: str) -> None:
     mem = _memory()
     _notice(mem)
     try:
-        with mem._lock():
+        with mem.writers_lock():
             res = _history(mem).prune(seconds)
     except (HistoryError, OSError, TimeoutError) as exc:
         fail(str(exc))
@@ -370,7 +370,7 @@ def forget_cmd(path: str) -> None:
             f"forget all {count} version(s) of {_shown(mem, path)}? This cannot be undone", err=True):
         fail("nothing forgotten")
     try:
-        with mem._lock():
+        with mem.writers_lock():
             res = hist.forget(path)
     except (HistoryError, OSError, TimeoutError) as exc:
         fail(str(exc))

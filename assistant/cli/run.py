@@ -19,6 +19,10 @@ import click
 
 from policy.duration import parse_duration
 
+from assistant.agent.events import (
+    Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
+    ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
+)
 from assistant.display.colour import status_line, wanted
 from assistant.display.localtime import local_time
 from assistant.display.terminal import one_line
@@ -34,19 +38,24 @@ def _one_line(text: str, limit: int = 400) -> str:
     return one_line(text, limit)
 
 
-def _progress(name: str, data: dict) -> None:
+def _progress(event: Event) -> None:
     """Progress for logs (stderr): tool calls and rulings as they happen."""
-    if name == "tool_call":
-        args = json.dumps(data.get("args", {}), ensure_ascii=False, sort_keys=True)
-        click.echo(f"[tool] {data['tool']} {_one_line(args, 160)}", err=True)
-    elif name == "ruling":
-        verdict = "allowed" if data.get("allowed") else f"{data.get('verdict', 'deny')}"
-        click.echo(f"[gate] {data['kind']} {visible(str(data['target']))}: {verdict} ({_one_line(str(data.get('reason', '')), 200)})",
-                   err=True)
-    elif name == "tool_result" and not data.get("ok"):
-        click.echo(f"[tool] {_one_line(str(data.get('output', '')), 200)}", err=True)
-    elif name == "invalid":
-        click.echo(f"[model] invalid step: {_one_line(str(data.get('error', '')), 200)}", err=True)
+    match event:
+        case ToolCalled(tool=tool, args=args):
+            shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+            click.echo(f"[tool] {tool} {_one_line(shown, 160)}", err=True)
+        case RulingMade(kind=kind, target=target, allowed=allowed, verdict=verdict, reason=reason):
+            verdict = "allowed" if allowed else verdict
+            click.echo(f"[gate] {kind} {visible(str(target))}: {verdict} ({_one_line(str(reason), 200)})", err=True)
+        case ToolFinished(ok=False, output=output):
+            click.echo(f"[tool] {_one_line(str(output), 200)}", err=True)
+        case StepRefused(error=error):
+            click.echo(f"[model] invalid step: {_one_line(str(error or ''), 200)}", err=True)
+        case (UserMessage() | Notice() | Recalled() | Token() | StepTaken() | Replied() | Stopped() | TurnFailed()
+              | ToolFinished() | WriteShown() | VaultValueRefused()):
+            pass    # the outcome line and the transcript say these
+        case _:
+            raise TypeError(f"the run's progress has no case for {type(event).__name__}")
 
 
 def _waiting(req) -> None:
@@ -83,7 +92,7 @@ def _tell_notify(session, message: str) -> None:
     it: no shell, no vault variables in its environment, bounded; a failure is reported."""
     from policy.notify import run_notify
 
-    gate = session.gate.gate      # the policy Gate behind the session's observer
+    gate = session.policy_gate
     argv = list(gate.notify or [])
     if not argv:
         return
@@ -127,15 +136,16 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order
         pending: list[tuple[str, str]] = []
 
-        def on_event(name: str, data: dict) -> None:
-            if name == "tool_call":
-                args = data.get("args") if isinstance(data.get("args"), dict) else {}
-                target = next((str(args[k]) for k in ("path", "url") if isinstance(args.get(k), str)), "")
-                pending.append((str(data.get("tool", "?")), target))
-            elif name == "tool_result" and data.get("output") != "interrupted" and pending:
-                tool, target = pending.pop()
-                calls.append((tool, target, bool(data.get("ok")), str(data.get("output", ""))))
-            _progress(name, data)
+        def on_event(event: Event) -> None:
+            match event:
+                case ToolCalled(tool=tool, args=args):
+                    args = args if isinstance(args, dict) else {}
+                    target = next((str(args[k]) for k in ("path", "url") if isinstance(args.get(k), str)), "")
+                    pending.append((str(tool), target))
+                case ToolFinished(ok=ok, output=output) if output != "interrupted" and pending:
+                    tool, target = pending.pop()
+                    calls.append((tool, target, bool(ok), str(output)))
+            _progress(event)
 
         agent = session.new_agent(model, on_event=on_event)
         try:
@@ -143,7 +153,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         except KeyboardInterrupt:
             # The gate closes, as denied, every request it filed that is still open (a tool
             # thread may be inside the notify command): nobody can approve what no run acts on.
-            session.gate.gate.close_open("the run that asked was interrupted")
+            session.policy_gate.close_open("the run that asked was interrupted")
             session.transcript.append("session_end", outcome="interrupted", exit_code=EXIT_ERROR)
             click.echo("error: interrupted; nothing further was done")
             return EXIT_ERROR

@@ -55,16 +55,34 @@ class NeverCancelled:
 NEVER_CANCELLED = NeverCancelled()
 
 
+class CallAuthority(Authorizer, Cancellation, Protocol):
+    """One gated call's authority, as a writer gets it: who rules on the call (`authorize`) and
+    whether it is still wanted (`cancelled`, `commit`). A tool call's own gate view (the agent's
+    ToolCallState, an MCP client's GatedCall) is one itself."""
+
+
 @dataclass(frozen=True)
 class Call:
-    """One call's authority: the gate it asks, and whether it is still wanted."""
+    """A call's authority made of a gate and a cancellation given apart (the person's CLI, the
+    Python API: never cancelled)."""
 
     gate: Authorizer
     cancel: Cancellation = NEVER_CANCELLED
+
+    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
+                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+        return self.gate.authorize(kind, target, content=content, current=current, summary=summary, url=url)
+
+    def cancelled(self) -> bool:
+        return self.cancel.cancelled()
+
+    def commit(self) -> bool:
+        return self.cancel.commit()
 
 
 class AuditSink(Protocol):
     def append(self, record: dict[str, object]) -> object: ...
 
 
-__all__ = ["COMMITTED_WRITE_WAIT", "NEVER_CANCELLED", "AuditSink", "Authorizer", "Call", "Cancellation", "NeverCancelled"]
+__all__ = ["COMMITTED_WRITE_WAIT", "NEVER_CANCELLED", "AuditSink", "Authorizer", "Call", "CallAuthority", "Cancellation",
+           "NeverCancelled"]

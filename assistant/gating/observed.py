@@ -5,24 +5,26 @@ policy Gate is wrapped once (`ObservedGate`), so each ruling is reported the mom
 and remembered (an unattended run reports "denied" with its own exit code), and a gate that
 raises is a deny. Each tool call gets its own `ToolCallState` (its ToolContext's `gate` and
 `cancel`): time in the gate is excluded from the call's timeout, and once the call is given up
-on (timed out, interrupted) it can no longer pass the gate, and a writer asking `cancelled()`
-just before it commits writes nothing. No thread-local state.
+on (timed out, interrupted) it can no longer pass the gate, and a writer's `commit()` just
+before it writes fails, so nothing is written (assistant.gating.cancel: first one wins). What the
+gate rules is told to a `GateObserver` (the agent turns it into its typed events). No
+thread-local state.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Iterator, Protocol
 
 from policy.gate import Decision
 
-from assistant.gating.context import Authorizer
+from assistant.gating.cancel import CancelOrCommit
+from assistant.gating.context import Authorizer, Cancellation
 
-__all__ = ["EventSink", "GateRecord", "ObservedGate", "ToolCallState"]
-
-EventSink = Callable[[str, dict[str, object]], None]
+__all__ = ["GateObserver", "GateRecord", "ObservedGate", "ToolCallState", "UNOBSERVED"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,27 @@ class GateRecord:
     reason: str
 
 
+class GateObserver(Protocol):
+    """Who is told what the gate rules, the moment it does (the agent: as its typed events)."""
+
+    def ruled(self, record: GateRecord, sha256: str | None) -> None:
+        """A ruling (`sha256`: of the content an allow is bound to, if any)."""
+
+    def write_shown(self, kind: str, target: str, content: str, current: str | None) -> None:
+        """A write allowed without a question: its whole text, for the person's screen."""
+
+
+class _Unobserved:
+    def ruled(self, record: GateRecord, sha256: str | None) -> None:
+        pass
+
+    def write_shown(self, kind: str, target: str, content: str, current: str | None) -> None:
+        pass
+
+
+UNOBSERVED: GateObserver = _Unobserved()
+
+
 def _deny(reason: str) -> Decision:
     return Decision(allowed=False, verdict="deny", reason=reason, sha256=None)
 
@@ -47,19 +70,23 @@ class ObservedGate:
     remembered (an unattended run reports "denied" with its own exit code). A gate that
     raises is a deny. `gate` is the policy Gate itself."""
 
-    def __init__(self, gate: Authorizer, emit: EventSink) -> None:
+    def __init__(self, gate: Authorizer, observer: GateObserver = UNOBSERVED) -> None:
         self.gate = gate
-        self.emit = emit
+        self.observer = observer
         self.rulings: list[GateRecord] = []
         self._lock = threading.Lock()
-        self._asking: list["ToolCallState"] = []   # tool calls now inside the gate (a person may be asked)
+        self._asking: list[Cancellation] = []   # tool calls now inside the gate (a person may be asked)
+
+    def report_to(self, observer: GateObserver) -> None:
+        """From now on, tell `observer` every ruling (the agent of this session, an MCP server)."""
+        self.observer = observer
 
     def still_wanted(self) -> bool:
         """False once a tool call now waiting in the gate has been given up on (Ctrl-C at a
         question in the chat): the question is cancelled and nothing typed later answers it."""
         with self._lock:
             asking = list(self._asking)
-        return not any(state.cancelled() for state in asking)
+        return not any(call.cancelled() for call in asking)
 
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
@@ -68,28 +95,47 @@ class ObservedGate:
 
     def authorize_for(self, tool: str, kind: str, target: str, *, content: bytes | None = None,
                       current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
-        try:
-            decision = self.gate.authorize(kind, target, content=content, current=current, summary=summary,
-                                           url=url)
-        except Exception as exc:   # the gate fails closed; so do we if it ever raises
-            decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
+        decision = self.decide(kind, target, content=content, current=current, summary=summary, url=url)
         self.record(tool, kind, target, decision)
         return decision
+
+    def decide(self, kind: str, target: str, *, content: bytes | None = None, current: bytes | None = None,
+               summary: str = "", url: str | None = None, asking: Cancellation | None = None) -> Decision:
+        """The gate's decision, not yet recorded; a gate that raises is a deny. While it decides,
+        the call `asking` counts as waiting in the gate (see still_wanted)."""
+        with self._waiting(asking):
+            try:
+                return self.gate.authorize(kind, target, content=content, current=current, summary=summary,
+                                           url=url)
+            except Exception as exc:   # the gate fails closed; so do we if it ever raises
+                return _deny(f"the gate failed ({type(exc).__name__}); denied")
+
+    @contextmanager
+    def _waiting(self, call: Cancellation | None) -> Iterator[None]:
+        if call is None:
+            yield
+            return
+        with self._lock:
+            self._asking.append(call)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._asking.remove(call)
 
     def record(self, tool: str, kind: str, target: str, decision: Decision) -> None:
         r = GateRecord(tool=tool, kind=kind, target=str(target), allowed=bool(decision.allowed),
                        verdict=str(decision.verdict), reason=str(decision.reason))
         with self._lock:
             self.rulings.append(r)
-        self.emit("ruling", {"tool": r.tool, "kind": r.kind, "target": r.target, "allowed": r.allowed,
-                             "verdict": r.verdict, "reason": r.reason, "sha256": decision.sha256})
+        self.observer.ruled(r, decision.sha256)
 
 
 class ToolCallState:
-    """One tool call's view of the gate (passed to the tool in its ToolContext, as `gate` and
-    `cancel`): time spent in the gate is excluded from the call's timeout, and once the agent
-    has given up on the call (timed out, interrupted) it can no longer pass the gate and a
-    writer's `commit()` just before it writes fails, so nothing is written; once a writer has
+    """One tool call's view of the gate (passed to the tool in its ToolContext, as its `gate`,
+    `cancel` and `own_call`): time spent in the gate is excluded from the call's timeout, and once
+    the agent has given up on the call (timed out, interrupted) it can no longer pass the gate and
+    a writer's `commit()` just before it writes fails, so nothing is written; once a writer has
     committed, `cancel()` no longer gives up on it (the agent waits for the write instead)."""
 
     def __init__(self, tool: str, gate: ObservedGate) -> None:
@@ -98,27 +144,17 @@ class ToolCallState:
         self.lock = threading.Lock()
         self.gate_seconds = 0.0
         self.in_gate_since: float | None = None
-        self._end: str | None = None     # "cancelled" (given up on) or "committed" (its writer's)
+        self.end = CancelOrCommit()     # given up on, or its writer committed: the first one stands
 
     def cancel(self) -> bool:
         """Give up on the call; False when it is too late (its writer has committed)."""
-        return self._end_as("cancelled")
+        return self.end.cancel()
 
     def commit(self) -> bool:
-        return self._end_as("committed")
+        return self.end.commit()
 
     def cancelled(self) -> bool:
-        with self.lock:
-            return self._end == "cancelled"
-
-    def _end_as(self, end: str) -> bool:
-        """Giving up on the call and its writer committing exclude each other: the first one
-        stands, the other gets False."""
-        with self.lock:
-            if self._end not in (None, end):
-                return False
-            self._end = end
-            return True
+        return self.end.cancelled()
 
     def work_seconds(self, started: float, now: float) -> float:
         with self.lock:
@@ -127,26 +163,16 @@ class ToolCallState:
 
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
-        with self.lock:
-            if self._end == "cancelled":
-                decision = _deny("the tool call ran out of time before this was allowed")
-                late = True
-            else:
-                late = False
-                self.in_gate_since = time.monotonic()
-        if late:
+        if self.cancelled():
+            decision = _deny("the tool call ran out of time before this was allowed")
             self.observed.record(self.tool, kind, target, decision)
             return decision
-        with self.observed._lock:
-            self.observed._asking.append(self)
+        with self.lock:
+            self.in_gate_since = time.monotonic()
         try:
-            decision = self.observed.gate.authorize(kind, target, content=content, current=current,
-                                                    summary=summary, url=url)
-        except Exception as exc:   # the gate fails closed; so do we if it ever raises
-            decision = _deny(f"the gate failed ({type(exc).__name__}); denied")
+            decision = self.observed.decide(kind, target, content=content, current=current, summary=summary,
+                                            url=url, asking=self)
         finally:
-            with self.observed._lock:
-                self.observed._asking.remove(self)
             with self.lock:
                 if self.in_gate_since is not None:
                     self.gate_seconds += time.monotonic() - self.in_gate_since
@@ -157,7 +183,6 @@ class ToolCallState:
         if decision.allowed and content is not None and decision.remember is None:
             # allowed without a question (a watched chat, a grant): the person sees the whole
             # write now, not just the call's line (display only: the transcript has the args)
-            self.observed.emit("write_shown", {
-                "kind": kind, "target": str(target), "content": content.decode("utf-8", "replace"),
-                "current": current.decode("utf-8", "replace") if current is not None else None})
+            self.observed.observer.write_shown(kind, str(target), content.decode("utf-8", "replace"),
+                                               current.decode("utf-8", "replace") if current is not None else None)
         return decision

@@ -3,7 +3,8 @@
 Guards that a write an MCP client no longer waits for is never approved later and never lands:
 - `GatedCall` is the call's Authorizer (the session's observed gate, refusing once the call was
   given up on) and its Cancellation (checked by the memory writer under its lock, just before
-  it commits);
+  it commits): one CallAuthority, handed to the writer as it is. Giving up and committing
+  exclude each other through assistant.gating.cancel.CancelOrCommit (the agent's calls use it too);
 - the approval request the gate files for the call is tied to it (the session's `on_request`
   hook, told in the gate's own thread, finds the call bound to that thread), so `cancel()`
   closes exactly that request as denied, whether the request was filed before or after the
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from policy.gate import Decision, Gate
 
+from assistant.gating.cancel import CancelOrCommit
+
 if TYPE_CHECKING:
     from policy.approvals import Request
 
@@ -26,17 +29,17 @@ if TYPE_CHECKING:
 
 
 class GatedCall:
-    """One memory_write or memory_remove from an MCP client."""
+    """One memory_write or memory_remove from an MCP client: its writer's authority (a
+    CallAuthority: it is both the Authorizer and the Cancellation)."""
 
     def __init__(self, tool: str, observed: "ObservedGate", gate: Gate) -> None:
         self.tool = tool
         self.observed = observed
         self.gate = gate
+        self.end = CancelOrCommit()              # given up on (why), or its writer committed
         self._lock = threading.Lock()
-        self._reason: str | None = None          # why it was given up on
         self._request: "Request | None" = None   # the approval request filed for it
         self._filed_at: float | None = None
-        self._committed = False                  # its writer passed the point of no return
 
     # -- Authorizer -----------------------------------------------------------------------
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
@@ -51,30 +54,25 @@ class GatedCall:
 
     # -- Cancellation ---------------------------------------------------------------------
     def cancelled(self) -> bool:
-        return self.given_up() is not None
+        return self.end.cancelled()
 
     def commit(self) -> bool:
-        with self._lock:
-            if self._reason is not None:
-                return False
-            self._committed = True
-            return True
+        return self.end.commit()
 
     def given_up(self) -> str | None:
-        with self._lock:
-            return self._reason
+        return self.end.reason()
 
     def cancel(self, reason: str) -> bool:
         """The client gave up on this call: its request (filed or yet to be) is closed as denied.
         False when it is too late (its writer has committed: the write lands, and is answered)."""
+        if not self.end.cancel(reason):
+            return False
         with self._lock:
-            if self._committed:
-                return False
-            if self._reason is None:
-                self._reason = reason
-            request, reason = self._request, self._reason
+            request = self._request
         if request is not None:
-            self.gate.close_request(request.id, reason)
+            # closing it twice (here and in filed(), when the two cross) is harmless: the gate
+            # closes a request it still waits on, once
+            self.gate.close_request(request.id, self.end.reason() or reason)
         return True
 
     # -- the request ----------------------------------------------------------------------
@@ -83,7 +81,7 @@ class GatedCall:
         with self._lock:
             self._request = request
             self._filed_at = time.monotonic()
-            reason = self._reason
+        reason = self.end.reason()
         if reason is not None:
             self.gate.close_request(request.id, reason)
 

@@ -37,7 +37,8 @@ from policy.gate import Gate
 from policy.notify import run_notify
 from policy.paths import MAX_PATH_CHARS
 
-from assistant.gating.context import COMMITTED_WRITE_WAIT, Call
+from assistant.agent.events import Event, GateEvents, ToolCalled, ToolFinished, VaultValueRefused, record
+from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.notes.history import Origin
 from assistant.secrets.scanner import VAULT_RULE
 from assistant.notes.store import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
@@ -101,11 +102,11 @@ class MemoryServer:
     session was opened with."""
 
     def __init__(self, session: "Session", calls: CallRegistry) -> None:
-        if not isinstance(session.gate.gate, Gate):
+        if not isinstance(session.policy_gate, Gate):
             raise TypeError("the session's gate is not a policy Gate")
         self.session = session
         self.calls = calls
-        self.gate: Gate = session.gate.gate
+        self.gate: Gate = session.policy_gate
         self.memory = session.memory
         self.timeout = float(self.gate.timeout)
         self.redact: Callable[[str], str] = session.scanner.redact
@@ -121,17 +122,22 @@ class MemoryServer:
         self._started = False
         self.tool_calls = 0
         self.secret_refusals = 0
-        session.gate.emit = self._event          # every ruling goes to the transcript as it happens
+        session.gate.report_to(GateEvents(self._record))   # every ruling goes to the transcript as it happens
         self.server = self._build()
 
     # -- bookkeeping ----------------------------------------------------------------------
-    def _event(self, name: str, data: dict | None = None, **fields: object) -> None:
-        """One transcript event (the ObservedGate's emit(name, data) too)."""
+    def _event(self, name: str, **fields: object) -> None:
+        """One transcript record of this door's own (session_start)."""
         if self.session.transcript is not None:
             try:
-                self.session.transcript.append(name, **(data or {}), **fields)
+                self.session.transcript.append(name, **fields)
             except Exception:   # noqa: BLE001 - a transcript that cannot be written stops nothing here
                 pass
+
+    def _record(self, event: Event) -> None:
+        """A call's event (a ruling of the session's gate too) into the transcript."""
+        if event.RECORDED:
+            self._event(event.EVENT, **record(event))
 
     def _start(self, info: types.Implementation | None) -> None:
         """Name the client (from the handshake) once, before its first call is served."""
@@ -235,10 +241,10 @@ class MemoryServer:
         if names:
             tool = self._tool_shown(name)
             self.tool_calls += 1
-            self._event("tool_call", tool=tool, args=arguments if isinstance(arguments, dict) else {})
+            self._record(ToolCalled(tool, arguments if isinstance(arguments, dict) else {}))
             text = await anyio.to_thread.run_sync(self._secret_refused, tool,
                                                   arguments if isinstance(arguments, dict) else {}, names)
-            self._event("tool_result", tool=tool, ok=False, output=text, secret=True)
+            self._record(ToolFinished(tool, ok=False, output=text, secret=True))
             return self._result(text, ok=False)
         spec = self.specs.get(name) if isinstance(name, str) else None
         if spec is None:
@@ -251,13 +257,13 @@ class MemoryServer:
         if problem is not None:
             return self._result(problem, ok=False)
         self.tool_calls += 1
-        self._event("tool_call", tool=spec.name, args=args)
+        self._record(ToolCalled(spec.name, args))
         if spec.name in GATED_TOOLS:
             text, ok = await self._gated(spec, args)
         else:
             text, ok = await anyio.to_thread.run_sync(self._read_tool, spec, args)
         result = self._result(text, ok=ok)
-        self._event("tool_result", tool=spec.name, ok=ok, output=result.content[0].text)
+        self._record(ToolFinished(spec.name, ok=ok, output=result.content[0].text))
         return result
 
     def _tool_shown(self, name: object) -> str:
@@ -293,7 +299,7 @@ class MemoryServer:
             self.secret_refusals += 1
             last = self.secret_refusals >= MAX_SECRET_REFUSALS
         target = args.get("path") if isinstance(args.get("path"), str) else ""
-        self._event("secret_refused", tool=tool, target=target, names=list(names))
+        self._record(VaultValueRefused(tool, target, tuple(names)))
         record = {"event": "secret_refused", "run": self.session.id, "tool": tool,
                   "target": self.redact(str(target)), "secrets": list(names),
                   "requester": self.session.requester}
@@ -361,11 +367,10 @@ class MemoryServer:
                     # not exit mid-write, and record what it did, not "nothing was changed"
                     await anyio.to_thread.run_sync(finished.wait, COMMITTED_WRITE_WAIT)
                     text, ok = outcome[0] if outcome else ("did not finish in time", False)
-                    self._event("tool_result", tool=spec.name, ok=ok,
-                                output=f"{self.gone()} after its write had begun: {text}")
+                    self._record(ToolFinished(spec.name, ok=ok, output=f"{self.gone()} after its write had begun: {text}"))
                 else:
                     await anyio.to_thread.run_sync(finished.wait, FINISH_SECONDS)
-                    self._event("tool_result", tool=spec.name, ok=False, output=f"{self.gone()}; nothing was changed")
+                    self._record(ToolFinished(spec.name, ok=False, output=f"{self.gone()}; nothing was changed"))
             raise
         finally:
             with self._lock:
@@ -376,15 +381,15 @@ class MemoryServer:
         origin = Origin(self.session.requester or "mcp:unnamed client")
         r: WriteResult | RemoveResult
         try:
-            path = model_tools._str_arg(args, "path", limit=MAX_PATH_CHARS)
-            base = model_tools._str_arg(args, "base", required=False, limit=REVISION_CHARS) or None
+            path = model_tools.str_arg(args, "path", limit=MAX_PATH_CHARS)
+            base = model_tools.str_arg(args, "base", required=False, limit=REVISION_CHARS) or None
             if spec.name == "memory_write":
-                content = model_tools._str_arg(args, "content", limit=self.memory.max_note_bytes)
-                r = self.memory.write(path, content, base=base, origin=origin, call=Call(call, call))
+                content = model_tools.str_arg(args, "content", limit=self.memory.max_note_bytes)
+                r = self.memory.write(path, content, base=base, origin=origin, call=call)
                 verb = "created" if r.created else "replaced"
                 text = f"{verb} {r.path} ({r.bytes} bytes); its revision is now {r.revision}"
             else:
-                r = self.memory.remove(path, base=base, origin=origin, call=Call(call, call))
+                r = self.memory.remove(path, base=base, origin=origin, call=call)
                 text = f"removed {r.path} (it was at revision {r.revision}; its history keeps every version)"
         except (ToolError, NoteError) as exc:
             return str(exc), False

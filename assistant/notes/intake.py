@@ -87,7 +87,7 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
     if not hist.intent_pending() and all(unchanged(p) for p in wanted):
         return []
     recorded: list[Version] = []
-    with mem._lock():
+    with mem.writers_lock():
         with mem._root() as root:
             def current(p: str) -> bytes | None:
                 return mem._current(root, p)

@@ -21,7 +21,7 @@ from policy.gate import Gate
 from assistant.notes import catalog as _catalog
 from assistant.notes import frontmatter as _notes
 
-from assistant.gating.context import AuditSink, Authorizer, Call
+from assistant.gating.context import AuditSink, Authorizer, Call, CallAuthority
 from assistant.confine import Root
 from assistant.notes.writer import (
     CONFLICT_MESSAGE, Busy, Conflict, ContentRefused, Denied, GatedWriter, Mount, NotFound,
@@ -120,7 +120,7 @@ class Memory:
             max_bytes=self.max_note_bytes, read_limit=self.max_note_bytes,
             size_setting="memory.max_note_bytes",
             too_large_hint="Split it into several notes, one topic each.",
-            path_rule=_markdown_only, lock=self._lock, history=self.history, revision=self.revision,
+            path_rule=_markdown_only, lock=self.writers_lock, history=self.history, revision=self.revision,
             edit_command="assistant memory edit", audit=self._audit, run_id=self.run_id))
 
     def check_path(self, path: object) -> str:
@@ -144,10 +144,12 @@ class Memory:
         with self._root() as root:
             if root.sweep_temp(older_than, dry_run=True) == 0:
                 return 0
-            with self._lock():
+            with self.writers_lock():
                 return root.sweep_temp(older_than)
 
-    def _lock(self) -> FileLock:
+    def writers_lock(self) -> FileLock:
+        """The workspace's writers' lock (every write, removal and history change takes it); the
+        person's history commands hold it while they prune or forget."""
         self.ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         return FileLock(self.ws.lock_path, timeout=self.lock_timeout)
 
@@ -161,7 +163,7 @@ class Memory:
     # -- the writer ---------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes, base: str | None = None, *,
-              force: bool = False, origin: Origin | None = None, call: Call | None = None,
+              force: bool = False, origin: Origin | None = None, call: CallAuthority | None = None,
               person_edit: bool = False) -> WriteResult:
         """Create or replace one note (whole file), through the one gated-write pipeline
         (assistant.notes.writer: see its docstring for the order).
@@ -182,7 +184,7 @@ class Memory:
                                     origin=origin or Origin("person"), force=force, person_edit=person_edit)
 
     def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None,
-               call: Call | None = None) -> RemoveResult:
+               call: CallAuthority | None = None) -> RemoveResult:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match.
         History keeps every version: the removal is recorded (source `removal`).
         `call`: as for write (its gate view and cancellation); None: this Memory's gate."""

@@ -36,7 +36,7 @@ from typing import Callable
 from policy.paths import PathGrammarError
 from policy.paths import check as check_grammar
 
-from assistant.gating.context import AuditSink, Call
+from assistant.gating.context import AuditSink, CallAuthority
 from assistant.confine import ConfinementError, FileTooLargeError, Root
 from assistant.notes.history import Grant, History, HistoryError, Origin, Version
 from assistant.secrets.scanner import VAULT_RULE, Scanner
@@ -380,9 +380,9 @@ class GatedWriter:
 
     # -- 5. the gate ------------------------------------------------------------------------
 
-    def authorize(self, call: Call, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
+    def authorize(self, call: CallAuthority, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
         try:
-            decision = call.gate.authorize(self.m.kind, path, content=data, current=current, summary=summary)
+            decision = call.authorize(self.m.kind, path, content=data, current=current, summary=summary)
         except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
             raise Denied(f"denied: the gate failed ({type(exc).__name__}); nothing was written") from None
         if not decision.allowed:
@@ -395,7 +395,7 @@ class GatedWriter:
 
     # -- the write --------------------------------------------------------------------------
 
-    def write(self, path: object, content: object, base: object = None, *, call: Call, origin: Origin,
+    def write(self, path: object, content: object, base: object = None, *, call: CallAuthority, origin: Origin,
               force: bool = False, person_edit: bool = False) -> WriteResult:
         """Create or replace one entry (whole file), in the order of the module docstring.
 
@@ -427,7 +427,7 @@ class GatedWriter:
             try:
                 with self._lock():
                     self._recheck(root, path, current, "write")
-                    if not call.cancel.commit():   # its caller gave up on this call meanwhile
+                    if not call.commit():   # its caller gave up on this call meanwhile
                         raise Denied(f"the call was given up on (it ran out of time, or its caller cancelled "
                                      f"it) before {path} was written; nothing was written")
                     version = self._begin(path, data, origin, grant, removed=False)
@@ -453,7 +453,7 @@ class GatedWriter:
         return WriteResult(path=path, revision=new_revision, created=current is None,
                            bytes=len(data), warning=warning)
 
-    def remove(self, path: object, base: object = None, *, call: Call, origin: Origin) -> RemoveResult:
+    def remove(self, path: object, base: object = None, *, call: CallAuthority, origin: Origin) -> RemoveResult:
         """Remove one entry; gated like a write. `base`, if given, must match. History
         records the removal (source `removal`)."""
         path = self.check_path(path)
@@ -476,7 +476,7 @@ class GatedWriter:
             try:
                 with self._lock():
                     self._recheck(root, path, current, "removal")
-                    if not call.cancel.commit():   # the caller gave up on this call meanwhile
+                    if not call.commit():   # the caller gave up on this call meanwhile
                         raise Denied(f"the call was given up on before {path} was removed; nothing was removed")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:

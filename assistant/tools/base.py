@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from assistant.gating.context import NEVER_CANCELLED, AuditSink, Authorizer, Call, Cancellation
+from assistant.gating.context import NEVER_CANCELLED, AuditSink, Authorizer, Call, CallAuthority, Cancellation
 from assistant.notes.writer import Refused, SecretRefused
 
 if TYPE_CHECKING:
@@ -65,9 +65,12 @@ class ToolContext:
     sources: list[str] = field(default_factory=list)   # untrusted places this turn read ("web:host")
     recall: "Recaller | None" = None       # for memory_search
 
-    def call(self) -> Call:
-        """This call's authority, for the gated-write pipeline."""
-        return Call(self.gate, self.cancel)
+    own_call: CallAuthority | None = None   # the agent's per-call view (it is `gate` and `cancel`)
+
+    def call(self) -> CallAuthority:
+        """This call's authority, for the gated-write pipeline: the agent's per-call view itself,
+        or (no agent: the session's own context) the gate and cancellation paired."""
+        return self.own_call if self.own_call is not None else Call(self.gate, self.cancel)
 
 
 @dataclass

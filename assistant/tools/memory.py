@@ -25,7 +25,9 @@ def _memory(ctx: ToolContext) -> Memory:
     return ctx.memory
 
 
-def _str_arg(args: dict, key: str, *, required: bool = True, limit: int) -> str | None:
+def str_arg(args: dict, key: str, *, required: bool = True, limit: int) -> str | None:
+    """The string argument `key` of a memory tool's call (the MCP server parses with it too):
+    ToolError when it is missing (unless not `required`), no string, or longer than `limit`."""
     value = args.get(key)
     if value is None and not required:
         return None
@@ -51,9 +53,9 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_write(args, ctx) -> text for the model. (The plain-function API is
     assistant.memory.memory_write(path, content, base).)"""
     memory = _memory(ctx)
-    path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
-    content = _str_arg(args, "content", limit=MAX_CONTENT_CHARS)
-    base = _str_arg(args, "base", required=False, limit=REVISION_CHARS)
+    path = str_arg(args, "path", limit=MAX_PATH_CHARS)
+    content = str_arg(args, "content", limit=MAX_CONTENT_CHARS)
+    base = str_arg(args, "base", required=False, limit=REVISION_CHARS)
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
         result = memory.write(path, content, base=base or None, origin=origin, call=ctx.call())
@@ -67,7 +69,7 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
 def memory_read(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_read(args, ctx) -> text for the model."""
     memory = _memory(ctx)
-    path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
+    path = str_arg(args, "path", limit=MAX_PATH_CHARS)
     try:
         note = memory.read(path)
     except NoteError as exc:
@@ -108,7 +110,7 @@ def memory_search(args: dict, ctx: ToolContext) -> str:
 
     if ctx.recall is None:
         raise ToolError("memory search is not available in this session; use memory_list and memory_read")
-    query = _str_arg(args, "query", limit=MAX_QUERY_CHARS)
+    query = str_arg(args, "query", limit=MAX_QUERY_CHARS)
     limit = _int_arg(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
     offset = _int_arg(args, "offset", 0, 0, 1000)
     if not query_terms(query):

@@ -150,16 +150,16 @@ def _bounded_protocol(lifetime: float = CONNECTION_LIFETIME, first_request: floa
 
         def connection_made(self, transport):  # type: ignore[override]
             super().connection_made(transport)
-            self._opened = self.loop.time()
+            self.opened_at = self.loop.time()
             self._lifetime = self.loop.call_later(lifetime, transport.close)
             self._first = self.loop.call_later(first_request, self._no_request_yet)
             self._make_room()
 
-        def _idle(self) -> bool:
+        def is_idle(self) -> bool:
             return self.cycle is None and not self.transport.is_closing()
 
         def _no_request_yet(self) -> None:
-            if self._idle():
+            if self.is_idle():
                 self.transport.close()
 
         def _make_room(self) -> None:
@@ -167,7 +167,7 @@ def _bounded_protocol(lifetime: float = CONNECTION_LIFETIME, first_request: floa
                     if isinstance(c, BoundedH11) and c.transport is not None and not c.transport.is_closing()]
             if len(live) <= max_connections:
                 return
-            idle = sorted((c for c in live if c is not self and c._idle()), key=lambda c: c._opened)
+            idle = sorted((c for c in live if c is not self and c.is_idle()), key=lambda c: c.opened_at)
             for c in idle[:len(live) - max_connections]:
                 c.transport.close()
 

@@ -24,6 +24,7 @@ from e2e_support import make_ws
 from assistant.agent.loop import SafeStream
 from assistant.session import open_session
 from assistant.workspace.layout import open_workspace
+from assistant.agent.events import Replied, StepRefused, Token, ToolCalled
 
 SECRET = "tok-9f8e7d6c5b4a39281706"
 
@@ -58,7 +59,7 @@ def make_agent(tmp_path, model, tools, gate=None, limits=None, events=None):
     ctx = ToolContext(workspace=None, scanner=scanner, gate=gate or RecordingGate())
     conv = Conversation("You are a test.", tools, "(no notes)")
     tr = Transcript(tmp_path / "tr", "test-session", scanner)
-    sink = (lambda n, d: events.append((n, d))) if events is not None else None
+    sink = events.append if events is not None else None
     return Agent(model=model, tools=tools, ctx=ctx, conversation=conv, transcript=tr,
                  limits=limits or Limits(max_steps=4, tool_timeout=5, max_tokens=64), on_event=sink), tr
 
@@ -88,7 +89,7 @@ def test_reply_only_turn_streams_and_logs(tmp_path):
     agent, tr = make_agent(tmp_path, script(tmp_path, [{"reply": "Hello \"there\"\nfriend"}]), [echo_tool()], events=events)
     res = agent.turn("hi")
     assert res.outcome == "reply" and res.reply == 'Hello "there"\nfriend' and res.steps == 1
-    streamed = "".join(d["text"] for n, d in events if n == "token")
+    streamed = "".join(e.text for e in events if isinstance(e, Token))
     assert streamed == res.reply
     tr.close()
     kinds = [e["event"] for e in read_transcript(tr.path)]
@@ -113,7 +114,7 @@ def test_invalid_action_is_refused_and_explained(tmp_path):
     agent, tr = make_agent(tmp_path, model, [echo_tool()], events=events)
     res = agent.turn("go")
     assert res.outcome == "reply" and res.tool_calls == 0
-    invalid = [d["error"] for n, d in events if n == "invalid"]
+    invalid = [e.error for e in events if isinstance(e, StepRefused)]
     assert "unknown tool" in invalid[0] and "echo args.text must be a string" in invalid[1]
     assert "unknown tool" in model.calls[1][-1]["content"]
     tr.close()
@@ -131,7 +132,7 @@ def test_runaway_model_stopped_before_extra_call_runs(tmp_path):
     assert res.outcome == "stopped"
     assert ran == ["n0", "n1", "n2"]          # the 4th call was refused before it ran
     assert "more than 3 tool calls" in res.message and "limits.max_steps" in res.message
-    assert [n for n, _ in events].count("tool_call") == 3
+    assert [type(e) for e in events].count(ToolCalled) == 3
 
 
 def test_model_that_never_produces_valid_action_is_stopped(tmp_path):
@@ -193,7 +194,7 @@ def test_rulings_reported_in_order_and_denials_kept(tmp_path):
     model = script(tmp_path, [{"tool": "put", "args": {"path": "a.txt"}}, {"reply": "could not"}])
     agent, tr = make_agent(tmp_path, model, [gated_tool(written)], gate=RecordingGate(allow=False), events=events)
     res = agent.turn("x")
-    names = [n for n, _ in events if n != "token"]
+    names = [e.EVENT for e in events if not isinstance(e, Token)]
     assert names == ["user", "step", "tool_call", "ruling", "tool_result", "step", "reply"]
     assert written == [] and len(res.denials) == 1
     assert res.denials[0].target == "a.txt" and res.denials[0].reason == "nobody to ask"
@@ -324,13 +325,13 @@ def test_streamed_reply_never_shows_part_of_a_secret(tmp_path):
                           limits=Limits(max_steps=2, tool_timeout=5, max_tokens=2000))
     res = agent.turn("x")
     assert res.outcome == "reply"
-    tokens = [d["text"] for n, d in events if n == "token"]
+    tokens = [e.text for e in events if isinstance(e, Token)]
     assert len(tokens) > 3                                   # it did stream
     shown = "".join(tokens)
     assert shown == reply.replace(SECRET, "[redacted:API_TOKEN]")
     assert all(SECRET[:6] not in t for t in tokens)
-    final = [d for n, d in events if n == "reply"][0]
-    assert final["streamed"] is True and SECRET not in final["text"]
+    final = [e for e in events if isinstance(e, Replied)][0]
+    assert final.streamed is True and SECRET not in final.text
 
 
 def test_reply_longer_than_the_token_budget_is_refused(tmp_path):
@@ -378,7 +379,7 @@ def test_step_cut_off_at_max_tokens_is_named_as_such(tmp_path):
     agent, tr = make_agent(tmp_path, CutOff(), [echo_tool()], events=events)
     res = agent.turn("go")
     assert res.outcome == "reply" and res.reply == "short"
-    [invalid] = [d["error"] for n, d in events if n == "invalid"]
+    [invalid] = [e.error for e in events if isinstance(e, StepRefused)]
     assert "cut off at max_tokens (64)" in invalid
     tr.close()
 
@@ -487,14 +488,14 @@ def test_turn_loop_streams_no_part_of_a_long_vault_value(tmp_path):
 
     agent = Agent(model=ScriptedModel(p), tools=[], ctx=ToolContext(workspace=None, scanner=scanner, gate=Allow()),
                   conversation=Conversation("t", [], ""), limits=Limits(max_steps=2, tool_timeout=5, max_tokens=400),
-                  on_event=lambda n, d: events.append((n, d)))
+                  on_event=events.append)
     res = agent.turn("what did it say")
     assert res.outcome == "reply"
-    streamed = "".join(d["text"] for n, d in events if n == "token")
+    streamed = "".join(e.text for e in events if isinstance(e, Token))
     for i in range(0, len(LONG_VAULT_VALUE) - 16):
         assert LONG_VAULT_VALUE[i:i + 16] not in streamed, i
-    reply = [d for n, d in events if n == "reply"][0]
-    assert LONG_VAULT_VALUE[:16] not in reply["text"] and "[redacted:LONG_TOKEN]" in reply["text"]
+    reply = [e for e in events if isinstance(e, Replied)][0]
+    assert LONG_VAULT_VALUE[:16] not in reply.text and "[redacted:LONG_TOKEN]" in reply.text
 
 
 # review (agent): a hostile-review finding, pinned (it failed before its fix)
@@ -598,7 +599,7 @@ def test_a_write_committed_before_the_timeout_is_reported_not_timed_out(tmp_path
 def test_a_call_given_up_on_can_no_longer_commit(tmp_path):
     from assistant.gating.observed import ObservedGate, ToolCallState
 
-    observed = ObservedGate(RecordingGate(), lambda name, data: None)
+    observed = ObservedGate(RecordingGate())
     state = ToolCallState("t", observed)
     assert state.cancel() is True and state.commit() is False and state.cancelled()
     late = ToolCallState("t", observed)

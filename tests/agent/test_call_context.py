@@ -52,7 +52,7 @@ def test_a_cancelled_call_is_denied_without_reaching_the_gate(session):
             calls.append(target)
             return Decision(True, "allow", "ok", None)
 
-    observed = ObservedGate(Counting(), lambda name, data: None)
+    observed = ObservedGate(Counting())
     state = ToolCallState("memory_write", observed)
     assert state.authorize("memory", "a.md").allowed and calls == ["a.md"]
     state.cancel()
@@ -75,7 +75,7 @@ def test_a_call_cancelled_while_the_gate_decides_writes_nothing(session, tool, p
             state.cancel()   # the agent gives up while a person is still deciding
             return Decision(True, "allow", "approved", None)
 
-    state.observed = ObservedGate(CancelWhileDeciding(), lambda n, d: None)
+    state.observed = ObservedGate(CancelWhileDeciding())
     from dataclasses import replace
     ctx = replace(session.ctx, gate=state, cancel=state)
     with pytest.raises(ToolError, match="ran out of time|denied"):
@@ -148,7 +148,7 @@ def test_both_writers_leave_the_same_audit_line(session):
 
 def test_tool_calls_run_concurrently_with_their_own_cancel_flags(session):
     """No thread-local: a state belongs to its call, whichever thread asks."""
-    observed = ObservedGate(session.gate.gate, lambda n, d: None)
+    observed = ObservedGate(session.policy_gate)
     a, b = ToolCallState("file_write", observed), ToolCallState("file_write", observed)
     a.cancel()
     out = {}

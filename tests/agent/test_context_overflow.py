@@ -9,6 +9,7 @@ import pytest
 from assistant.models.base import ContextOverflow, StepResult
 from assistant.session import open_session
 from assistant.workspace.layout import init_workspace
+from assistant.agent.events import Notice
 
 
 class SmallContextModel:
@@ -40,11 +41,11 @@ def test_oldest_exchanges_are_dropped_and_the_person_is_told(session):
     system = len(session.new_agent(SmallContextModel(1)).conversation.system_prompt().encode())
     model = SmallContextModel(system + 3000)
     events = []
-    agent = session.new_agent(model, on_event=lambda n, d: events.append((n, d)))
+    agent = session.new_agent(model, on_event=events.append)
     for i in range(8):
         result = agent.turn(f"message {i}: " + "words " * 100)
         assert result.outcome == "reply", result.message
-    notices = [d["message"] for n, d in events if n == "notice"]
+    notices = [e.message for e in events if isinstance(e, Notice)]
     assert notices and all("oldest exchange" in m and "persona, tools and catalog stay" in m for m in notices)
     last = model.seen[-1]
     assert last[0]["role"] == "system" and last[0]["content"] == agent.conversation.system_prompt()
@@ -84,8 +85,8 @@ def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
     model = load_model(None, ws, progress=None)
     events = []
     with open_session(ws, "watched", kind="chat") as s:
-        agent = s.new_agent(model, on_event=lambda n, d: events.append((n, d)))
+        agent = s.new_agent(model, on_event=events.append)
         for i in range(5):
             result = agent.turn(f"Note {i}: " + "the garden needs watering on tuesdays. " * 25)
             assert result.outcome != "error", result.message
-    assert any(n == "notice" and "oldest exchange" in d["message"] for n, d in events)
+    assert any(isinstance(e, Notice) and "oldest exchange" in e.message for e in events)

@@ -126,13 +126,13 @@ def test_note_edited_during_chat_reaches_the_next_turn_tail(tmp_path):
 def test_inline_question_escapes_control_characters(capsys):
     """A model-chosen URL cannot repaint the inline prompt with terminal escapes."""
     import io
-    from types import SimpleNamespace
+    from policy.gate import Question
 
     from assistant.cli.chat import ChatUI
 
     ui = ChatUI(stdin=io.StringIO("n\n"))
-    q = SimpleNamespace(kind="net", target="evil.example\x1b[2K", offers=(),
-                        summary="fetch http://evil.example/\x1b[1A\x1b[2Kallow? [y/N] (already approved)")
+    q = Question(kind="net", target="evil.example\x1b[2K", offers=(), reason="", sha256=None,
+                 summary="fetch http://evil.example/\x1b[1A\x1b[2Kallow? [y/N] (already approved)")
     assert ui.inline_ask(q) is None
     shown = capsys.readouterr().out
     assert "evil.example" in shown

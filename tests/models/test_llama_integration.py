@@ -18,6 +18,7 @@ from assistant.models.base import ModelError  # noqa: E402
 from assistant.models.llama_cpp import LlamaModel  # noqa: E402
 from assistant.models.loader import load_model  # noqa: E402
 from assistant.agent.prompt import Conversation  # noqa: E402
+from assistant.agent.events import Replied, StepTaken  # noqa: E402
 from schema_support import alternatives_matched  # noqa: E402
 from tight_tools import tight_tools  # noqa: E402
 
@@ -123,18 +124,18 @@ def test_a_turn_completes_through_the_agent(tmp_path, model, tools):
     parts = open_session(ws, "watched", kind="chat", interactive=False, tools=tools)
     events = []
     try:
-        agent = parts.new_agent(model, on_event=lambda name, data: events.append((name, data)))
+        agent = parts.new_agent(model, on_event=events.append)
         agent.max_reply = MAX_REPLY
         agent.schema = action_schema(tools, max_reply=MAX_REPLY)
         result = agent.turn("Hi Robin, what can you do?")
     finally:
         parts.close()
-    steps = [d for n, d in events if n == "step"]
+    steps = [e for e in events if isinstance(e, StepTaken)]
     assert steps, events
-    assert all(s["parsed"] for s in steps), steps
+    assert all(s.parsed for s in steps), steps
     assert result.outcome in ("reply", "stopped"), result
     if result.outcome == "reply":
-        assert result.reply and any(n == "reply" and d["text"] == result.reply for n, d in events)
+        assert result.reply and any(isinstance(e, Replied) and e.text == result.reply for e in events)
     else:
         assert "limits.max_steps" in result.message
     transcript = ws.transcripts_dir / f"{parts.id}.jsonl"

@@ -28,6 +28,7 @@ from assistant.models.chat_format import FORMATS  # noqa: E402
 from assistant.models.openai import LLAMA_CPP_PYTHON, OpenAIModel  # noqa: E402
 from assistant.models.special_tokens import JOINER  # noqa: E402
 from assistant.agent.prompt import Conversation  # noqa: E402
+from assistant.agent.events import StepTaken
 from tight_tools import tight_tools  # noqa: E402
 
 pytestmark = pytest.mark.llama
@@ -72,14 +73,14 @@ def test_detects_the_server_and_a_turn_completes_through_the_agent(tmp_path, ser
     ws.config = ws.config.updated({"model": {"max_tokens": 48}, "limits": {"max_steps": 1}})
     events = []
     with open_session(ws, "watched", kind="chat", interactive=False, tools=tools) as session:
-        agent = session.new_agent(model, on_event=lambda n, d: events.append((n, d)))
+        agent = session.new_agent(model, on_event=events.append)
         agent.max_reply = 24
         agent.schema = action_schema(tools, max_reply=24)
         result = agent.turn("Hi Robin, say hello in five words.")
-    steps = [d for n, d in events if n == "step"]
-    assert steps and all(s["parsed"] for s in steps), steps   # grammar-constrained by the server
+    steps = [e for e in events if isinstance(e, StepTaken)]
+    assert steps and all(s.parsed for s in steps), steps   # grammar-constrained by the server
     assert result.outcome in ("reply", "stopped"), result
-    assert steps[0]["prompt_tokens"] > 100     # counted for the transcript
+    assert steps[0].prompt_tokens > 100     # counted for the transcript
     transcript = (ws.transcripts_dir / f"{session.id}.jsonl").read_text()
     assert '"prompt_tokens"' in transcript and '"evaluated_tokens"' in transcript
 

@@ -192,7 +192,7 @@ def test_watched_fetch_asks_inline_and_no_means_nothing_sent(session_factory):
 def test_unattended_fetch_without_grant_is_denied_with_channel_none(session_factory):
     with Site({"/": (200, {"Content-Type": "text/plain"}, b"hello")}) as site:
         parts = session_factory(mode="unattended")
-        parts.gate.gate.session.channel = "none"
+        parts.policy_gate.session.channel = "none"
         with pytest.raises(ToolError, match="denied"):
             call(parts, "web_fetch", url=site.url("/"))
         assert site.seen_headers == []
