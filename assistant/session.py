@@ -4,8 +4,10 @@ Guards the rule that every door into the assistant gets the same guarantees. Cha
 unattended run, the `assistant memory` CLI, the plain Python API (`assistant.memory.memory_*`)
 and any later door (an MCP server, the web approval page) open a session here and nowhere else:
 this module is the only one that unlocks the scanner for a session and the only one that builds
-a policy Gate. A new gate rule is therefore added once. The search index (`session.index`) is
-built here too, redacted by the session's scanner, with per-turn recall over it (`session.recall`).
+a policy Gate, or any of its parts (`Inbox`, `AuditLog`, `GrantStore`: doors that need only
+those, without a session, get them from `policy_files`). A new gate rule is therefore added
+once. The search index (`session.index`) is built here too, redacted by the session's scanner,
+with per-turn recall over it (`session.recall`).
 
     with open_session(ws, "unattended", kind="run") as session:
         session.memory.write(...)          # scanned, gated, confined
@@ -30,6 +32,7 @@ from policy.grants import GrantStore
 
 from assistant.agent.loop import Agent, Limits, reply_limit
 from assistant.agent.prompt import Conversation
+from assistant.approvals.answering import PolicyFiles
 from assistant.approvals.links import load_signer
 from assistant.approvals.push import pusher
 from assistant.confine import Root, directory_chain
@@ -135,6 +138,18 @@ def unlock_scanner(ws: Workspace, *, interactive: bool) -> tuple[Scanner, Vault 
     except VaultLocked as exc:
         raise SessionError(str(exc)) from None
     return (vault.scanner(), vault) if vault is not None else (Scanner({}), None)
+
+
+def policy_files(ws: Workspace) -> PolicyFiles:
+    """The light accessor for doors that list or answer without a session (`approvals
+    list|show|approve|deny`, `approvals serve`, `grants`, `doctor`): the approvals inbox,
+    grants.json and the audit log. It reads no config section and unlocks no vault, so it works
+    with a broken config.toml and asks for no passphrase. Such doors log no free text but the
+    person's reason: every line is scanned for credential shapes (a vault's values are not
+    known here; a session's own audit log redacts them too)."""
+    shapes = Scanner({})
+    return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
+                       audit=AuditLog(ws.audit_path, redact=shapes.redact))
 
 
 def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
