@@ -40,9 +40,11 @@ from assistant.gating.observed import EventSink, ObservedGate
 from assistant.models.base import Model
 from assistant.notes.history import History, HistoryError, valid_source
 from assistant.notes.store import Memory
+from assistant.notes.watch import MemoryWatcher, NoteChange
 from assistant.recall.index import Index, vault_fingerprint
 from assistant.recall.turn import Recaller
 from assistant.records.transcript import Transcript, new_session_id
+from assistant.secrets.refusals import SecretRefusals
 from assistant.secrets.scanner import Scanner
 from assistant.secrets.vault import Vault, VaultLocked, unlock_if_present
 from assistant.tools.base import Tool, ToolContext
@@ -81,6 +83,9 @@ class Session:
     limits: Limits | None          # None for a session that runs no model turns (transcript=False)
     index: Index                 # the derived search index in state/ (opened on first use)
     recall: Recaller             # per-turn recall and memory_search over `index`
+    # the secret-refusal rule every door applies (the scan, the audit record, the count that
+    # ends the session at the second): one per session, shared by its agent and its MCP server
+    refusals: SecretRefusals
     history: History | None = None
     # Who is asking through this session when it is not the workspace's own model or the person:
     # "mcp:<client name>" once an MCP client has said its name (set_requester).
@@ -94,8 +99,23 @@ class Session:
         if not valid_source(source) or source in ("person", "hand-edit", "revert", "removal"):
             raise ValueError(f"not a requester: {source!r} (mcp:<client name>, or assistant)")
         self.requester = source
+        self.refusals.requester = source
         if isinstance(self.gate.gate, Gate):
             self.gate.gate.requester = source
+
+    def notice_hand_edits(self, watcher: MemoryWatcher) -> list[NoteChange]:
+        """Between turns, the one intake every door that watches memory/ calls: the notes the
+        watcher saw change on disk since it last looked. Recall re-reads just these, and each
+        hand edit becomes a version in history/ now (issue 12); a busy lock leaves that to the
+        next write to the note, which records it before writing."""
+        fresh = watcher.drain()
+        self.index.note_changes(c.path for c in fresh)
+        if fresh:
+            try:
+                self.memory.notice(sorted({c.path for c in fresh}))
+            except Exception:   # noqa: BLE001 - the next write to the note records it anyway
+                pass
+        return fresh
 
     def new_agent(self, model: Model, *, on_event: EventSink | None = None) -> Agent:
         """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
@@ -108,7 +128,8 @@ class Session:
                                     max_reply=reply_limit(self.limits.max_tokens))
         self.recall.start()     # session start: sync the index with memory/ by metadata
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
-                     transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall)
+                     transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall,
+                     refusals=self.refusals)
 
     def close(self) -> None:
         if self._closed:
@@ -314,7 +335,8 @@ def open_session(
             opened.callback(log.close)
         session = Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
                           memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
-                          index=index, recall=recaller, history=history)
+                          index=index, recall=recaller, history=history,
+                          refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id))
         opened.pop_all()    # from now on the session's close() closes them
     return session
 
