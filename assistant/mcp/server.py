@@ -36,11 +36,10 @@ from mcp.shared.exceptions import McpError
 
 from policy.gate import Gate
 from policy.notify import run_notify
-from policy.paths import MAX_PATH_CHARS
 
 from assistant.gating.context import COMMITTED_WRITE_WAIT, Call
 from assistant.notes.history import Origin
-from assistant.notes.store import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
+from assistant.notes.store import NoteError, NotFound, RemoveResult, WriteResult
 from assistant.display.terminal import escape
 from assistant.tools import memory as model_tools
 from assistant.tools.base import ToolError
@@ -352,15 +351,15 @@ class MemoryServer:
         origin = Origin(self.session.requester or "mcp:unnamed client")
         r: WriteResult | RemoveResult
         try:
-            path = model_tools._str_arg(args, "path", limit=MAX_PATH_CHARS)
-            base = model_tools._str_arg(args, "base", required=False, limit=REVISION_CHARS) or None
             if spec.name == "memory_write":
-                content = model_tools._str_arg(args, "content", limit=self.memory.max_note_bytes)
-                r = self.memory.write(path, content, base=base, origin=origin, call=Call(call, call))
+                wanted = model_tools.write_args(args, max_content=self.memory.max_note_bytes)
+                r = self.memory.write(wanted.path, wanted.content, base=wanted.base, origin=origin,
+                                      call=Call(call, call))
                 verb = "created" if r.created else "replaced"
                 text = f"{verb} {r.path} ({r.bytes} bytes); its revision is now {r.revision}"
             else:
-                r = self.memory.remove(path, base=base, origin=origin, call=Call(call, call))
+                removal = model_tools.remove_args(args)
+                r = self.memory.remove(removal.path, base=removal.base, origin=origin, call=Call(call, call))
                 text = f"removed {r.path} (it was at revision {r.revision}; its history keeps every version)"
         except (ToolError, NoteError) as exc:
             return str(exc), False
