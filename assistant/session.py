@@ -81,8 +81,8 @@ class Session:
     ctx: ToolContext
     transcript: Transcript | None
     limits: Limits | None          # None for a session that runs no model turns (transcript=False)
-    index: Index                 # the derived search index in state/ (opened on first use)
-    recall: Recaller             # per-turn recall and memory_search over `index`
+    index: Index                   # the derived search index in state/ (opened on first use)
+    recall: Recaller               # per-turn recall and memory_search over `index`
     # the secret-refusal rule every door applies (the scan, the audit record, the count that
     # ends the session at the second): one per session, shared by its agent and its MCP server
     refusals: SecretRefusals
