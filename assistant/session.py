@@ -4,8 +4,10 @@ Guards the rule that every door into the assistant gets the same guarantees. Cha
 unattended run, the `assistant memory` CLI, the plain Python API (`assistant.memory.memory_*`)
 and any later door (an MCP server, the web approval page) open a session here and nowhere else:
 this module is the only one that unlocks the scanner for a session and the only one that builds
-a policy Gate. A new gate rule is therefore added once. The search index (`session.index`) is
-built here too, redacted by the session's scanner, with per-turn recall over it (`session.recall`).
+a policy Gate, or any of its parts (`Inbox`, `AuditLog`, `GrantStore`: doors that need only
+those, without a session, get them from `policy_files`). A new gate rule is therefore added
+once. The search index (`session.index`) is built here too, redacted by the session's scanner,
+with per-turn recall over it (`session.recall`).
 
     with open_session(ws, "unattended", kind="run") as session:
         session.memory.write(...)          # scanned, gated, confined
@@ -18,29 +20,38 @@ but cannot be unlocked never yields a session that scans without the vault's val
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
+
+from policy.approvals import Inbox, Request
+from policy.audit import AuditLog
+from policy.gate import Gate, Question
+from policy.grants import GrantStore
 
 from assistant.agent.loop import Agent, Limits, reply_limit
 from assistant.agent.events import EventSink
+from assistant.agent.prompt import Conversation
+from assistant.approvals.answering import PolicyFiles
+from assistant.approvals.links import load_signer
+from assistant.approvals.push import pusher
+from assistant.confine import Root, directory_chain
 from assistant.gating.observed import ObservedGate
+from assistant.models.base import Model
+from assistant.notes.history import History, HistoryError, valid_source
+from assistant.notes.store import Memory
+from assistant.notes.watch import MemoryWatcher, NoteChange
+from assistant.recall.index import Index, vault_fingerprint
+from assistant.recall.turn import Recaller
+from assistant.records.transcript import Transcript, new_session_id
+from assistant.secrets.refusals import SecretRefusals
+from assistant.secrets.scanner import Scanner
+from assistant.secrets.vault import Vault, VaultLocked, unlock_if_present
 from assistant.tools.base import Tool, ToolContext
-
-if TYPE_CHECKING:
-    from policy.approvals import Request
-    from policy.gate import Gate, Question
-
-    from assistant.confine import Root
-    from assistant.notes.history import History
-    from assistant.models.base import Model
-    from assistant.recall.index import Index
-    from assistant.secrets.scanner import Scanner
-    from assistant.notes.store import Memory
-    from assistant.recall.turn import Recaller
-    from assistant.records.transcript import Transcript
-    from assistant.secrets.vault import Vault
-    from assistant.workspace.layout import Workspace
+from assistant.tools.registry import all_tools
+from assistant.workspace.config import ConfigError
+from assistant.workspace.layout import Workspace, WorkspaceError, open_workspace, select_workspace
 
 MODES = ("watched", "unattended")
 # The config sections every session reads (its tools and gate), and those only model turns need:
@@ -58,22 +69,25 @@ class SessionError(Exception):
 class Session:
     """Everything one session's tools can reach, wired once. Close it (or use `with`)."""
 
-    ws: "Workspace"
+    ws: Workspace
     mode: str
     id: str
     kind: str
-    scanner: "Scanner"
-    vault: "Vault | None"
+    scanner: Scanner
+    vault: Vault | None
     gate: ObservedGate
-    memory: "Memory"
-    files: "Root"
+    memory: Memory
+    files: Root
     tools: list[Tool]
     ctx: ToolContext
-    transcript: "Transcript | None"
+    transcript: Transcript | None
     limits: Limits | None          # None for a session that runs no model turns (transcript=False)
-    index: "Index"                 # the derived search index in state/ (opened on first use)
-    recall: "Recaller"             # per-turn recall and memory_search over `index`
-    history: "History | None" = None
+    index: Index                   # the derived search index in state/ (opened on first use)
+    recall: Recaller               # per-turn recall and memory_search over `index`
+    # the secret-refusal rule every door applies (the scan, the audit record, the count that
+    # ends the session at the second): one per session, shared by its agent and its MCP server
+    refusals: SecretRefusals
+    history: History | None = None
     # Who is asking through this session when it is not the workspace's own model or the person:
     # "mcp:<client name>" once an MCP client has said its name (set_requester).
     requester: str | None = None
@@ -89,20 +103,29 @@ class Session:
         """Name who asks through this session (e.g. "mcp:Claude Desktop", from the MCP handshake):
         the gate names it in every audit line and approval request from now on, and it is the
         history source the door writes with. ValueError for a source history would refuse."""
-        from policy.gate import Gate
-
-        from assistant.notes.history import valid_source
-
         if not valid_source(source) or source in ("person", "hand-edit", "revert", "removal"):
             raise ValueError(f"not a requester: {source!r} (mcp:<client name>, or assistant)")
         self.requester = source
+        self.refusals.requester = source
         if isinstance(self.policy_gate, Gate):
             self.policy_gate.requester = source
 
-    def new_agent(self, model: "Model", *, on_event: EventSink | None = None) -> Agent:
-        """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
-        from assistant.agent.prompt import Conversation
+    def notice_hand_edits(self, watcher: MemoryWatcher) -> list[NoteChange]:
+        """Between turns, the one intake every door that watches memory/ calls: the notes the
+        watcher saw change on disk since it last looked. Recall re-reads just these, and each
+        hand edit becomes a version in history/ now (issue 12); a busy lock leaves that to the
+        next write to the note, which records it before writing."""
+        fresh = watcher.drain()
+        self.index.note_changes(c.path for c in fresh)
+        if fresh:
+            try:
+                self.memory.notice(sorted({c.path for c in fresh}))
+            except Exception:   # noqa: BLE001 - the next write to the note records it anyway
+                pass
+        return fresh
 
+    def new_agent(self, model: Model, *, on_event: EventSink | None = None) -> Agent:
+        """An Agent on a fresh Conversation (persona + tools + the catalog as of now)."""
         if self.limits is None:
             raise SessionError("this session was opened without model turns (transcript=False)")
         # PERSONA.md is hand-written and goes into every prompt: redacted like any text the model sees.
@@ -112,7 +135,8 @@ class Session:
                                     max_reply=reply_limit(self.limits.max_tokens))
         self.recall.start()     # session start: sync the index with memory/ by metadata
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
-                     transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall)
+                     transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall,
+                     refusals=self.refusals)
 
     def close(self) -> None:
         if self._closed:
@@ -127,19 +151,16 @@ class Session:
             if self.history is not None:
                 self.history.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
-def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "Vault | None"]:
+def unlock_scanner(ws: Workspace, *, interactive: bool) -> tuple[Scanner, Vault | None]:
     """(scanner, vault or None). No vault.enc -> credential shapes only; a vault that cannot be
     unlocked is a SessionError (never a session that scans without the values)."""
-    from assistant.secrets.scanner import Scanner
-    from assistant.secrets.vault import VaultLocked, unlock_if_present
-
     try:
         vault = unlock_if_present(ws, interactive=interactive)
     except VaultLocked as exc:
@@ -147,26 +168,29 @@ def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "V
     return (vault.scanner(), vault) if vault is not None else (Scanner({}), None)
 
 
-def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
-                inline_ask: "Callable[[Question], object] | None", approval_timeout: float | None,
-                on_request: "Callable[[Request], None] | None") -> "Gate":
-    """The policy Gate for this session's mode: the only Gate any session gets."""
-    from policy.approvals import Inbox
-    from policy.audit import AuditLog
-    from policy.gate import Gate
-    from policy.grants import GrantStore
+def policy_files(ws: Workspace) -> PolicyFiles:
+    """The light accessor for doors that list or answer without a session (`approvals
+    list|show|approve|deny`, `approvals serve`, `grants`, `doctor`): the approvals inbox,
+    grants.json and the audit log. It reads no config section and unlocks no vault, so it works
+    with a broken config.toml and asks for no passphrase. Such doors log no free text but the
+    person's reason: every line is scanned for credential shapes (a vault's values are not
+    known here; a session's own audit log redacts them too)."""
+    shapes = Scanner({})
+    return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
+                       audit=AuditLog(ws.audit_path, redact=shapes.redact))
 
+
+def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
+                inline_ask: Callable[[Question], object] | None, approval_timeout: float | None,
+                on_request: Callable[[Request], None] | None) -> Gate:
+    """The policy Gate for this session's mode: the only Gate any session gets."""
     approvals = ws.config.approvals
     if approval_timeout is not None:
         approvals = replace(approvals, timeout=approval_timeout)
     links = push = None
     if approvals.web_url:     # signed links for {show_url} {approve_url} {deny_url} and the push
-        from assistant.approvals.links import load_signer
-
         links = load_signer(ws.state_dir, approvals.web_url).urls
     if approvals.push:
-        from assistant.approvals.push import pusher
-
         push = pusher(approvals.push).send
     return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact),
                 grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
@@ -174,14 +198,11 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
                 on_request=on_request, links=links, push=push)
 
 
-def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",
-                  session_id: str) -> tuple["Index", "Recaller"]:
+def _build_recall(ws: Workspace, scanner: Scanner, vault: Vault | None,
+                  session_id: str) -> tuple[Index, Recaller]:
     """The session's search index (state/index.sqlite3, redacted by this session's scanner,
     keyed to the vault's secret set) and its recall. Nothing is opened yet. A bad [recall]
     setting is a ValueError."""
-    from assistant.recall.index import Index, vault_fingerprint
-    from assistant.recall.turn import Recaller
-
     settings = ws.config.recall
     if settings.embedding_model:      # a relative path is taken from the workspace, like model.path
         model = Path(settings.embedding_model).expanduser()
@@ -193,12 +214,10 @@ def _build_recall(ws: "Workspace", scanner: "Scanner", vault: "Vault | None",
     return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl")
 
 
-def _mount_reach(ws: "Workspace") -> str | None:
+def _mount_reach(ws: Workspace) -> str | None:
     """Why the file tools' mount (files/, wherever a link takes it) would reach the workspace's
     private parts, or None. `ln -s ~ files` with the workspace under ~ would put memory/,
     grants.json, config.toml and the vault within file_write's reach: the session refuses."""
-    from assistant.confine import directory_chain
-
     try:
         mount = directory_chain(ws.files_dir)
         private = [("the workspace", ws.root, False), ("memory/", ws.memory_dir, True),
@@ -221,15 +240,15 @@ def _mount_reach(ws: "Workspace") -> str | None:
 
 
 def open_session(
-    ws: "Workspace | str | os.PathLike[str] | None",
+    ws: Workspace | str | os.PathLike[str] | None,
     mode: str,
     *,
     kind: str = "api",
     interactive: bool = False,
-    inline_ask: "Callable[[Question], object] | None" = None,
+    inline_ask: Callable[[Question], object] | None = None,
     approval_timeout: float | None = None,
     tools: list[Tool] | None = None,
-    on_request: "Callable[[Request], None] | None" = None,
+    on_request: Callable[[Request], None] | None = None,
     transcript: bool = True,
     turns: bool | None = None,
 ) -> Session:
@@ -243,16 +262,6 @@ def open_session(
     A door that keeps a transcript but runs no turns (the MCP server) passes turns=False.
     The result is a context manager; SessionError says what stopped it.
     """
-    from assistant.confine import Root
-    from assistant.notes.history import History, HistoryError
-    from assistant.notes.store import Memory
-    from assistant.tools.registry import all_tools
-    from assistant.records.transcript import Transcript, new_session_id
-    from assistant.workspace.config import ConfigError
-    from assistant.workspace.layout import (
-        Workspace, WorkspaceError, open_workspace, select_workspace,
-    )
-
     if mode not in MODES:
         raise SessionError(f"mode must be 'watched' or 'unattended', not {mode!r}")
     if not isinstance(ws, Workspace):
@@ -273,67 +282,69 @@ def open_session(
                            f"{exc.filename or ''}: {exc.strerror or exc}") from None
     scanner, vault = unlock_scanner(ws, interactive=interactive)
     session_id = new_session_id(kind)
-    try:
-        real_gate = _build_gate(ws, mode=mode, run_id=session_id, scanner=scanner, inline_ask=inline_ask,
-                                approval_timeout=approval_timeout, on_request=on_request)
-    except Exception as exc:
-        raise SessionError(f"the policy gate cannot start: {exc}") from None
-    gate = ObservedGate(real_gate)
-    try:
-        Path(ws.files_dir).mkdir(mode=0o700, exist_ok=True)
-        Path(ws.memory_dir).mkdir(mode=0o700, exist_ok=True)
-        files = Root(ws.files_dir)
-    except OSError as exc:
-        raise SessionError(f"the workspace's files/ or memory/ cannot be opened: "
-                           f"{exc.filename or ''}: {exc.strerror or exc}") from None
-    problem = _mount_reach(ws)
-    if problem is not None:
-        files.close()
-        raise SessionError(problem)
-    try:
-        memory = Memory(ws, scanner, gate, audit=real_gate.audit, run_id=session_id)
-    except ValueError as exc:
-        files.close()
-        raise SessionError(str(exc)) from None
-    if turns:
-        # A crash mid-write leaves a dot-leading temp file: sessions that run model turns (chat,
-        # run) sweep old ones at start, as before. One-shot doors (a `memory` command, the Python
-        # API) leave that to them and touch nothing they were not asked to.
+    # Everything opened from here on is closed again if any later step fails, whatever it raises.
+    with ExitStack() as opened:
         try:
-            memory.sweep_temp()
-            files.sweep_temp()
-        except Exception:
-            pass   # housekeeping only: a busy lock or an odd entry must not stop the session
-    history = History(ws.history_dir, revision=memory.revision)
-    try:
-        history.ensure()
-    except (OSError, HistoryError) as exc:
-        files.close()
-        raise SessionError(f"the workspace's history/ cannot be set up: {exc}") from None
-    memory.history = history
-    try:   # hand edits since the last session (and a crashed writer's version) are recorded now
-        memory.notice()
-    except Exception:
-        pass   # a busy lock: the next write to a note records its hand edit before writing
-    try:
-        index, recaller = _build_recall(ws, scanner, vault, session_id)
-    except (ValueError, ConfigError) as exc:
-        files.close()
-        raise SessionError(str(exc) if isinstance(exc, ConfigError) else f"config.toml: {exc}") from None
-    tool_list = list(tools) if tools is not None else all_tools()
-    ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
-                      audit=real_gate.audit, run_id=session_id, recall=recaller)
-    log = None
-    if transcript:
+            real_gate = _build_gate(ws, mode=mode, run_id=session_id, scanner=scanner, inline_ask=inline_ask,
+                                    approval_timeout=approval_timeout, on_request=on_request)
+        except Exception as exc:
+            raise SessionError(f"the policy gate cannot start: {exc}") from None
+        gate = ObservedGate(real_gate)
         try:
-            log = Transcript(ws.transcripts_dir, session_id, scanner)
+            Path(ws.files_dir).mkdir(mode=0o700, exist_ok=True)
+            Path(ws.memory_dir).mkdir(mode=0o700, exist_ok=True)
+            files = opened.enter_context(Root(ws.files_dir))
         except OSError as exc:
-            files.close()
-            raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
-                               f"{exc.strerror or exc}") from None
-    return Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
-                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
-                   index=index, recall=recaller, history=history)
-
+            raise SessionError(f"the workspace's files/ or memory/ cannot be opened: "
+                               f"{exc.filename or ''}: {exc.strerror or exc}") from None
+        problem = _mount_reach(ws)
+        if problem is not None:
+            raise SessionError(problem)
+        try:
+            memory = Memory(ws, scanner, gate, audit=real_gate.audit, run_id=session_id)
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
+        if turns:
+            # A crash mid-write leaves a dot-leading temp file: sessions that run model turns (chat,
+            # run) sweep old ones at start, as before. One-shot doors (a `memory` command, the Python
+            # API) leave that to them and touch nothing they were not asked to.
+            try:
+                memory.sweep_temp()
+                files.sweep_temp()
+            except Exception:
+                pass   # housekeeping only: a busy lock or an odd entry must not stop the session
+        history = History(ws.history_dir, revision=memory.revision)
+        opened.callback(history.close)
+        try:
+            history.ensure()
+        except (OSError, HistoryError) as exc:
+            raise SessionError(f"the workspace's history/ cannot be set up: {exc}") from None
+        memory.history = history
+        try:   # hand edits since the last session (and a crashed writer's version) are recorded now
+            memory.notice()
+        except Exception:
+            pass   # a busy lock: the next write to a note records its hand edit before writing
+        try:
+            index, recaller = _build_recall(ws, scanner, vault, session_id)
+        except (ValueError, ConfigError) as exc:
+            raise SessionError(str(exc) if isinstance(exc, ConfigError) else f"config.toml: {exc}") from None
+        opened.callback(index.close)
+        tool_list = list(tools) if tools is not None else all_tools()
+        ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
+                          audit=real_gate.audit, run_id=session_id, recall=recaller)
+        log = None
+        if transcript:
+            try:
+                log = Transcript(ws.transcripts_dir, session_id, scanner)
+            except OSError as exc:
+                raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
+                                   f"{exc.strerror or exc}") from None
+            opened.callback(log.close)
+        session = Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
+                          memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
+                          index=index, recall=recaller, history=history,
+                          refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id))
+        opened.pop_all()    # from now on the session's close() closes them
+    return session
 
 __all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]

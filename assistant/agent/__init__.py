@@ -5,6 +5,6 @@ The turn loop's names (`assistant.agent.Agent`, ...) import from here too.
 """
 
 from assistant.agent.loop import (  # noqa: F401 - re-exported
-    Agent, DISPLAY_ONLY, FailedCall, Limits, MAX_TOOL_OUTPUT_CHARS, SECRET_REFUSED, TurnResult,
+    Agent, CallResult, DISPLAY_ONLY, FailedCall, Limits, MAX_TOOL_OUTPUT_CHARS, SECRET_REFUSED, TurnResult,
     reply_limit,
 )

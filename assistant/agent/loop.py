@@ -39,7 +39,8 @@ from assistant.agent.actions import (
 )
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.workspace.config import Config
-from assistant.secrets.scanner import VAULT_RULE, Scanner
+from assistant.secrets.refusals import SecretRefusals
+from assistant.secrets.scanner import Scanner
 from assistant.models.base import ContextOverflow, Model, ModelError, StepResult
 from assistant.gating.observed import GateRecord, ObservedGate, ToolCallState
 from assistant.agent.events import (
@@ -82,6 +83,7 @@ class TurnResult:
     rulings: list[GateRecord] = field(default_factory=list)
     secret_refused: bool = False      # a call carried a vault value: refused, and the turn ended
     failed_calls: list["FailedCall"] = field(default_factory=list)   # calls whose result was an error
+    calls: list["CallResult"] = field(default_factory=list)   # every call's result, in order
 
     @property
     def denials(self) -> list[GateRecord]:
@@ -95,6 +97,16 @@ class FailedCall:
     tool: str
     target: str        # the path or URL the call named (redacted), "" if none
     message: str       # the error the model was told (redacted)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One tool call of a turn and how it ended (a later success may make a failure good)."""
+
+    tool: str
+    target: str        # the path or URL the call named (redacted), "" if none
+    ok: bool
+    message: str       # for a failed call, the error the model was told (redacted); else ""
 
 
 SECRET_REFUSED = ("refused: the call carries a secret stored in the person's vault; it did not run. "
@@ -147,6 +159,7 @@ class Agent:
         on_event: EventSink | None = None,
         max_reply: int | None = None,
         recall: "Recaller | None" = None,
+        refusals: SecretRefusals | None = None,
     ) -> None:
         self.model = model
         self.tools = {t.name: t for t in tools}
@@ -168,6 +181,12 @@ class Agent:
         self.ctx = replace(ctx, gate=self.gate)
         self.scanner = ctx.scanner
         self._refused: tuple[str, ...] | None = None   # set by _run_tool on a vault-value refusal
+        # the session's secret-refusal rule (scan, audit record, count), shared with every door;
+        # an Agent built without a session keeps its own, on its gate's audit log
+        gate = self.gate.gate
+        self.refusals = refusals if refusals is not None else SecretRefusals(
+            self.scanner, gate.audit if isinstance(gate, Gate) else None,
+            run_id=gate.run_id if isinstance(gate, Gate) else "")
         # assistant.recall.turn.Recaller (or None): the notes matching each message, for the tail
         self.recall = recall
 
@@ -313,45 +332,29 @@ class Agent:
         result.message = message
         self._emit(Stopped(message))
 
-    def _vault_names_in(self, value: object) -> tuple[str, ...]:
-        """Vault names whose value (in any encoding the scanner knows) is in the call's arguments."""
-        if self.scanner is None:
-            return ()
-        if isinstance(value, str):
-            return tuple(dict.fromkeys(f.name for f in self.scanner.find(value) if f.rule == VAULT_RULE))
-        found: list[str] = []
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-        if isinstance(value, dict):
-            found.extend(n for k in value for n in self._vault_names_in(k))
-        for v in items:
-            found.extend(self._vault_names_in(v))
-        return tuple(dict.fromkeys(found))
-
     def _secret_refused(self, call: ToolCall, names: tuple[str, ...]) -> None:
         """Record a refusal for a vault value: the person sees which secret (display, transcript,
         audit log); the model gets SECRET_REFUSED or the tool's own generic message."""
         self._refused = names
         self._emit(VaultValueRefused(call.name, _call_target(call.args), tuple(names)))
-        gate = self.gate.gate
-        if isinstance(gate, Gate):
-            try:
-                gate.audit.append({"event": "secret_refused", "run": gate.run_id,
-                              "tool": call.name, "target": self._redact(_call_target(call.args)),
-                              "secrets": list(names)})
-            except Exception:
-                pass   # the refusal stands either way; the transcript has it too
+        self.refusals.refuse(call.name, _call_target(call.args), names)
+
+    def _failed(self, result: TurnResult, call: ToolCall, message: str) -> None:
+        target = self._redact(_call_target(call.args))
+        result.failed_calls.append(FailedCall(call.name, target, message))
+        result.calls.append(CallResult(call.name, target, False, message))
 
     def _run_tool(self, call: ToolCall, result: TurnResult | None = None) -> str:
         tool = self.tools[call.name]
         self._emit(ToolCalled(call.name, call.args, tool.kind))
         result = result if result is not None else TurnResult(outcome="reply")
-        names = self._vault_names_in(call.args)
+        names = self.refusals.vault_names(call.args)
         if names:
             # Refused before the tool runs: nothing that echoes an argument back (a path in a
             # "not found", a URL in an error) can turn redaction markers into an oracle.
             self._secret_refused(call, names)
             output = f"error: {SECRET_REFUSED}"
-            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
+            self._failed(result, call, output)
             self._emit(ToolFinished(call.name, ok=False, output=output, secret=True))
             return output
         state = ToolCallState(call.name, self.gate)
@@ -401,16 +404,17 @@ class Agent:
             raise
         if not done.is_set():
             msg = f"error: {call.name} took longer than {timeout:g}s (limits.tool_timeout); stopped waiting for it"
-            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), msg))
+            self._failed(result, call, msg)
             self._emit(ToolFinished(call.name, ok=False, output=msg, timeout=True))
             return msg
         if "secret" in box:
             self._secret_refused(call, tuple(box["secret"]))  # type: ignore[arg-type]
         if "error" in box:
             output, ok = f"error: {self._redact(str(box['error']))}", False
-            result.failed_calls.append(FailedCall(call.name, self._redact(_call_target(call.args)), output))
+            self._failed(result, call, output)
         else:
             output, ok = box.get("output", ""), True
+            result.calls.append(CallResult(call.name, self._redact(_call_target(call.args)), True, ""))
             if not isinstance(output, str):
                 output = str(output)
             if len(output) > MAX_TOOL_OUTPUT_CHARS and self.scanner is not None:

@@ -4,7 +4,8 @@ and the approval page's POST (`assistant approvals serve`).
 Guards that every door answers the same way: the answer file is written by
 policy.approvals.Inbox.answer (bound to the request's sha256, first answer wins, a durable scope
 recorded in grants.json only by the winner), then one audit line names who answered ("cli" or
-"web"), the scope and the sha256, never the content. What the person is shown of a request (the
+"web"), the scope and the sha256, never the content. The inbox, grants and audit log come from
+the composition root (assistant.session.policy_files), never built here. What the person is shown of a request (the
 full escaped diff, every line that holds a redaction marker marked as such) is made here too, so
 the terminal and the page show the same text.
 """
@@ -35,6 +36,18 @@ class AnswerError(Exception):
 
 
 @dataclass(frozen=True)
+class PolicyFiles:
+    """A workspace's approvals inbox, grants.json and audit log, for a door that lists or answers
+    requests without a session (`assistant approvals`, `grants`, the approval page). Built only
+    by assistant.session.policy_files: no config section read, no vault unlocked; the audit log
+    scans every line for credential shapes."""
+
+    inbox: Inbox
+    grants: GrantStore
+    audit: AuditLog
+
+
+@dataclass(frozen=True)
 class Answered:
     """An answer as written: the request, the answer file, the grant pattern recorded (an
     `exact` or `dir` approval) and a warning if the audit line could not be written."""
@@ -49,7 +62,7 @@ class Answered:
         return waiter_alive(self.request) is False
 
 
-def audit_answer(ws: Workspace, req: Request, verdict: str, *, remember: str | None, reason: str,
+def audit_answer(files: PolicyFiles, req: Request, verdict: str, *, remember: str | None, reason: str,
                  by: str = "cli", via: str | None = None) -> str | None:
     """One audit line per answer given by a person, even if the run that asked has died
     meanwhile (the run writes its own line when it acts on the answer). Never the content: its
@@ -60,40 +73,40 @@ def audit_answer(ws: Workspace, req: Request, verdict: str, *, remember: str | N
     if via is not None:
         record["via"] = via
     try:
-        AuditLog(ws.audit_path).append(record)
+        files.audit.append(record)
     except AuditError as exc:
         return f"answer recorded, but the audit log could not be written: {exc}"
     return None
 
 
-def approve(ws: Workspace, request_id: str, *, remember: str = "once", sha256: str | None = None,
+def approve(files: PolicyFiles, request_id: str, *, remember: str = "once", sha256: str | None = None,
             by: str = "cli", via: str | None = None) -> Answered:
     """Approve request_id for exactly the content whose sha256 is given (None: the request's
     own, as `approvals approve` without --sha256 does). AnswerError says why not."""
-    inbox = Inbox(ws.approvals_dir)
+    inbox = files.inbox
     try:
         req = inbox.get(request_id)
         ans = inbox.answer(request_id, APPROVED, sha256=req.sha256 if sha256 is None else sha256,
-                           remember=remember, grants=GrantStore(ws.grants_path), by=by)
+                           remember=remember, grants=files.grants, by=by)
     except InboxError as exc:
         raise AnswerError(str(exc)) from None
-    warning = audit_answer(ws, req, APPROVED, remember=ans.remember, reason="", by=by, via=via)
+    warning = audit_answer(files, req, APPROVED, remember=ans.remember, reason="", by=by, via=via)
     offer = req.offer(ans.remember) or {}
     grant = offer.get("pattern") if ans.remember in ("exact", "dir") else None
     return Answered(req, ans, grant, warning)
 
 
-def deny(ws: Workspace, request_id: str, *, reason: str = "", sha256: str | None = None,
+def deny(files: PolicyFiles, request_id: str, *, reason: str = "", sha256: str | None = None,
          by: str = "cli", via: str | None = None) -> Answered:
     """Deny request_id (bound to its sha256, or the one given). AnswerError says why not."""
-    inbox = Inbox(ws.approvals_dir)
+    inbox = files.inbox
     try:
         req = inbox.get(request_id)
         ans = inbox.answer(request_id, DENIED, sha256=req.sha256 if sha256 is None else sha256,
                            reason=reason, by=by)
     except InboxError as exc:
         raise AnswerError(str(exc)) from None
-    warning = audit_answer(ws, req, DENIED, remember=None, reason=reason, by=by, via=via)
+    warning = audit_answer(files, req, DENIED, remember=None, reason=reason, by=by, via=via)
     return Answered(req, ans, None, warning)
 
 
@@ -196,5 +209,5 @@ def requester(ws: Workspace, req: Request) -> Requester:
     return Requester(door, label, task)
 
 
-__all__ = ["AnswerError", "Answered", "REDACTED_MARK", "Requester", "approve", "audit_answer", "deny",
+__all__ = ["AnswerError", "Answered", "PolicyFiles", "REDACTED_MARK", "Requester", "approve", "audit_answer", "deny",
            "diff_line_kinds", "diff_text", "mark_redacted", "requester"]

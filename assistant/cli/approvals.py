@@ -23,6 +23,7 @@ from assistant.approvals.answering import diff_text
 from assistant.display.colour import diff, status, wanted
 from assistant.display.localtime import local_time
 from assistant.workspace.layout import Workspace
+from assistant.session import policy_files
 from assistant.cli.common import (
     echo_json, fail, get_workspace, json_option, resolve_id, visible as _visible, workspace_group,
 )
@@ -30,7 +31,7 @@ from assistant.cli.common import (
 
 def _inbox() -> tuple[Workspace, Inbox]:
     ws = get_workspace()
-    return ws, Inbox(ws.approvals_dir)
+    return ws, policy_files(ws).inbox   # no config read, no vault unlocked
 
 
 def _full_id(inbox: Inbox, given: str) -> str:
@@ -193,7 +194,7 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
             fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
                  "the content is not what you checked: run `assistant approvals show` again")
     try:
-        done = approving.approve(ws, request_id, remember=remember, sha256=req.sha256, by="cli")
+        done = approving.approve(policy_files(ws), request_id, remember=remember, sha256=req.sha256, by="cli")
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:
@@ -215,7 +216,7 @@ def deny_cmd(request_id: str, reason: str) -> None:
     ws, inbox = _inbox()
     request_id = _full_id(inbox, request_id)
     try:
-        done = approving.deny(ws, request_id, reason=reason, by="cli")
+        done = approving.deny(policy_files(ws), request_id, reason=reason, by="cli")
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:

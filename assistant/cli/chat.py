@@ -414,7 +414,6 @@ def chat_command(model_spec: str | None) -> None:
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
         try:
             interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
-            secret_refusals = 0   # turns ended for a call carrying a vault value; the second ends the chat
             while True:
                 try:
                     line = ui.read_line()
@@ -450,15 +449,9 @@ def chat_command(model_spec: str | None) -> None:
                     else:
                         ui.echo(f"unknown command {cmd}; /help lists them")
                     continue
-                fresh = watcher.drain()
-                session.index.note_changes(ch.path for ch in fresh)   # recall re-reads just these
+                fresh = session.notice_hand_edits(watcher)   # recall and history/ take them in
                 for ch in fresh:
                     changed[ch.path] = ch.kind
-                if fresh:   # hand edits the watcher saw become versions in history/ (issue 12)
-                    try:
-                        session.memory.notice(sorted({c.path for c in fresh}))
-                    except Exception:   # noqa: BLE001 - the next write to the note records it anyway
-                        pass
                 # show what the model is about to be told, so a hand edit is visibly noticed;
                 # not a note that still holds exactly what this chat's assistant wrote into it
                 shown = {c.path: c.kind for c in fresh if not _own_write(session.memory, ui, c)}
@@ -480,8 +473,7 @@ def chat_command(model_spec: str | None) -> None:
                 ui.end_stream()
                 # an error ending the turn was already shown in place, by on_event(TurnFailed(...))
                 if result.secret_refused:
-                    secret_refusals += 1
-                    if secret_refusals >= 2:
+                    if session.refusals.ended:
                         # a second probe of the vault in one chat: the chat ends (each refusal
                         # is one bit an injected instruction could collect)
                         ui.echo("  the chat ends: a second tool call in this chat carried a secret from your "

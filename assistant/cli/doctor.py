@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from assistant.session import policy_files
 from assistant.workspace.config import SECTIONS, ConfigError
 from assistant.workspace.layout import (
     CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
@@ -135,9 +136,7 @@ def _check_config(ws: Workspace, r: Report) -> None:
                  f"{len(ws.config.schedule)} schedule(s) valid")
     if ws.grants_path.exists():
         try:
-            from policy.grants import GrantStore
-
-            grants = GrantStore(ws.grants_path).load()
+            grants = policy_files(ws).grants.load()
             r.ok("config", f"grants.json readable ({len(grants)} grant(s))")
         except Exception as exc:
             r.problem("config", f"grants.json: {exc} (every request is treated as if no grant existed)",

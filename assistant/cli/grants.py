@@ -10,9 +10,10 @@ from __future__ import annotations
 import click
 
 from assistant.display.localtime import local_time
-from policy.grants import GrantsError, GrantStore
+from policy.grants import GrantsError
 from policy.kinds import KINDS
 
+from assistant.session import policy_files
 from assistant.cli.common import (
     echo_json, fail, get_workspace, json_option, visible, workspace_group,
 )
@@ -25,7 +26,7 @@ grants = workspace_group("grants", "Durable {kind, target} grants that let unatt
 @json_option()
 def list_cmd(as_json: bool) -> None:
     """List every grant in grants.json."""
-    store = GrantStore(get_workspace().grants_path)
+    store = policy_files(get_workspace()).grants
     try:
         items = store.load()
     except GrantsError as exc:
@@ -47,7 +48,7 @@ def revoke_cmd(kind: str, target: str) -> None:
     """Remove the grant with exactly this KIND and TARGET (as `grants list` shows it)."""
     if kind not in KINDS:
         fail(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
-    store = GrantStore(get_workspace().grants_path)
+    store = policy_files(get_workspace()).grants
     try:
         removed = store.revoke(kind, target)
         if not removed:

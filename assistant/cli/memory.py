@@ -35,15 +35,20 @@ from assistant.cli.common import (
 
 EDITS = "edits"     # state/edits/: the editor's copies (`memory edit`); one kept after a refusal stays there
 
-def _memory() -> Memory:
-    """The person's Memory, from a session opened at the composition root (watched: the person
-    is the watcher). A vault that cannot be unlocked fails closed with how to unlock it."""
+def _session():
+    """The person's session, opened at the composition root (watched: the person is the
+    watcher). A vault that cannot be unlocked fails closed with how to unlock it."""
     from assistant.session import SessionError, open_session
 
     try:
-        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).memory
+        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False)
     except SessionError as exc:
         fail(str(exc))
+
+
+def _memory() -> Memory:
+    """The person's Memory, from a session opened at the composition root (`_session`)."""
+    return _session().memory
 
 
 def _child_env() -> dict[str, str]:
@@ -354,9 +359,10 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
         watcher = MemoryWatcher(ws.memory_dir).start()
     except FileNotFoundError as exc:
         fail(str(exc))
+    session = None
     try:
-        mem = _memory()
-        scanner = mem.scanner   # note names are redacted like any output (locked vault: refused)
+        session = _session()
+        scanner = session.scanner   # note names are redacted like any output (locked vault: refused)
         deadline = None if timeout is None else time.monotonic() + timeout
         if not as_json:
             click.echo(f"watching {ws.memory_dir} (Ctrl-C to stop)", err=True)
@@ -365,11 +371,7 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
                 if watcher.error is not None:
                     fail(f"watching {ws.memory_dir} failed: {watcher.error}")
                 continue
-            batch = watcher.drain()
-            try:   # a hand edit seen here becomes a version in history/ (issue 12)
-                mem.notice(sorted({c.path for c in batch}))
-            except NoteError:
-                pass   # busy: the next write to the note records it before writing
+            batch = session.notice_hand_edits(watcher)   # a hand edit becomes a version in history/
             for change in batch:
                 shown = scanner.redact(change.path)
                 if as_json:
@@ -381,6 +383,8 @@ def watch_cmd(as_json: bool, timeout: float | None) -> None:
         click.echo(err=True)    # the terminal echoed ^C: leave the shell a fresh line
     finally:
         watcher.stop()
+        if session is not None:
+            session.close()
 
 
 from assistant.cli.memory_search import reindex_cmd, search_cmd  # noqa: E402  (search and reindex: cli/memory_search.py)

@@ -23,11 +23,12 @@ from assistant.agent.events import (
     Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
 )
+from assistant.agent.outcome import unattended_outcome
 from assistant.display.colour import status_line, wanted
 from assistant.display.localtime import local_time
 from assistant.display.terminal import one_line
 from assistant.cli.common import (
-    EXIT_DENIED, EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, model_spec_or_group,
+    EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, model_spec_or_group,
     visible, workspace_option,
 )
 
@@ -72,19 +73,6 @@ def _early_error(message: str, code: int = EXIT_ERROR) -> int:
     if line != message:
         click.echo(f"error: {message}", err=True)
     return code
-
-
-def _unrecovered(calls: list[tuple[str, str, bool, str]]) -> list[tuple[str, str, str]]:
-    """(tool, target, message) of each failed call not followed by a successful call of the
-    same tool on the same target (a conflict the model re-read and retried is made good)."""
-    out = []
-    for i, (tool, target, ok, message) in enumerate(calls):
-        if ok:
-            continue
-        if any(ok2 and t2 == tool and g2 == target for t2, g2, ok2, _ in calls[i + 1:]):
-            continue
-        out.append((tool, target, message))
-    return out
 
 
 def _tell_notify(session, message: str) -> None:
@@ -133,21 +121,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             stop.out.flush()
             return EXIT_ERROR
         session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
-        calls: list[tuple[str, str, bool, str]] = []    # (tool, target, ok, output) in order
-        pending: list[tuple[str, str]] = []
-
-        def on_event(event: Event) -> None:
-            match event:
-                case ToolCalled(tool=tool, args=args):
-                    args = args if isinstance(args, dict) else {}
-                    target = next((str(args[k]) for k in ("path", "url") if isinstance(args.get(k), str)), "")
-                    pending.append((str(tool), target))
-                case ToolFinished(ok=ok, output=output) if output != "interrupted" and pending:
-                    tool, target = pending.pop()
-                    calls.append((tool, target, bool(ok), str(output)))
-            _progress(event)
-
-        agent = session.new_agent(model, on_event=on_event)
+        agent = session.new_agent(model, on_event=_progress)
         try:
             result = agent.turn(task)
         except KeyboardInterrupt:
@@ -159,31 +133,11 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             return EXIT_ERROR
         rel = session.transcript.path.relative_to(ws.root)
         redact = session.scanner.redact
-        failed = _unrecovered(calls)
-        made_good = sum(1 for c in calls if not c[2]) - len(failed)   # failed, then done by a later call
-        if result.outcome == "error":
-            code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
-        elif result.denials:
-            d = result.denials[0]
-            more = f" (+{len(result.denials) - 1} more)" if len(result.denials) > 1 else ""
-            code = EXIT_DENIED
-            line = f"denied: {d.tool} {d.kind} {visible(str(d.target))}: {_one_line(redact(d.reason), 200)}{more}"
-        elif result.secret_refused or failed:
-            # name the refused call (the turn ended on it: the last one), else the first failure
-            tool, target, message = ((failed[-1] if result.secret_refused else failed[0]) if failed
-                                     else ("?", "", result.message))
-            more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
-            message = message[len("error: "):] if message.startswith("error: ") else message
-            code = EXIT_FAILED
-            line = (f"failed: {tool}{' ' + visible(target) if target else ''}: "
-                    f"{_one_line(redact(message), 300)}{more}")
-        elif result.outcome == "stopped":
-            code, line = EXIT_ERROR, f"error: {_one_line(redact(result.message))}"
-        else:
-            code, line = EXIT_OK, f"done: {_one_line(redact(result.reply or ''), 2000)}"
+        outcome = unattended_outcome(result, redact)     # the one line and its exit code
+        code, line, made_good = outcome.code, outcome.line, outcome.made_good
         session.transcript.append("session_end", outcome=result.outcome, steps=result.steps,
                                   tool_calls=result.tool_calls, denials=len(result.denials),
-                                  failed_calls=len(failed), exit_code=code)
+                                  failed_calls=len(outcome.failed), exit_code=code)
         if code == EXIT_FAILED and result.reply:
             click.echo(f"reply (after the failed call): {_one_line(redact(result.reply), 2000)}", err=True)
         if made_good and code == EXIT_OK:

@@ -12,7 +12,8 @@ Guards that an MCP client is one more door into the same session, never a second
 - a request carrying a vault value anywhere (the tool's name, an argument's name or value at any
   depth, a resource address) is refused before any other check, with one message that never
   names the secret (an "unknown tool" echoed through the redactor would); the person is told,
-  and the second such request ends the session's calls;
+  and the second such request ends the session's calls (the session's own rule,
+  assistant.secrets.refusals, the same as a chat's);
 - every output is redacted and text from notes is marked as data; every refusal is a tool error
   with the writer's own specific message (a refused secret is never named), never a traceback;
   bad input gets an error and the server keeps serving.
@@ -35,13 +36,11 @@ from mcp.shared.exceptions import McpError
 
 from policy.gate import Gate
 from policy.notify import run_notify
-from policy.paths import MAX_PATH_CHARS
 
 from assistant.agent.events import Event, GateEvents, ToolCalled, ToolFinished, VaultValueRefused, record
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.notes.history import Origin
-from assistant.secrets.scanner import VAULT_RULE
-from assistant.notes.store import REVISION_CHARS, NoteError, NotFound, RemoveResult, WriteResult
+from assistant.notes.store import NoteError, NotFound, RemoveResult, WriteResult
 from assistant.display.terminal import escape
 from assistant.tools import memory as model_tools
 from assistant.tools.base import ToolError
@@ -65,7 +64,6 @@ MIN_MESSAGE_BYTES = 1 << 20
 MAX_CLIENT_NAME = 60
 RESOURCE_NOT_FOUND = -32002
 
-MAX_SECRET_REFUSALS = 2      # calls carrying a vault value before this session takes no more calls
 SECRET_REFUSED = ("refused: the call carries a secret stored in the person's vault; it did not run. "
                   "Secrets never leave the vault through a tool, and never go into memory.")
 SESSION_CLOSED = ("This MCP session takes no more tool calls: calls carried values from the person's vault "
@@ -121,7 +119,6 @@ class MemoryServer:
         self._by_request: dict[str | int, GatedCall] = {}   # JSON-RPC request id -> its call
         self._started = False
         self.tool_calls = 0
-        self.secret_refusals = 0
         session.gate.report_to(GateEvents(self._record))   # every ruling goes to the transcript as it happens
         self.server = self._build()
 
@@ -232,12 +229,12 @@ class MemoryServer:
 
     # -- tools ----------------------------------------------------------------------------
     async def call(self, name: object, arguments: object) -> types.CallToolResult:
-        if self.secret_refusals >= MAX_SECRET_REFUSALS:
+        if self.session.refusals.ended:
             return self._result(SESSION_CLOSED, ok=False)
         # The secret check runs over the whole request (tool name, every key and value) before
         # any other: an "unknown tool"/"unknown argument" answer would echo the guess back
         # through the redactor, naming the vault secret it hit.
-        names = self._vault_names([name, arguments])
+        names = self.session.refusals.vault_names([name, arguments])
         if names:
             tool = self._tool_shown(name)
             self.tool_calls += 1
@@ -278,35 +275,13 @@ class MemoryServer:
         return types.CallToolResult(content=[types.TextContent(type="text", text=self.redact(text))],
                                     isError=not ok)
 
-    def _vault_names(self, value: object) -> tuple[str, ...]:
-        """Vault names whose value (in any encoding the scanner knows) is in the arguments."""
-        found: list[str] = []
-        if isinstance(value, str):
-            found.extend(f.name for f in self.session.scanner.find(value) if f.rule == VAULT_RULE)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                found.extend(self._vault_names(k) + self._vault_names(v))
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                found.extend(self._vault_names(v))
-        return tuple(dict.fromkeys(found))
-
     def _secret_refused(self, tool: str, args: dict, names: tuple[str, ...]) -> str:
         """A call carried a vault value: the person is told which (transcript, audit log, notify
         command); the client is not. The second such call ends this session's tool calls (as a
         second one ends a chat): refusals are no oracle to search the vault with."""
-        with self._lock:
-            self.secret_refusals += 1
-            last = self.secret_refusals >= MAX_SECRET_REFUSALS
         target = args.get("path") if isinstance(args.get("path"), str) else ""
         self._record(VaultValueRefused(tool, target, tuple(names)))
-        record = {"event": "secret_refused", "run": self.session.id, "tool": tool,
-                  "target": self.redact(str(target)), "secrets": list(names),
-                  "requester": self.session.requester}
-        try:
-            self.gate.audit.append(record)
-        except Exception:  # noqa: BLE001 - the refusal stands either way; the transcript has it too
-            pass
+        last = self.session.refusals.refuse(tool, target, names)   # the audit line, and the count
         if self.gate.notify:
             run_notify(list(self.gate.notify),
                        f"assistant: {self.client or 'an MCP client'} over MCP sent a value from your vault in a "
@@ -381,15 +356,14 @@ class MemoryServer:
         origin = Origin(self.session.requester or "mcp:unnamed client")
         r: WriteResult | RemoveResult
         try:
-            path = model_tools.str_arg(args, "path", limit=MAX_PATH_CHARS)
-            base = model_tools.str_arg(args, "base", required=False, limit=REVISION_CHARS) or None
             if spec.name == "memory_write":
-                content = model_tools.str_arg(args, "content", limit=self.memory.max_note_bytes)
-                r = self.memory.write(path, content, base=base, origin=origin, call=call)
+                wanted = model_tools.write_args(args, max_content=self.memory.max_note_bytes)
+                r = self.memory.write(wanted.path, wanted.content, base=wanted.base, origin=origin, call=call)
                 verb = "created" if r.created else "replaced"
                 text = f"{verb} {r.path} ({r.bytes} bytes); its revision is now {r.revision}"
             else:
-                r = self.memory.remove(path, base=base, origin=origin, call=call)
+                removal = model_tools.remove_args(args)
+                r = self.memory.remove(removal.path, base=removal.base, origin=origin, call=call)
                 text = f"removed {r.path} (it was at revision {r.revision}; its history keeps every version)"
         except (ToolError, NoteError) as exc:
             return str(exc), False
@@ -436,9 +410,9 @@ class MemoryServer:
         return out
 
     def _read_resource(self, uri: str) -> str:
-        if self.secret_refusals >= MAX_SECRET_REFUSALS:
+        if self.session.refusals.ended:
             raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=SESSION_CLOSED))
-        names = self._vault_names([uri, _decoded(uri)])
+        names = self.session.refusals.vault_names([uri, _decoded(uri)])
         if names:
             # Before any "not found": that answer would echo the address through the redactor.
             text = self._secret_refused("resources/read", {"path": uri}, names)

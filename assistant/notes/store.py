@@ -88,7 +88,8 @@ class Memory:
         self.settings = _catalog.CatalogSettings.from_config(ws.config.memory)
         self.max_note_bytes = self.settings.max_note_bytes
         self.lock_timeout = lock_timeout
-        self._audit = audit
+        # the audit log the session built (its gate's, for a Memory built around a bare Gate)
+        self._audit = audit if audit is not None else gate.audit if isinstance(gate, Gate) else None
         self.history = history   # None: no versions kept (a bare Memory built by a test)
         self._revision_key: bytes | None = None
 
@@ -111,10 +112,6 @@ class Memory:
     # -- the mount: memory/'s side of the one gated-write pipeline -----------------------
 
     def _writer(self) -> GatedWriter:
-        if self._audit is None:
-            from policy.audit import AuditLog
-
-            self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
         return GatedWriter(Mount(
             kind="memory", tool="memory_write", noun="note", root=self._root, scanner=self.scanner,
             max_bytes=self.max_note_bytes, read_limit=self.max_note_bytes,

@@ -4,16 +4,20 @@ Guards the model's side of memory: every call goes through `ctx.memory` (assista
 which does the path and content rules, the leak scan, read-before-overwrite, the gate and the
 confined write. The descriptions carry the judgement of what belongs in memory; the schemas
 bound every string. A refusal becomes a ToolError with the specific reason (never a secret).
+The argument schemas (`memory_schema`) and their parsing (`write_args`, `remove_args`) are
+defined here once: the MCP server (assistant.mcp) offers and checks the same ones.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from assistant.notes.catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
 from assistant.notes.history import Origin
 from assistant.notes.store import REVISION_CHARS, Memory, NoteError
-from assistant.tools.base import Tool, ToolContext, ToolError, path_tool, tool_error
+from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
 DEFAULT_LIMIT = 50
@@ -49,16 +53,40 @@ def _int_arg(args: dict, key: str, default: int, low: int, high: int) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class WriteArgs:
+    path: str
+    content: str
+    base: str | None      # None: a new note (an empty base is no base)
+
+
+@dataclass(frozen=True)
+class RemoveArgs:
+    path: str
+    base: str | None
+
+
+def write_args(args: dict, *, max_content: int = MAX_CONTENT_CHARS) -> WriteArgs:
+    """memory_write's arguments, checked (ToolError naming the argument, never its value).
+    max_content: the longest content a call may carry (the MCP server: the note byte cap)."""
+    return WriteArgs(str_arg(args, "path", limit=MAX_PATH_CHARS), str_arg(args, "content", limit=max_content),
+                     str_arg(args, "base", required=False, limit=REVISION_CHARS) or None)
+
+
+def remove_args(args: dict) -> RemoveArgs:
+    """memory_remove's arguments (the MCP server's removal), checked like write_args."""
+    return RemoveArgs(str_arg(args, "path", limit=MAX_PATH_CHARS),
+                      str_arg(args, "base", required=False, limit=REVISION_CHARS) or None)
+
+
 def memory_write(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_write(args, ctx) -> text for the model. (The plain-function API is
     assistant.memory.memory_write(path, content, base).)"""
     memory = _memory(ctx)
-    path = str_arg(args, "path", limit=MAX_PATH_CHARS)
-    content = str_arg(args, "content", limit=MAX_CONTENT_CHARS)
-    base = str_arg(args, "base", required=False, limit=REVISION_CHARS)
+    parsed = write_args(args)
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
-        result = memory.write(path, content, base=base or None, origin=origin, call=ctx.call())
+        result = memory.write(parsed.path, parsed.content, base=parsed.base, origin=origin, call=ctx.call())
     except NoteError as exc:
         raise tool_error(exc) from None
     verb = "created" if result.created else "replaced"
@@ -132,10 +160,46 @@ def memory_search(args: dict, ctx: ToolContext) -> str:
     return "\n".join(out)
 
 
-_PATH = {
-    "type": "string", "minLength": 4, "maxLength": MAX_PATH_CHARS,
-    "description": "Note path inside memory, forward slashes, ending in .md, e.g. people/lina.md",
-}
+def _path() -> dict[str, object]:
+    return {"type": "string", "minLength": 4, "maxLength": MAX_PATH_CHARS,
+            "description": "Note path inside memory, forward slashes, ending in .md, e.g. people/lina.md"}
+
+
+def _base(description: str) -> dict[str, object]:
+    return {"type": "string", "maxLength": REVISION_CHARS, "description": description}
+
+
+def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[str, object]:
+    """The JSON schema of a memory tool's arguments: memory_read, memory_list, memory_search,
+    memory_write, or memory_remove (the MCP server's). The one definition the model's tools and
+    the MCP server share; a fresh dict each call. max_content bounds memory_write's content."""
+    if name == "memory_read":
+        properties: dict[str, object] = {"path": _path()}
+        required = ["path"]
+    elif name == "memory_list":
+        properties = {"offset": {"type": "integer", "minimum": 0, "maximum": 1_000_000},
+                      "limit": {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT_MAX}}
+        required = []
+    elif name == "memory_search":
+        properties = {"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                                "description": "Words to look for, e.g. 'Lina birthday'."},
+                      "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX},
+                      "offset": {"type": "integer", "minimum": 0, "maximum": 1000}}
+        required = ["query"]
+    elif name == "memory_write":
+        properties = {"path": _path(),
+                      "content": {"type": "string", "minLength": 1, "maxLength": max_content,
+                                  "description": "The complete new text of the note."},
+                      "base": _base("The revision memory_read gave; required to replace an existing note.")}
+        required = ["path", "content"]
+    elif name == "memory_remove":
+        properties = {"path": _path(),
+                      "base": _base("If given, the note is removed only while it is still at this revision.")}
+        required = ["path"]
+    else:
+        raise ValueError(f"no memory tool {name!r}")
+    return {"type": "object", "properties": properties, **({"required": required} if required else {}),
+            "additionalProperties": False}
 
 WRITE_DESCRIPTION = (
     "Save or update one note in your long-term memory (markdown, whole-file replacement). "
@@ -157,26 +221,16 @@ def memory_tools() -> list[Tool]:
         Tool(
             name="memory_write",
             description=WRITE_DESCRIPTION,
-            parameters={
-                "type": "object",
-                "properties": {
-                    "path": _PATH,
-                    "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS,
-                                "description": "The complete new text of the note."},
-                    "base": {"type": "string", "maxLength": REVISION_CHARS,
-                             "description": "The revision memory_read gave; required to replace an existing note."},
-                },
-                "required": ["path", "content"],
-                "additionalProperties": False,
-            },
+            parameters=memory_schema("memory_write"),
             run=memory_write,
             kind="memory",
         ),
-        path_tool(
-            "memory_read",
-            "Read one of your notes in full, with its revision. Read a note before relying on "
-            "its details and before replacing it. Secrets in notes come back redacted.",
-            _PATH, memory_read,
+        Tool(
+            name="memory_read",
+            description="Read one of your notes in full, with its revision. Read a note before relying on "
+                        "its details and before replacing it. Secrets in notes come back redacted.",
+            parameters=memory_schema("memory_read"),
+            run=memory_read,
         ),
         Tool(
             name="memory_list",
@@ -184,14 +238,7 @@ def memory_tools() -> list[Tool]:
                 "List your notes with their one-line summaries, page by page, in catalog order "
                 f"({ORDER_TEXT}). Use it to reach notes the catalog had no room for."
             ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "offset": {"type": "integer", "minimum": 0, "maximum": 1_000_000},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT_MAX},
-                },
-                "additionalProperties": False,
-            },
+            parameters=memory_schema("memory_list"),
             run=memory_list,
         ),
         Tool(
@@ -203,17 +250,7 @@ def memory_tools() -> list[Tool]:
                 "catalog shows only some notes); use memory_read when you know the path and need "
                 "the full text. Secrets come back redacted."
             ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-                              "description": "Words to look for, e.g. 'Lina birthday'."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX},
-                    "offset": {"type": "integer", "minimum": 0, "maximum": 1000},
-                },
-                "required": ["query"],
-                "additionalProperties": False,
-            },
+            parameters=memory_schema("memory_search"),
             run=memory_search,
         ),
     ]

@@ -40,11 +40,12 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from policy.approvals import EXPIRED, PENDING, Inbox, InboxError, Request, waiter_alive
-from policy.audit import AuditError, AuditLog
+from policy.approvals import EXPIRED, PENDING, InboxError, Request, waiter_alive
+from policy.audit import AuditError
 
 from assistant.approvals import answering as approving
 from assistant.approvals.links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
+from assistant.session import policy_files
 from assistant.workspace.layout import Workspace
 from assistant.web import pages
 from assistant.web.audit_budget import AuditBudget
@@ -98,6 +99,9 @@ class ApprovalApp:
                  secure_cookies: bool = False, allowed_hosts: HostRule | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.ws = ws
+        # the inbox and the audit log (credential shapes scanned) from the composition root:
+        # no config read, no vault unlocked
+        self.files = policy_files(ws)
         self.signer = signer
         self._login_hash = hashlib.sha256(login_token.encode()).digest()
         self.prefix = prefix.rstrip("/")
@@ -184,7 +188,7 @@ class ApprovalApp:
                             "action": action if action in ACTIONS else None, "client": client})
         for record in records:
             try:
-                AuditLog(self.ws.audit_path).append(record)
+                self.files.audit.append(record)
             except AuditError:
                 pass     # the refusal stands whether or not it could be logged
 
@@ -219,7 +223,7 @@ class ApprovalApp:
     def _request(self, rid: str) -> Request:
         if not _ID.match(rid):
             raise Refused(404, "No such request", "This address names no approval request.", "malformed request id")
-        inbox = Inbox(self.ws.approvals_dir)
+        inbox = self.files.inbox
         try:
             raw = inbox.request_bytes(rid)
             if raw is None:
@@ -247,7 +251,7 @@ class ApprovalApp:
                       "or the request changed since the link was made. Nothing was done.", "bad link signature")
 
     def _link_owner(self, rid: str, exp: int, action: str, sig: str) -> str | None:
-        inbox = Inbox(self.ws.approvals_dir)
+        inbox = self.files.inbox
         try:
             ids = inbox.ids()
         except InboxError:
@@ -272,7 +276,7 @@ class ApprovalApp:
         return None
 
     def _state(self, req: Request) -> tuple[str, object]:
-        inbox = Inbox(self.ws.approvals_dir)
+        inbox = self.files.inbox
         ans = inbox.answer_of(req.id)
         return inbox.state(req, ans), ans
 
@@ -328,7 +332,7 @@ class ApprovalApp:
         if not self._session(request):
             return self._refusal(request, Refused(401, "Not signed in", "Open the login link that `assistant "
                                  "approvals serve` printed, or a signed link from a notification."), rid=None, action=None)
-        inbox = Inbox(self.ws.approvals_dir)
+        inbox = self.files.inbox
         try:
             everything = await run_in_threadpool(lambda: inbox.list(all=True)) if self.ws.approvals_dir.exists() else []
         except InboxError as exc:
@@ -414,13 +418,13 @@ class ApprovalApp:
             if action == "approve":
                 remember = form.get("remember", "once")
                 done = await run_in_threadpool(lambda: approving.approve(
-                    self.ws, rid, remember=remember, sha256=req.sha256, by="web", via=access.via))
+                    policy_files(self.ws), rid, remember=remember, sha256=req.sha256, by="web", via=access.via))
             else:
                 reason = form.get("reason", "").strip()
                 if len(reason) > MAX_REASON:
                     raise Refused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
                 done = await run_in_threadpool(lambda: approving.deny(
-                    self.ws, rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
+                    policy_files(self.ws), rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
         except Refused as exc:
             return self._refusal(request, exc, rid=rid, action=action)
         except approving.AnswerError as exc:

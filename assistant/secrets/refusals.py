@@ -1,0 +1,86 @@
+"""A call carrying a vault value: the one rule every door applies (chat, run, MCP).
+
+Guards that refusals for a vault value are no oracle to search the vault with, the same way
+through every door:
+- `vault_names(value)` finds the vault names whose value (in any encoding the scanner knows)
+  is anywhere in a call: a string, or the keys and values of a dict, or the items of a list or
+  tuple, at any depth (a tool's name, an argument's name, a resource address);
+- `refuse(...)` records one refusal in the audit log (the person may be told which secret; the
+  target is redacted; who asked when the session knows it) and counts it;
+- the second refusal ends the session: `ended` is then True, and each door stops taking calls
+  (a chat ends, an MCP session takes no more tool calls).
+The session (assistant.session) builds one per session; the doors only word what they show.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+from assistant.secrets.scanner import VAULT_RULE, Scanner
+
+MAX_SECRET_REFUSALS = 2      # refusals for a vault value before the session takes no more calls
+
+
+class AuditAppend(Protocol):
+    def append(self, event: dict) -> object: ...
+
+
+class SecretRefusals:
+    """The secret-refusal rule of one session: the scan, the audit record, and the count."""
+
+    def __init__(self, scanner: Scanner | None, audit: AuditAppend | None, *, run_id: str,
+                 requester: str | None = None) -> None:
+        self.scanner = scanner
+        self.audit = audit
+        self.run_id = run_id
+        self.requester = requester       # set with the session's (an MCP client's name)
+        self.count = 0
+        self._lock = threading.Lock()
+
+    @property
+    def ended(self) -> bool:
+        """True once MAX_SECRET_REFUSALS calls were refused: the session takes no more calls."""
+        return self.count >= MAX_SECRET_REFUSALS
+
+    def vault_names(self, value: object) -> tuple[str, ...]:
+        """Vault names whose value (in any encoding the scanner knows) is anywhere in `value`."""
+        if self.scanner is None:
+            return ()
+        found: list[str] = []
+        self._scan(value, found)
+        return tuple(dict.fromkeys(found))
+
+    def _scan(self, value: object, found: list[str]) -> None:
+        if isinstance(value, str):
+            found.extend(f.name for f in self.scanner.find(value) if f.rule == VAULT_RULE)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                self._scan(k, found)
+                self._scan(v, found)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self._scan(v, found)
+
+    def refuse(self, tool: str, target: str, names: tuple[str, ...] | list[str]) -> bool:
+        """Record one refused call: its audit line (never failing the refusal: the transcript
+        has it too) and the count. True if this refusal ends the session."""
+        with self._lock:
+            self.count += 1
+            last = self.count >= MAX_SECRET_REFUSALS
+        record = {"event": "secret_refused", "run": self.run_id, "tool": tool,
+                  "target": self._redact(str(target)), "secrets": list(names)}
+        if self.requester is not None:
+            record["requester"] = self.requester
+        if self.audit is not None:
+            try:
+                self.audit.append(record)
+            except Exception:  # noqa: BLE001 - the refusal stands either way; the transcript has it too
+                pass
+        return last
+
+    def _redact(self, text: str) -> str:
+        return self.scanner.redact(text) if self.scanner is not None else text
+
+
+__all__ = ["MAX_SECRET_REFUSALS", "SecretRefusals"]
