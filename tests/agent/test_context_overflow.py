@@ -69,7 +69,7 @@ def test_a_message_too_large_for_any_context_is_refused_with_its_size_and_the_ch
 @pytest.mark.llama
 def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
     """The same with llama.cpp itself: n_ctx 2048, messages that overflow it after a few turns."""
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
     from assistant.models.loader import load_model
     from assistant.workspace.layout import open_workspace
 

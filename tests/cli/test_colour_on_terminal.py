@@ -12,11 +12,12 @@ import re
 import subprocess
 import sys
 
-import pexpect
 import pytest
 
 from assistant.display.colour import STYLES
 from assistant.workspace.layout import init_workspace
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install 'assistant[dev]')")
 
 SGR = re.compile(rb"\x1b\[([0-9;]*)m")
 PALETTE = {c.encode() for c in STYLES.values()} | {b"0"}

@@ -13,7 +13,7 @@ import pytest
 
 from assistant.workspace.layout import init_workspace
 
-pytest.importorskip("llama_cpp")
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
 pytestmark = pytest.mark.llama
 
 

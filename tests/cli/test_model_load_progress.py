@@ -54,8 +54,8 @@ def test_the_bar_is_drawn_below_finished_lines_and_cleared(tmp_path):
 
 @pytest.mark.llama
 def test_a_run_on_a_terminal_shows_the_bar_and_ctrl_c_clears_it(tmp_path):
-    pexpect = pytest.importorskip("pexpect")
-    pytest.importorskip("llama_cpp")
+    pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install 'assistant[dev]')")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
     ws = tmp_path / "ws"
     init_workspace(ws, example=True)
     child = pexpect.spawn(sys.executable, ["-m", "assistant", "-w", str(ws), "run", "hello"],
@@ -80,7 +80,7 @@ def test_a_run_on_a_terminal_shows_the_bar_and_ctrl_c_clears_it(tmp_path):
 
 @pytest.mark.llama
 def test_piped_stderr_gets_the_loader_lines_and_no_bar(tmp_path):
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
     ws = tmp_path / "ws"
     init_workspace(ws, example=True)
     proc = subprocess.Popen([sys.executable, "-m", "assistant", "-w", str(ws), "run", "hello"],

@@ -7,11 +7,12 @@ import os
 import shlex
 import sys
 
-import pexpect
 import pytest
 
 from assistant.secrets.vault import ENV_PASSPHRASE, Vault
 from workspaces import bare_ws, cheap_kdf
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install 'assistant[dev]')")
 
 PASS = "terminal passphrase " + "for tests"
 VALUE = "piped-" + "value-" + "Qx71Lm0p"

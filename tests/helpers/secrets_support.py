@@ -15,6 +15,8 @@ from workspaces import cheap_kdf
 PY = sys.executable
 PASSPHRASE = "correct horse battery staple"
 WIFI = "tangerine-Dream-4412-xyzzy"          # a vault value (never printed by these tests)
+ROOT = Path(__file__).resolve().parents[2]   # this tree, first on a child's PYTHONPATH
+CLI_VAULT_PASSPHRASE = "pw-test-123"         # the vault of cli_vault_ws
 
 
 def make_ws(tmp_path: Path, *, secrets: dict[str, str] | None = None, extra_config: str = "") -> Path:
@@ -37,6 +39,27 @@ def env(**extra: str) -> dict:
 
 def vault_env(**extra: str) -> dict:
     return env(ASSISTANT_VAULT_PASSPHRASE=PASSPHRASE, **extra)
+
+
+def tree_env() -> dict:
+    """The runner's environment with this tree first on PYTHONPATH and cli_vault_ws's vault unlocked."""
+    return dict(os.environ, ASSISTANT_VAULT_PASSPHRASE=CLI_VAULT_PASSPHRASE, PYTHONPATH=str(ROOT))
+
+
+def run_assistant(args: list[str], stdin: str | None = None, cwd: Path | None = None):
+    """`python -m assistant ARGS` in a child (tree_env), in CWD."""
+    return subprocess.run([PY, "-m", "assistant", *args], input=stdin, capture_output=True, text=True,
+                          env=tree_env(), timeout=120, cwd=cwd)
+
+
+def cli_vault_ws(tmp_path: Path, value: str, name: str = "bank") -> Path:
+    """A workspace as `init` makes it (TMP_PATH/ws) whose vault (its own KDF cost) holds NAME =
+    VALUE, made through the real CLI: `init`, `vault init`, `vault set`."""
+    ws = tmp_path / "ws"
+    assert run_assistant(["init", str(ws)]).returncode == 0
+    assert run_assistant(["-w", str(ws), "vault", "init"]).returncode == 0
+    assert run_assistant(["-w", str(ws), "vault", "set", name], stdin=value + "\n").returncode == 0
+    return ws
 
 
 def cli(*args: str, environ: dict | None = None, input: str | None = None, timeout: float = 60):

@@ -23,11 +23,14 @@ from mcp.client.stdio import stdio_client
 
 from assistant.workspace.layout import init_workspace
 from policy.approvals import Entry, Inbox
+from workspaces import bare_ws, cheap_kdf
 
 PY = sys.executable
 PASSPHRASE = "mcp test pass phrase"
 SECRET = "Xq7-vault-value-93kd-P2mz"       # stored in the test vault; never printed by a test
 WAIT = 30.0                                # every wait in these tests is bounded by this
+PIN_PASS = "review-mcp-pass"               # the vault made through the CLI (pin_vault_ws) and its one secret
+PIN_NAME, PIN_VALUE = "bank_pin", "Tr0ub4dor-zeta-9931"
 
 
 def make_ws(tmp_path: Path, *, timeout: str = "60s", mode: str | None = None, extra: str = "") -> Path:
@@ -60,6 +63,24 @@ def env(**extra: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_")}
     out.update(extra)
     return out
+
+
+def pin_vault_ws(tmp_path: Path) -> Path:
+    """A bare workspace (as `init` makes it) whose vault, cheap KDF, holds PIN_NAME = PIN_VALUE,
+    made through the real CLI; `pin_server_params` unlocks it for `mcp serve` by the environment."""
+    root = cheap_kdf(bare_ws(tmp_path))
+    for args, stdin in ((("vault", "init"), None), (("vault", "set", PIN_NAME), PIN_VALUE + "\n")):
+        r = subprocess.run([PY, "-m", "assistant", "-w", str(root), *args], input=stdin, capture_output=True,
+                           text=True, env=env(ASSISTANT_VAULT_PASSPHRASE=PIN_PASS), timeout=90,
+                           start_new_session=True)
+        assert r.returncode == 0, r.stderr
+    return root
+
+
+def pin_server_params(ws: Path) -> StdioServerParameters:
+    """How the SDK's stdio_client starts `assistant mcp serve` on a pin_vault_ws, unlocked by the env."""
+    return StdioServerParameters(command=PY, args=["-m", "assistant", "-w", str(ws), "mcp", "serve"],
+                                 env=env(ASSISTANT_VAULT_PASSPHRASE=PIN_PASS))
 
 
 @asynccontextmanager

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from mcp_harness import PASSPHRASE, PY, SECRET, WAIT, RawServer, add_vault, env, make_ws
 
 
@@ -137,3 +139,28 @@ def test_a_client_that_stops_reading_stdout_does_not_crash_it(tmp_path):
             proc.kill()
             proc.wait(timeout=WAIT)
     assert code == 0 and "Traceback" not in err
+
+
+# review (mcp): a lone-surrogate string id killed the server; an id of true got no answer
+@pytest.mark.parametrize("bad", [
+    # a lone surrogate in a string id: the transport's error line could not be encoded and the
+    # server died ("the MCP server failed (ExceptionGroup)")
+    b'{"jsonrpc":"2.0","id":"\\ud800","method":"nosuch"}\n',
+    # id true is no JSON-RPC id (string or integer): the SDK read the line as a notification,
+    # failed to validate it and only logged a warning, so the client never got an answer
+    b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n',
+], ids=["lone-surrogate-id", "boolean-id"])
+def test_a_request_the_sdk_refuses_gets_an_error_and_the_server_keeps_serving(tmp_path, bad):
+    """One JSON-RPC line whose id is a string holding a lone surrogate (`"\\ud800"`, legal JSON)
+    killed `assistant mcp serve`: the SDK's model refused the message, the transport's fallback
+    found the id with json.loads and built its "invalid request" error line with
+    json.dumps(ensure_ascii=False), whose .encode("utf-8") raised UnicodeEncodeError inside
+    read_loop. Bad input gets an error and the server keeps serving."""
+    with RawServer(make_ws(tmp_path)) as server:
+        server.handshake()
+        server.send(bad)
+        server.request(7, "ping")
+        first = server.next()
+        assert "error" in first, f"no error for the bad request; next line: {first!r}"
+        assert server.next()["id"] == 7
+        assert server.proc.poll() is None, "the server exited"

@@ -4,12 +4,18 @@ A refusal is a tool error with the writer's own message; the server keeps servin
 
 from __future__ import annotations
 
+import json
 import os
 
+import anyio
+import mcp.types as types
 import pytest
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from mcp_harness import SECRET, add_vault, audit_lines, entries, make_ws, run_async, serve, text_of
+from mcp_harness import (PIN_NAME, PIN_VALUE, SECRET, RawServer, add_vault, audit_lines, entries, make_ws,
+                         pin_server_params, pin_vault_ws, run_async, serve, text_of)
 
 TOOLS = ["memory_read", "memory_list", "memory_search", "memory_write", "memory_remove"]
 
@@ -157,3 +163,147 @@ def test_bad_arguments_get_specific_errors_and_the_server_keeps_serving(tmp_path
 
     run_async(body)
     assert not (ws / "memory" / "a.md").exists()
+
+
+@pytest.fixture
+def pin_ws(tmp_path):
+    """A bare workspace whose vault holds PIN_NAME = PIN_VALUE, made through the real CLI."""
+    return pin_vault_ws(tmp_path)
+
+
+# review (mcp): the client's name (and the SDK's stderr log line) was cut before it was redacted, keeping all but one character of a vault value
+async def _write_waits(ws, client):
+    params = pin_server_params(ws)
+    with open(os.devnull, "w") as devnull:
+        async with stdio_client(params, errlog=devnull) as (r, w):
+            async with ClientSession(r, w, client_info=types.Implementation(name=client, version="1")) as s:
+                await s.initialize()
+                with anyio.move_on_after(4):
+                    await s.call_tool("memory_write", {"path": "people/cut.md",
+                                                       "content": "---\ndescription: cut\n---\nhello\n"})
+
+
+def test_a_vault_value_in_the_client_name_is_never_kept_in_part(pin_ws):
+    """The client's name was cut to 60 characters BEFORE it was redacted, so a vault value
+    straddling the cut survived as all but its last character, unredacted, in the audit log, the
+    approval request and the transcript (`MemoryServer._start` did client_name(raw), cut to 59
+    characters + "…", and only then scanner.redact(): a cut value no longer matches; the
+    scanner's own rule is "cut text before redacting it only through redact_prefix"). Real
+    server, official SDK client, a waiting write."""
+    ws = pin_ws
+    # 60 - len(PIN_VALUE) + 1 filler characters: the cut at 59 keeps all of PIN_VALUE but its last character
+    client = "A" * (60 - len(PIN_VALUE)) + PIN_VALUE + "Z"
+    anyio.run(_write_waits, ws, client)
+    partial = PIN_VALUE[:-1]
+    leaked = [str(p.relative_to(ws)) for p in (ws / "state").rglob("*")
+              if p.is_file() and partial.encode() in p.read_bytes()]
+    assert not leaked, f"{len(partial)} of the secret's {len(PIN_VALUE)} characters are kept in {leaked}"
+
+
+async def _unknown_tool(ws, tool, errlog):
+    params = pin_server_params(ws)
+    async with stdio_client(params, errlog=errlog) as (r, w):
+        async with ClientSession(r, w, client_info=types.Implementation(name="logcut", version="1")) as s:
+            await s.initialize()
+            await s.call_tool(tool, {})
+
+
+def test_a_vault_value_in_a_logged_sdk_message_is_never_kept_in_part(pin_ws, tmp_path):
+    # The same cut-then-redact in the stderr log formatter (OneLine: first line cut at 300
+    # characters, then redacted): the SDK logs "Tool '<name>' not listed, ..." for an unknown
+    # tool, and the client keeps stderr in its MCP log file.
+    ws = pin_ws
+    tool = "A" * (300 - len("Tool '") - (len(PIN_VALUE) - 1)) + PIN_VALUE
+    log = tmp_path / "stderr.log"
+    with open(log, "w") as errlog:
+        anyio.run(_unknown_tool, ws, tool, errlog)
+    assert PIN_VALUE[:-1] not in log.read_text(), "all but one character of the secret is in the server's log"
+
+
+# review (mcp): a vault value as a tool name, argument name or resource URI came back as [redacted:NAME], a silent naming oracle
+async def _probe(ws, kind):
+    params = pin_server_params(ws)
+    texts = []
+    with open(os.devnull, "w") as devnull:
+        async with stdio_client(params, errlog=devnull) as (r, w):
+            async with ClientSession(r, w, client_info=types.Implementation(name="probe", version="1")) as s:
+                await s.initialize()
+                for _ in range(3):      # more than the two refusals a session is allowed
+                    if kind == "tool":
+                        res = await s.call_tool(PIN_VALUE, {})
+                        texts.append(res.content[0].text)
+                    elif kind == "argument":
+                        res = await s.call_tool("memory_read", {PIN_VALUE: 1})
+                        texts.append(res.content[0].text)
+                    else:
+                        try:
+                            await s.read_resource(f"memory://notes/{PIN_VALUE}.md")
+                        except McpError as exc:
+                            texts.append(exc.error.message)
+                after = await s.call_tool("memory_list", {})
+    return texts, after
+
+
+@pytest.mark.parametrize("kind", ["tool", "argument", "resource"])
+def test_a_vault_value_in_a_name_or_uri_is_no_silent_oracle(pin_ws, kind):
+    """The server refuses a call carrying a vault value in its arguments before the tool runs,
+    never names the secret to the client, tells the person (audit `secret_refused`), and closes
+    the session's tool calls at the second one. But the unknown-tool and unknown-argument checks
+    ran BEFORE that check, and resources/read is not a tool call at all: each answered with an
+    error that echoed the guess through the redactor, so a guess equal to a vault value came back
+    as "[redacted:bank_pin]" (naming the secret), the person was not told, and the session never
+    closed. Real server, official SDK client."""
+    ws = pin_ws
+    texts, after = anyio.run(_probe, ws, kind)
+    for text in texts:
+        assert PIN_VALUE not in text
+        assert PIN_NAME not in text, f"the answer names the vault secret the guess hit: {text!r}"
+    log = ws / "state" / "audit.jsonl"
+    audit = [json.loads(l) for l in (log.read_text() if log.exists() else "").splitlines() if l.strip()]
+    assert any(e.get("event") == "secret_refused" for e in audit), "the person was never told"
+    assert after.isError, "the session kept taking tool calls after three calls carrying a vault value"
+
+
+# review (mcp): a vault value used as a nested argument key was written to the transcript in clear
+async def _call_with_a_key(ws):
+    params = pin_server_params(ws)
+    with open(os.devnull, "w") as devnull:
+        async with stdio_client(params, errlog=devnull) as (r, w):
+            async with ClientSession(r, w, client_info=types.Implementation(name="keys", version="1")) as s:
+                await s.initialize()
+                return await s.call_tool("memory_list", {"offset": {PIN_VALUE: 1}})
+
+
+def test_a_vault_value_as_a_nested_key_never_reaches_the_transcript(pin_ws):
+    """`MemoryServer.call` recorded `tool_call` with the raw arguments before refusing the call for
+    the secret it carries; the transcript redacts every string VALUE (`redact_value`) but kept dict
+    keys as they were. So memory_list {"offset": {"<vault value>": 1}} was refused ("the call
+    carries a secret") while state/transcripts/<session>.jsonl held the value in clear. Real
+    server, official SDK client."""
+    ws = pin_ws
+    res = anyio.run(_call_with_a_key, ws)
+    assert res.isError
+    leaked = [str(p.relative_to(ws)) for p in (ws / "state").rglob("*")
+              if p.is_file() and PIN_VALUE.encode() in p.read_bytes()]
+    assert not leaked, f"the vault value is on disk in clear in {leaked}"
+
+
+# review (mcp): s4 B6: memory_write of a note holding a vault value was refused, memory_remove was not
+def test_a_client_cannot_remove_a_note_holding_a_secret_it_saw_redacted(tmp_path):
+    ws = make_ws(tmp_path, mode="watched")
+    add_vault(ws)
+    note = ws / "memory" / "creds.md"
+    note.write_text(f"login: {SECRET}\nother line\n")
+    with RawServer(ws) as server:
+        server.handshake()
+        server.call(2, "memory_read", {"path": "creds.md"})
+        shown = server.next()["result"]["content"][0]["text"]
+        assert "[redacted:bank]" in shown and SECRET not in shown
+        base = shown.split("revision: ", 1)[1].split()[0].strip(")\"'")
+        server.call(3, "memory_write", {"path": "creds.md", "content": "other line\n", "base": base})
+        write = server.next()
+        server.call(4, "memory_remove", {"path": "creds.md", "base": base})
+        remove = server.next()
+    assert write["result"]["isError"] and remove["result"]["isError"], (write, remove)
+    assert "holds a secret" in remove["result"]["content"][0]["text"]
+    assert note.read_text() == f"login: {SECRET}\nother line\n"

@@ -14,6 +14,8 @@ from assistant.tools.registry import all_tools
 from assistant.workspace.layout import init_workspace, open_workspace
 from policy.gate import Decision
 
+from secrets_support import cli_vault_ws, run_assistant
+
 TOOLS = {t.name: t for t in all_tools()}
 
 
@@ -116,3 +118,24 @@ def test_the_mount_rule_runs_after_the_grammar_and_before_any_content_check(tmp_
     with pytest.raises(PathRefused, match="path refused"):
         writer.check_path("../x")
     assert writer.check_path("y") == "y" and not opened
+
+
+# review (one gated writer): a vault value split across path components passed the path scan
+SPLIT_SECRET = "Zq7-Plum-Orbit-9931"
+
+
+def test_vault_value_split_across_path_components_is_refused(tmp_path):
+    """check_secrets scanned the path as one string ("Zq7-Plum-/Orbit-9931.txt"); the '/' broke
+    the match, so the model could park a vault value in the files/ tree (and the catalog of
+    memory/) as folder + file name: `find files/` printed it whole."""
+    ws = cli_vault_ws(tmp_path, SPLIT_SECRET)
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([
+        {"tool": "file_write", "args": {"path": f"{SPLIT_SECRET[:9]}/{SPLIT_SECRET[9:]}.txt", "content": "x"}},
+        {"tool": "memory_write", "args": {"path": f"{SPLIT_SECRET[:9]}/{SPLIT_SECRET[9:]}.md", "content": "x\n"}},
+        {"reply": "done"},
+    ]))
+    run_assistant(["-w", str(ws), "chat", "--model", f"script:{script.name}"], stdin="go\n/quit\n", cwd=tmp_path)
+    leaked = [str(p.relative_to(ws)) for p in ws.rglob("*")
+              if SPLIT_SECRET in str(p.relative_to(ws)).replace("/", "")]
+    assert not leaked, leaked

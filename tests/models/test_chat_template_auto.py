@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("jinja2")
+pytest.importorskip("jinja2", reason="jinja2 is not installed (chat_format \"auto\" needs it: pip install 'assistant[llama]')")
 
 from chat_templates import CHATML, GEMMA3, LLAMA3, MISTRAL, PHI3  # noqa: E402
 

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-pytest.importorskip("jinja2")
+pytest.importorskip("jinja2", reason="jinja2 is not installed (chat_format \"auto\" needs it: pip install 'assistant[llama]')")
 
 import chat_templates as ct  # noqa: E402
 

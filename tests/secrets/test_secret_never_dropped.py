@@ -7,9 +7,10 @@ place of a value."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 
-from secrets_support import WIFI, cli, make_ws, transcript_events, vault_env, write_script
+from secrets_support import WIFI, cli, cli_vault_ws, make_ws, run_assistant, transcript_events, vault_env, write_script
 
 NOTE = f"---\ndescription: home network\n---\nwifi password: {WIFI}\nrouter in the hall\n"
 
@@ -140,3 +141,28 @@ def test_the_person_may_replace_a_note_holding_a_secret_with_force(tmp_path):
     log = cli("-w", str(ws), "memory", "log", "home.md", "--json", environ=vault_env())
     assert log.returncode == 0 and len(__import__("json").loads(log.stdout)) == 2   # the old version is kept
     assert WIFI not in r.stdout + r.stderr + log.stdout
+
+
+# review (one gated writer): a file_write could destroy a vault value held in a non-UTF-8 file
+NON_UTF8_SECRET = "Zq7-Plum-Orbit-9931"
+
+
+def test_file_write_keeps_secret_of_non_utf8_file(tmp_path):
+    """GatedWriter.secrets_in returned an empty set when the current bytes are not UTF-8, so
+    check_keeps_secrets never fired: the model reads the file (decoded with 'replace' and
+    redacted), writes back what it saw, and the vault value on disk was replaced by its
+    "[redacted:...]" marker. The watched chat even showed "no change"."""
+    ws = cli_vault_ws(tmp_path, NON_UTF8_SECRET)
+    original = b"caf\xe9 latin1 file\nkey: " + NON_UTF8_SECRET.encode() + b"\n"
+    (ws / "files" / "old.txt").write_bytes(original)
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([
+        {"tool": "file_read", "args": {"path": "old.txt"}},
+        {"tool": "file_write", "args": {"path": "old.txt",
+                                        "content": "caf\ufffd latin1 file\nkey: [redacted:bank]\n"}},
+        {"reply": "done"},
+    ]))
+    run_assistant(["-w", str(ws), "chat", "--model", f"script:{script.name}"], stdin="go\n/quit\n", cwd=tmp_path)
+    after = (ws / "files" / "old.txt").read_bytes()
+    # the secret the model only saw redacted must not have been destroyed
+    assert NON_UTF8_SECRET.encode() in after, after

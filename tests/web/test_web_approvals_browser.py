@@ -1,8 +1,8 @@
 """The approval page in a real headless browser (Debian's chromium, driven over the DevTools
 protocol): a phone-sized window opens the signed link from a real run's notification, the diff
 is on the page, a scope is chosen and Approve is tapped (real mouse events, no script of ours on
-the page), and the run writes the note. Skips only where chromium is not installed (.ci/run
-installs it). Set ASSISTANT_DOCS_SCREENSHOT=path to keep the phone-sized screenshot (docs/)."""
+the page), and the run writes the note. Skips only where chromium or websockets is not installed
+(.ci/run installs both). Set ASSISTANT_DOCS_SCREENSHOT=path to keep the phone-sized screenshot (docs/)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from web_approvals_support import PY, Serve, env, make_ws, set_approvals, wait_f
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+pytest.importorskip("websockets", reason="websockets is not installed (pip install 'assistant[dev]')")  # the DevTools socket
 
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
 

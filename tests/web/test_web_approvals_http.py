@@ -5,12 +5,14 @@ clear page and an audit line, and nothing is written (no answer file, no grant).
 from __future__ import annotations
 
 import json
+import re
+import socket
 import time
 
 import pytest
 
 from web_approvals_support import (Serve, answer_file, audit_events, file_request, forms, links, make_ws,
-                                   web_refusals)
+                                   set_approvals, web_refusals)
 
 CONTENT = "Ana likes <b>tea</b> & \"quotes\"\n\u202etxt.exe\x1b[2J\n"
 
@@ -294,8 +296,6 @@ def test_link_key_is_private(served):
 def test_every_connection_is_bounded(tmp_path):
     """A client that never finishes its headers, or never sends the body it announced, is cut
     off: nothing waits for it without end."""
-    import socket
-
     ws = make_ws(tmp_path)
     req = file_request(ws, CONTENT)
     with Serve(ws, "--connection-lifetime", "1") as server:
@@ -323,3 +323,104 @@ def test_every_connection_is_bounded(tmp_path):
         finally:
             big.close()
     assert not answer_file(ws, req.id).exists()
+
+
+# review (web approvals): deleted/added lines starting with --/++ were styled as the diff's file header
+CURRENT = "# Ana\n---\n-- keep: Ana is allergic to penicillin\nlikes tea\n"
+PROPOSED = "# Ana\n++ b/people/ana.md\nlikes tea\n"
+
+
+def test_deleted_and_added_lines_are_styled_as_such(tmp_path):
+    """A deleted or added line is styled as a diff file header.
+
+    assistant.web.pages.diff_html classifies each line by its prefix without
+    knowing where the diff's header ends: any line starting with "---" or "+++" gets the grey
+    `meta` style of the file header. So a deleted note line that starts with "--" (a Markdown rule
+    "---" or a "-- signed" line: "----", "--- signed") and an added line that starts with "++" are
+    shown grey like "--- a/people/ana.md", not red/green as a deletion/addition; an added line
+    "++ b/people/ana.md" even renders exactly like the real header. The person misreads what the
+    write removes or adds.
+    Real `assistant approvals serve` on loopback; the request is filed as the gate files it."""
+    ws = make_ws(tmp_path)
+    req = file_request(ws, PROPOSED, current=CURRENT)
+    show = links(ws, req, "http://x")["show_url"].replace("http://x", "")
+    with Serve(ws) as server, server.client() as c:
+        page = c.get(show)
+    assert page.status_code == 200
+    spans = re.findall(r'<span class="([^"]*)">(.*?)</span>', page.text.split('<pre class="diff">', 1)[1])
+    by_text = {text: cls for cls, text in spans}
+    assert by_text.get("----") == "del", by_text                   # the deleted "---" line
+    assert by_text.get("--- keep: Ana is allergic to penicillin") == "del", by_text
+    assert by_text.get("+++ b/people/ana.md") is not None
+    added = [cls for cls, text in spans if text == "+++ b/people/ana.md"]
+    assert added == ["meta", "add"], f"the added line looks like the file header: {spans}"
+
+
+# review (web approvals): an upper-case HTTPS:// web_url dropped the Secure flag from the session cookie
+def test_uppercase_https_web_url_still_gives_secure_cookies(tmp_path):
+    """`HTTPS://` in web_url drops the Secure cookie flag.
+
+    Config accepts [approvals] web_url by urlsplit (whose scheme is lower-cased,
+    so "HTTPS://host" is valid https), but `serve` decides Secure cookies with
+    `web_url.startswith("https://")`. With web_url = "HTTPS://assistant.example.net" (a TLS proxy
+    in front, as the docs advise) the session cookie is set without Secure, so a browser sends
+    the 12-hour session on any plain-http request to that host (e.g. an http:// link an attacker
+    on the path injects).
+    Real `assistant approvals serve` on loopback."""
+    ws = make_ws(tmp_path)
+    set_approvals(ws, 'web_url = "HTTPS://assistant.example.net"\nnotify = []')
+    with Serve(ws) as server, server.client() as c:
+        r = c.get(f"/login?token={server.token}", headers={"Host": "assistant.example.net"})
+    assert r.status_code == 303
+    cookie = r.headers.get("set-cookie", "")
+    assert "assistant_session=" in cookie
+    assert "secure" in cookie.lower(), f"web_url is https (upper case) but the session cookie is not Secure: {cookie}"
+
+
+# review (web approvals): an answer's reason reached the Answered / Already answered pages without terminal escaping
+REASON = "ok \u202edevorppa\u202c \x9b2J\r\rX"
+
+
+def test_reason_is_escaped_on_every_page(tmp_path):
+    """An answer's reason reaches the page unescaped for the eye.
+
+    assistant.web.pages promises that every text from a request, an answer's
+    reason included, is first made visible like the terminal shows it (control, bidi and
+    zero-width characters as \\u escapes) and then HTML-escaped. The "Already answered" page (any
+    GET of a link after the answer) and the "Answered" page put the reason through
+    pages.message_page, which only HTML-escapes: a U+202E RIGHT-TO-LEFT OVERRIDE, C1 controls and
+    carriage returns in a reason (typed by whoever held a deny link) reach the browser raw and
+    reorder what the person reads ("approved" shown for "devorppa").
+    Real `assistant approvals serve` on loopback."""
+    ws = make_ws(tmp_path)
+    req = file_request(ws, "Ana likes tea.\n")
+    urls = {k: v.replace("http://x", "") for k, v in links(ws, req, "http://x").items()}
+    with Serve(ws) as server, server.client() as c:
+        action, fields = forms(c.get(urls["deny_url"]).text)["deny"]
+        done = c.post(action, data={**fields, "reason": REASON})
+        assert done.status_code == 200
+        again = c.get(urls["show_url"])
+        assert again.status_code == 409
+    for page in (done.text, again.text):
+        assert "\u202e" not in page and "\x9b" not in page and "\r" not in page, \
+            "a bidi override / C1 control / CR from the reason reached the page raw"
+
+
+# review (web approvals): a wildcard --listen turned the Host check off (DNS rebinding served)
+def test_wildcard_bind_still_refuses_a_foreign_host_name(tmp_path):
+    """With a wildcard --listen the Host check is off.
+
+    docs/usage.md says "The server answers only to its own host names (loopback,
+    the bound address, web_url's host)", and assistant.web.server says a DNS-rebinding page gets a
+    400. But allowed_hosts() returns None (any host) for `--listen 0.0.0.0:PORT --allow-remote`,
+    exactly the exposed case, so a page at rebind.attacker.example that resolves to this machine is
+    answered as if it were the approval page itself (here: a full login).
+    Real `assistant approvals serve` (bound to 0.0.0.0, reached over loopback only)."""
+    ws = make_ws(tmp_path)
+    with Serve(ws, "--allow-remote", listen="0.0.0.0:0") as server:
+        port = int(server.base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(f"GET /login?token={server.token} HTTP/1.1\r\nHost: rebind.attacker.example:{port}\r\n"
+                      "Connection: close\r\n\r\n".encode())
+            status = s.recv(200).split(b"\r\n", 1)[0]
+    assert status.startswith(b"HTTP/1.1 400"), f"a foreign Host name was served: {status!r}"

@@ -1,7 +1,5 @@
-"""Hostile review s4 (2026-12-01), chat: Ctrl-C while a memory_write is past its writer's point
-of no return, then /quit. The chat waited 2 s and the exit cut the write's tail (the note on
-disk, no audit line). Now it waits for the write (bounded) and says what it did; nothing is
-half-written. History's lock is held for 5 s (its own bound is 10 s) to slow the writer."""
+"""Ctrl-C in a chat while a memory_write is past its writer's point of no return, then /quit:
+the chat waits for the write (bounded) and says what it did; nothing is half-written."""
 
 from __future__ import annotations
 
@@ -14,7 +12,10 @@ from held_lock import HeldLock
 from tty_harness import Pty
 
 
+# review (chat): Ctrl-C after a write's commit, then /quit, cut the write's tail (the note on disk, no audit line)
 def test_ctrl_c_after_the_commit_lets_the_write_finish_whole(tmp_path):
+    """The chat waited 2 s and the exit cut the write's tail (the note on disk, no audit line).
+    History's lock is held for 5 s (its own bound is 10 s) to slow the writer."""
     ws = make_ws(tmp_path)
     script = write_script(tmp_path, [{"tool": "memory_write", "args": {"path": "notes/e.md", "content": "landed\n"}},
                                      {"reply": "ok"}])
