@@ -394,7 +394,8 @@ def chat_command(model_spec: str | None) -> None:
     watcher = None
     try:
         try:
-            model = load_session_model(session, model_spec)
+            # a chat interrupted while loading returns normally: its process exits 0
+            model = load_session_model(session, model_spec, interrupted_exit_code=0)
         except ModelError as exc:
             fail(str(exc))
         except LoadInterrupted as stop:   # Ctrl-C while llama.cpp loads: leave at once
@@ -491,7 +492,7 @@ def chat_command(model_spec: str | None) -> None:
             # ends the chat cleanly instead of with a traceback
             ui.end_stream()
             ui.echo()
-        session.transcript.append("session_end")
+        session.transcript.append("session_end", exit_code=0)   # what leave(0) below exits with
     finally:
         if watcher is not None:
             watcher.stop()
