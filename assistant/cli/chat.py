@@ -26,7 +26,9 @@ from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.display.colour import (
     diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
 )
-from assistant.cli.common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
+from assistant.cli.common import (
+    fail, get_workspace, is_tty, model_spec_or_group, warn_unusable_grants, workspace_option,
+)
 
 if TYPE_CHECKING:
     from policy.gate import InlineAnswer
@@ -389,6 +391,7 @@ def chat_command(model_spec: str | None) -> None:
         session = open_session(ws, "watched", kind="chat", interactive=True, inline_ask=ui.inline_ask)
     except SessionError as exc:
         fail(str(exc))
+    warn_unusable_grants(session)
     ui.still_wanted = session.gate.still_wanted   # False in a tool call cancelled by Ctrl-C
     ui.answer_timeout = session.gate.gate.timeout  # approvals.timeout bounds an inline question too
     watcher = None

@@ -25,7 +25,7 @@ from assistant.display.localtime import local_time
 from assistant.display.terminal import one_line
 from assistant.cli.common import (
     EXIT_DENIED, EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, is_tty, model_spec_or_group,
-    visible, workspace_option,
+    visible, warn_unusable_grants, workspace_option,
 )
 
 
@@ -129,6 +129,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=_waiting)
     except SessionError as exc:
         return _early_error(str(exc))
+    warn_unusable_grants(session)
     try:
         try:
             model = load_session_model(session, model_spec, interrupted_exit_code=EXIT_ERROR)
