@@ -142,12 +142,15 @@ def unlock_scanner(ws: "Workspace", *, interactive: bool) -> tuple["Scanner", "V
 
 def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
                 inline_ask: "Callable[[Question], object] | None", approval_timeout: float | None,
-                on_request: "Callable[[Request], None] | None") -> "Gate":
-    """The policy Gate for this session's mode: the only Gate any session gets."""
+                on_request: "Callable[[Request], None] | None", vault: "Vault | None" = None) -> "Gate":
+    """The policy Gate for this session's mode: the only Gate any session gets. Its audit log is
+    keyed with the vault's audit key (created at its first line) when there is a vault."""
     from policy.approvals import Inbox
     from policy.audit import AuditLog
     from policy.gate import Gate
     from policy.grants import GrantStore
+
+    from assistant.secrets.audit_key import audit_key
 
     approvals = ws.config.approvals
     if approval_timeout is not None:
@@ -161,7 +164,7 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
         from assistant.approvals.push import pusher
 
         push = pusher(approvals.push).send
-    return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact),
+    return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact, key=audit_key(vault)),
                 grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
                 inbox=Inbox(ws.approvals_dir), inline_ask=inline_ask, redact=scanner.redact,
                 on_request=on_request, links=links, push=push)
@@ -268,7 +271,7 @@ def open_session(
     session_id = new_session_id(kind)
     try:
         real_gate = _build_gate(ws, mode=mode, run_id=session_id, scanner=scanner, inline_ask=inline_ask,
-                                approval_timeout=approval_timeout, on_request=on_request)
+                                approval_timeout=approval_timeout, on_request=on_request, vault=vault)
     except Exception as exc:
         raise SessionError(f"the policy gate cannot start: {exc}") from None
     gate = ObservedGate(real_gate, lambda n, d: None)

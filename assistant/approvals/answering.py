@@ -15,7 +15,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from policy.approvals import APPROVED, DENIED, Answer, Inbox, InboxError, Request, waiter_alive
 from policy.audit import AuditError, AuditLog
@@ -50,24 +50,27 @@ class Answered:
 
 
 def audit_answer(ws: Workspace, req: Request, verdict: str, *, remember: str | None, reason: str,
-                 by: str = "cli", via: str | None = None) -> str | None:
+                 by: str = "cli", via: str | None = None,
+                 audit_key: "bytes | Callable[[], bytes] | None" = None) -> str | None:
     """One audit line per answer given by a person, even if the run that asked has died
     meanwhile (the run writes its own line when it acts on the answer). Never the content: its
-    sha256. Returns a warning if the line could not be written (the answer stands)."""
+    sha256. `audit_key`: the vault's audit key (assistant.secrets.audit_key.unattended_audit_key),
+    None for an unkeyed line. Returns a warning if the line could not be written (the answer stands)."""
     record = {"event": "approval", "by": by, "request": req.id, "run": req.run_id, "kind": req.kind,
               "target": req.target, "verdict": verdict, "remember": remember, "reason": reason,
               "sha256": req.sha256}
     if via is not None:
         record["via"] = via
     try:
-        AuditLog(ws.audit_path).append(record)
+        AuditLog(ws.audit_path, key=audit_key).append(record)
     except AuditError as exc:
         return f"answer recorded, but the audit log could not be written: {exc}"
     return None
 
 
 def approve(ws: Workspace, request_id: str, *, remember: str = "once", sha256: str | None = None,
-            by: str = "cli", via: str | None = None) -> Answered:
+            by: str = "cli", via: str | None = None,
+            audit_key: "bytes | Callable[[], bytes] | None" = None) -> Answered:
     """Approve request_id for exactly the content whose sha256 is given (None: the request's
     own, as `approvals approve` without --sha256 does). AnswerError says why not."""
     inbox = Inbox(ws.approvals_dir)
@@ -77,14 +80,15 @@ def approve(ws: Workspace, request_id: str, *, remember: str = "once", sha256: s
                            remember=remember, grants=GrantStore(ws.grants_path), by=by)
     except InboxError as exc:
         raise AnswerError(str(exc)) from None
-    warning = audit_answer(ws, req, APPROVED, remember=ans.remember, reason="", by=by, via=via)
+    warning = audit_answer(ws, req, APPROVED, remember=ans.remember, reason="", by=by, via=via, audit_key=audit_key)
     offer = req.offer(ans.remember) or {}
     grant = offer.get("pattern") if ans.remember in ("exact", "dir") else None
     return Answered(req, ans, grant, warning)
 
 
 def deny(ws: Workspace, request_id: str, *, reason: str = "", sha256: str | None = None,
-         by: str = "cli", via: str | None = None) -> Answered:
+         by: str = "cli", via: str | None = None,
+         audit_key: "bytes | Callable[[], bytes] | None" = None) -> Answered:
     """Deny request_id (bound to its sha256, or the one given). AnswerError says why not."""
     inbox = Inbox(ws.approvals_dir)
     try:
@@ -93,7 +97,7 @@ def deny(ws: Workspace, request_id: str, *, reason: str = "", sha256: str | None
                            reason=reason, by=by)
     except InboxError as exc:
         raise AnswerError(str(exc)) from None
-    warning = audit_answer(ws, req, DENIED, remember=None, reason=reason, by=by, via=via)
+    warning = audit_answer(ws, req, DENIED, remember=None, reason=reason, by=by, via=via, audit_key=audit_key)
     return Answered(req, ans, None, warning)
 
 

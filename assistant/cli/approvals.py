@@ -24,6 +24,7 @@ from assistant.approvals import answering as approving
 from assistant.approvals.answering import diff_text
 from assistant.display.colour import diff, status, wanted
 from assistant.display.localtime import local_time
+from assistant.secrets.audit_key import unattended_audit_key
 from assistant.workspace.layout import Workspace
 from assistant.cli.common import (
     echo_json, fail, get_workspace, json_option, resolve_id, visible as _visible, workspace_group,
@@ -199,12 +200,15 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
         if len(sha) < 8 or not req.sha256.startswith(sha):
             fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
                  "the content is not what you checked: run `assistant approvals show` again")
+    key, unkeyed = unattended_audit_key(ws)     # no prompt: env, key_file or keyring, as a scheduled run
     try:
-        done = approving.approve(ws, request_id, remember=remember, sha256=req.sha256, by="cli")
+        done = approving.approve(ws, request_id, remember=remember, sha256=req.sha256, by="cli", audit_key=key)
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:
         click.echo(f"warning: {done.warning}", err=True)
+    elif unkeyed:
+        click.echo(f"warning: {unkeyed}", err=True)
     req, ans = done.request, done.answer
     offer = req.offer(ans.remember) or {}
     extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
@@ -221,12 +225,15 @@ def deny_cmd(request_id: str, reason: str) -> None:
     """Deny a pending request. ID may be any unique prefix."""
     ws, inbox = _inbox()
     request_id = _full_id(inbox, request_id)
+    key, unkeyed = unattended_audit_key(ws)     # no prompt: env, key_file or keyring, as a scheduled run
     try:
-        done = approving.deny(ws, request_id, reason=reason, by="cli")
+        done = approving.deny(ws, request_id, reason=reason, by="cli", audit_key=key)
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:
         click.echo(f"warning: {done.warning}", err=True)
+    elif unkeyed:
+        click.echo(f"warning: {unkeyed}", err=True)
     req = done.request
     click.echo(_visible(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else "")))
 

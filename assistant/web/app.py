@@ -96,8 +96,10 @@ class ApprovalApp:
 
     def __init__(self, ws: Workspace, signer: LinkSigner, *, login_token: str, prefix: str = "",
                  secure_cookies: bool = False, allowed_hosts: HostRule | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 audit_key: "bytes | Callable[[], bytes] | None" = None) -> None:
         self.ws = ws
+        self.audit_key = audit_key      # the vault's audit key, got once at start (None: unkeyed lines)
         self.signer = signer
         self._login_hash = hashlib.sha256(login_token.encode()).digest()
         self.prefix = prefix.rstrip("/")
@@ -184,7 +186,7 @@ class ApprovalApp:
                             "action": action if action in ACTIONS else None, "client": client})
         for record in records:
             try:
-                AuditLog(self.ws.audit_path).append(record)
+                AuditLog(self.ws.audit_path, key=self.audit_key).append(record)
             except AuditError:
                 pass     # the refusal stands whether or not it could be logged
 
@@ -414,13 +416,15 @@ class ApprovalApp:
             if action == "approve":
                 remember = form.get("remember", "once")
                 done = await run_in_threadpool(lambda: approving.approve(
-                    self.ws, rid, remember=remember, sha256=req.sha256, by="web", via=access.via))
+                    self.ws, rid, remember=remember, sha256=req.sha256, by="web", via=access.via,
+                    audit_key=self.audit_key))
             else:
                 reason = form.get("reason", "").strip()
                 if len(reason) > MAX_REASON:
                     raise Refused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
                 done = await run_in_threadpool(lambda: approving.deny(
-                    self.ws, rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
+                    self.ws, rid, reason=reason, sha256=req.sha256, by="web", via=access.via,
+                    audit_key=self.audit_key))
         except Refused as exc:
             return self._refusal(request, exc, rid=rid, action=action)
         except approving.AnswerError as exc:
