@@ -150,6 +150,7 @@ def _build_gate(ws: "Workspace", *, mode: str, run_id: str, scanner: "Scanner",
     from policy.gate import Gate
     from policy.grants import GrantStore
 
+    # with the vault's own import (unlock_scanner): nacl is loaded only by a door that opens a session
     from assistant.secrets.audit_key import audit_key
 
     approvals = ws.config.approvals
