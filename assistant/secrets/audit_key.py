@@ -80,10 +80,10 @@ def unattended_audit_key(ws: "Workspace") -> tuple[Callable[[], bytes] | None, s
     try:
         vault = unlock(ws, interactive=False)
     except VaultError as exc:
-        return None, (f"the vault cannot be unlocked without asking ({exc}), so this audit line is written "
-                      "without the audit key, and `assistant audit verify` reports it once the log is keyed; "
-                      "set [vault] key_file in config.toml or run `assistant vault remember` so that answers "
-                      "are keyed too")
+        return None, (f"the vault cannot be unlocked without asking ({exc}), so the audit lines of answers "
+                      "given here are written without the audit key, and `assistant audit verify` reports them "
+                      "once the log is keyed; set [vault] key_file in config.toml or run `assistant vault "
+                      "remember` so that answers are keyed too")
     return audit_key(vault), None
 
 
