@@ -385,11 +385,6 @@ class Verdict:
     keyed_from: int | None = None
 
 
-def _seq(line: bytes) -> int | None:
-    m = _CHAINED.match(line)
-    return int(m.group(1)) if m else None
-
-
 def _span(numbers: list[int]) -> str:
     shown = ", ".join(str(i) for i in numbers[:10]) + (f" and {len(numbers) - 10} more" if len(numbers) > 10 else "")
     return f"line {shown}" if len(numbers) == 1 else f"lines {shown}"
