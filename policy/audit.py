@@ -478,7 +478,15 @@ def verify(path: str | os.PathLike[str], *, key: bytes | None = None) -> Verdict
         else:
             known = head is not None and head.lines == n
             vouched = known and head_vouches(ln)
+            if head is not None and head.lines == i - 1 and head_vouches(lines[i - 2]):
+                # the head vouches for the line before: this last line, past the head, does not chain on
+                return bad(i, f"line {i} does not chain on from line {i - 1} (its prev is not line {i - 1}'s "
+                              "digest) and was appended after the chain head was saved: added by someone "
+                              "without the key")
         j = i if (known and not vouched) or i == 1 else i - 1
+        if j == i - 1 and kinds[i - 1] == HMAC:
+            return bad(j, f"line {j} was changed (its digest no longer matches the chain), or line {i} was "
+                          f"written by someone without the key (its prev is not line {j}'s digest)")
         return bad(j, f"line {j} was changed (its digest no longer matches the chain)")
     if keyed_from is not None:
         plain = [i for i in range(keyed_from + 1, n + 1) if kinds[i - 1] != HMAC]

@@ -234,3 +234,17 @@ def test_a_key_given_for_a_log_with_no_keyed_line_fails(tmp_path, n):
         AuditLog(p).append({"event": "ruling"})
     v = verify(p, key=KEY)
     assert not v.intact
+
+
+def test_a_keyed_looking_line_appended_with_the_heads_digest_as_prev_is_named(tmp_path):
+    p = keyed_log(tmp_path, 3)
+    head = json.loads(p.with_suffix(".head").read_bytes())
+    forged = ('{"seq":4,"prev":"%s","chain":"hmac-sha256","time":"2099-01-01T00:00:00.000Z",'
+              '"event":"approval","verdict":"approved"}' % head["hash"]).encode()
+    with open(p, "ab") as f:
+        f.write(forged + b"\n")
+    v = verify(p, key=KEY)
+    assert not v.intact and v.line == 4 and "without the key" in v.problem
+    AuditLog(p, key=KEY).append({"event": "ruling", "target": "after.md"})   # a genuine line after it
+    v = verify(p, key=KEY)
+    assert not v.intact and "line 4 was written by someone without the key" in v.problem
