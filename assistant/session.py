@@ -45,6 +45,7 @@ from assistant.notes.watch import MemoryWatcher, NoteChange
 from assistant.recall.index import Index, vault_fingerprint
 from assistant.recall.turn import Recaller
 from assistant.records.transcript import Transcript, new_session_id
+from assistant.secrets.audit_key import audit_key
 from assistant.secrets.refusals import SecretRefusals
 from assistant.secrets.scanner import Scanner
 from assistant.secrets.vault import Vault, VaultLocked, unlock_if_present
@@ -168,22 +169,24 @@ def unlock_scanner(ws: Workspace, *, interactive: bool) -> tuple[Scanner, Vault 
     return (vault.scanner(), vault) if vault is not None else (Scanner({}), None)
 
 
-def policy_files(ws: Workspace) -> PolicyFiles:
+def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | None" = None) -> PolicyFiles:
     """The light accessor for doors that list or answer without a session (`approvals
     list|show|approve|deny`, `approvals serve`, `grants`, `doctor`): the approvals inbox,
     grants.json and the audit log. It reads no config section and unlocks no vault, so it works
     with a broken config.toml and asks for no passphrase. Such doors log no free text but the
     person's reason: every line is scanned for credential shapes (a vault's values are not
-    known here; a session's own audit log redacts them too)."""
+    known here; a session's own audit log redacts them too). `audit_key`: the vault's audit key
+    (assistant.secrets.audit_key.unattended_audit_key), None for unkeyed lines."""
     shapes = Scanner({})
     return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
-                       audit=AuditLog(ws.audit_path, redact=shapes.redact))
+                       audit=AuditLog(ws.audit_path, redact=shapes.redact, key=audit_key))
 
 
 def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
                 inline_ask: Callable[[Question], object] | None, approval_timeout: float | None,
-                on_request: Callable[[Request], None] | None) -> Gate:
-    """The policy Gate for this session's mode: the only Gate any session gets."""
+                on_request: Callable[[Request], None] | None, vault: Vault | None = None) -> Gate:
+    """The policy Gate for this session's mode: the only Gate any session gets. Its audit log is
+    keyed with the vault's audit key (created at its first line) when there is a vault."""
     approvals = ws.config.approvals
     if approval_timeout is not None:
         approvals = replace(approvals, timeout=approval_timeout)
@@ -192,7 +195,7 @@ def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
         links = load_signer(ws.state_dir, approvals.web_url).urls
     if approvals.push:
         push = pusher(approvals.push).send
-    return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact),
+    return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact, key=audit_key(vault)),
                 grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
                 inbox=Inbox(ws.approvals_dir), inline_ask=inline_ask, redact=scanner.redact,
                 on_request=on_request, links=links, push=push)
@@ -286,7 +289,7 @@ def open_session(
     with ExitStack() as opened:
         try:
             real_gate = _build_gate(ws, mode=mode, run_id=session_id, scanner=scanner, inline_ask=inline_ask,
-                                    approval_timeout=approval_timeout, on_request=on_request)
+                                    approval_timeout=approval_timeout, on_request=on_request, vault=vault)
         except Exception as exc:
             raise SessionError(f"the policy gate cannot start: {exc}") from None
         gate = ObservedGate(real_gate)

@@ -359,6 +359,32 @@ class Inbox:
             entries = [e for e in entries if e.state in (PENDING, "corrupt")]
         return sorted(entries, key=lambda e: (e.request.created_at if e.request else "", e.id))
 
+    def prune(self, older_than: float) -> list[Entry]:
+        """Remove every answered or expired request that ended more than `older_than` seconds
+        ago (its request file first, so it leaves every listing at once, then its answer);
+        never a pending or a corrupt one. The audit log is not touched: their lines stay.
+        Returns the entries removed, oldest first."""
+        cutoff = self.clock() - older_than
+        gone: list[Entry] = []
+        for entry in self.list(all=True):
+            ended = ended_at(entry)
+            if ended is None or ended > cutoff:
+                continue
+            dfd = self._dirfd()
+            try:
+                for name in (f"{entry.id}.json", f"{entry.id}.answer.json"):
+                    try:
+                        os.unlink(name, dir_fd=dfd)
+                    except FileNotFoundError:
+                        pass
+            except OSError as exc:
+                raise InboxError(f"cannot remove approval {entry.id} from {self.path}: "
+                                 f"{exc.strerror or exc}") from None
+            finally:
+                os.close(dfd)
+            gone.append(entry)
+        return gone
+
     # ------------------------------------------------------------ answers
     def answer(self, request_id: str, verdict: str, *, sha256: str, remember: str = "once",
                reason: str = "", grants: GrantStore | None = None, by: str = "cli") -> Answer:
@@ -468,6 +494,19 @@ class Inbox:
                 return
 
 
+def ended_at(entry: Entry) -> float | None:
+    """When a request stopped waiting (epoch seconds): when it was answered (by a person, or by
+    the run recording an expiry), else its expiry time once past; None while pending or corrupt."""
+    if entry.request is None or entry.state in (PENDING, "corrupt"):
+        return None
+    if entry.answer is not None:
+        try:
+            return _epoch(entry.answer.answered_at)
+        except ValueError:
+            return entry.request.expires
+    return entry.request.expires
+
+
 def _policy_offers(req: Request) -> dict[str, str]:
     """scope -> grant pattern, as the policy offers them for this request's target.
 
@@ -520,5 +559,5 @@ def as_json(entry: Entry) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "requested_by", "waiter_alive",
+__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "ended_at", "requested_by", "waiter_alive",
            "PENDING", "APPROVED", "DENIED", "EXPIRED"]

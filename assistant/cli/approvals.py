@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import click
 
 from policy.approvals import (
-    APPROVED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json, requested_by,
-    waiter_alive,
+    APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json, ended_at,
+    requested_by, waiter_alive,
 )
+from policy.duration import parse_duration
 from policy.kinds import SCOPES
 
 from assistant.approvals import answering as approving
 from assistant.approvals.answering import diff_text
 from assistant.display.colour import diff, status, wanted
 from assistant.display.localtime import local_time
+from assistant.secrets.audit_key import unattended_audit_key
 from assistant.workspace.layout import Workspace
 from assistant.session import policy_files
 from assistant.cli.common import (
@@ -65,6 +68,8 @@ def _line(e: Entry, *, on: bool = False) -> str:
     return line
 
 
+EXPIRED_FOOTER_DAYS = 7
+
 approvals = workspace_group("approvals", "Requests from unattended runs, waiting for you (state/approvals/).")
 
 
@@ -88,7 +93,9 @@ def list_cmd(show_all: bool, as_json: bool, follow: bool, max_events: int | None
     except InboxError as exc:
         fail(str(exc))
     entries = everything if show_all else [e for e in everything if e.state in (PENDING, "corrupt")]
-    expired = sum(1 for e in everything if e.state == EXPIRED)
+    # the footer counts the last EXPIRED_FOOTER_DAYS only: older ones are history (`approvals prune`)
+    since = time.time() - EXPIRED_FOOTER_DAYS * 86400
+    expired = sum(1 for e in everything if e.state == EXPIRED and (ended_at(e) or 0) >= since)
     if as_json and not follow:
         echo_json([entry_json(e) for e in entries])
         return
@@ -102,7 +109,8 @@ def list_cmd(show_all: bool, as_json: bool, follow: bool, max_events: int | None
         click.echo("no pending approvals" if not show_all else "no approval requests")
     if expired and not show_all and not as_json:
         # a queue nobody can see is a defect: say that expired requests exist, and where
-        click.echo(f"({expired} expired without an answer; see `assistant approvals list --all`)")
+        click.echo(f"({expired} expired without an answer in the last {EXPIRED_FOOTER_DAYS} days; "
+                   "see `assistant approvals list --all`)")
     if not follow:
         return
     count = 0
@@ -193,12 +201,16 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
         if len(sha) < 8 or not req.sha256.startswith(sha):
             fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
                  "the content is not what you checked: run `assistant approvals show` again")
+    key, unkeyed = unattended_audit_key(ws)     # no prompt: env, key_file or keyring, as a scheduled run
     try:
-        done = approving.approve(policy_files(ws), request_id, remember=remember, sha256=req.sha256, by="cli")
+        done = approving.approve(policy_files(ws, audit_key=key), request_id, remember=remember, sha256=req.sha256,
+                                 by="cli")
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:
         click.echo(f"warning: {done.warning}", err=True)
+    elif unkeyed:
+        click.echo(f"warning: {unkeyed}", err=True)
     req, ans = done.request, done.answer
     offer = req.offer(ans.remember) or {}
     extra = f"; grant recorded: {req.kind} {offer.get('pattern')}" if ans.remember in ("exact", "dir") else ""
@@ -215,14 +227,54 @@ def deny_cmd(request_id: str, reason: str) -> None:
     """Deny a pending request. ID may be any unique prefix."""
     ws, inbox = _inbox()
     request_id = _full_id(inbox, request_id)
+    key, unkeyed = unattended_audit_key(ws)     # no prompt: env, key_file or keyring, as a scheduled run
     try:
-        done = approving.deny(policy_files(ws), request_id, reason=reason, by="cli")
+        done = approving.deny(policy_files(ws, audit_key=key), request_id, reason=reason, by="cli")
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:
         click.echo(f"warning: {done.warning}", err=True)
+    elif unkeyed:
+        click.echo(f"warning: {unkeyed}", err=True)
     req = done.request
     click.echo(_visible(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else "")))
+
+
+@approvals.command("prune")
+@click.option("--older-than", "older_than", default="30d", show_default=False, metavar="DURATION",
+              help="Remove requests that were answered or expired more than DURATION ago "
+                   "(e.g. 30d, 12h; default: 30d).")
+def prune_cmd(older_than: str) -> None:
+    """Remove answered and expired requests from state/approvals/, so the inbox never grows
+    forever.
+
+    Only requests answered (approved or denied) or expired more than --older-than ago are
+    removed; never a pending one, and never a corrupt file (`approvals list` names those). The
+    audit log keeps their lines (state/audit.jsonl is not touched). Prints each request removed.
+    """
+    try:
+        age = parse_duration(older_than, setting="--older-than")
+    except ValueError as exc:
+        fail(f"{exc} (e.g. --older-than 30d)")
+    ws, inbox = _inbox()
+    if not ws.approvals_dir.exists():
+        click.echo(f"nothing to prune: no answered or expired request older than {older_than}")
+        return
+    try:
+        gone = inbox.prune(age)
+    except InboxError as exc:
+        fail(str(exc))
+    if not gone:
+        click.echo(f"nothing to prune: no answered or expired request older than {older_than}")
+        return
+    for e in gone:
+        r = e.request
+        click.echo(_visible(f"removed {e.id}  {e.state:<8} {r.kind:<6} {r.target}  "
+                            f"(ended {local_time(ended_at(e))}; run {r.run_id})"))
+    counts = [f"{n} {state}" for state in (APPROVED, DENIED, EXPIRED)
+              if (n := sum(1 for e in gone if e.state == state))]
+    click.echo(f"removed {len(gone)} request{'s' if len(gone) != 1 else ''} ({', '.join(counts)}) older than "
+               f"{older_than}; the audit log keeps their lines")
 
 
 @approvals.command("serve")

@@ -17,6 +17,9 @@ import click
 from assistant.display.localtime import local_time
 from policy.audit import AuditError, verify
 
+from assistant.secrets.audit_key import stored_audit_key
+from assistant.secrets.vault import VaultError, unlock_if_present
+
 from assistant.cli.common import (
     echo_json, fail, get_workspace, json_option, visible, workspace_group,
 )
@@ -25,26 +28,57 @@ from assistant.cli.common import (
 audit_group = workspace_group("audit", "The audit log (state/audit.jsonl): every ruling, answer and memory write, hash-chained.")
 
 
+def _audit_key(ws) -> tuple[bytes | None, str]:
+    """(the vault's audit key or None, what the chain can be: "keyed", "not yet keyed", "no vault").
+    The vault is unlocked as `chat` does (at a terminal it may ask); one that exists but cannot
+    be unlocked stops verify: its keyed lines cannot be checked without it."""
+    try:
+        vault = unlock_if_present(ws, interactive=True)
+        if vault is None:
+            return None, "no vault"
+        key = stored_audit_key(vault)
+    except VaultError as exc:
+        fail(f"the audit log cannot be checked: its keyed lines need the vault's audit key, and {exc}")
+    return key, "keyed" if key is not None else "not yet keyed"
+
+
 @audit_group.command("verify")
 @json_option("Machine-readable result.")
 def verify_cmd(as_json: bool) -> None:
     """Check that no line of the audit log was changed, removed, inserted or reordered.
-    Exits 0 when the chain is intact, 1 naming the first line at fault."""
+    Exits 0 when the chain is intact, 1 naming the first line at fault.
+
+    Lines are keyed (HMAC-SHA256) with a key the vault holds, so checking them unlocks the vault
+    (as `chat` does). A workspace with no vault has an unkeyed chain, and verify says so."""
     ws = get_workspace()
+    key, state = _audit_key(ws)
     try:
-        verdict = verify(ws.audit_path)
+        verdict = verify(ws.audit_path, key=key)
     except AuditError as exc:
         fail(str(exc))
+    keyed = 0 if verdict.keyed_from is None else verdict.lines - verdict.keyed_from + 1
     if as_json:
         echo_json({"intact": verdict.intact, "lines": verdict.lines, "chain_start": verdict.start,
-                   "line": verdict.line, "problem": verdict.problem, "notes": list(verdict.notes)})
+                   "line": verdict.line, "problem": verdict.problem, "notes": list(verdict.notes),
+                   "keyed": state == "keyed", "keyed_from": verdict.keyed_from, "vault": state != "no vault"})
     else:
         for note in verdict.notes:
             click.echo(f"note: {note}", err=True)
         if verdict.intact:
             chained = max(0, verdict.lines - verdict.start + 1)
+            if state == "keyed":
+                how = f", {keyed} keyed with the vault's audit key"
+            elif state == "no vault":
+                how = " (unkeyed: this workspace has no vault)"
+            else:
+                how = " (unkeyed: no line has been written with the vault's audit key yet)"
             click.echo(f"intact: {verdict.lines} line(s), {chained} of them hash-chained"
-                       + (f" (the chain starts at line {verdict.start})" if verdict.start > 1 and chained else ""))
+                       + (f" (the chain starts at line {verdict.start})" if verdict.start > 1 and chained else "")
+                       + how)
+            if state == "no vault":
+                click.echo("note: an unkeyed chain shows editing, not forging: whoever can write state/ can write "
+                           "a consistent log; a vault (`assistant vault init`) keys the lines written after it",
+                           err=True)
     if not verdict.intact:
         if not as_json:
             click.echo(f"error: the audit log was tampered with: {verdict.problem}", err=True)

@@ -26,7 +26,9 @@ from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.display.colour import (
     diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
 )
-from assistant.cli.common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
+from assistant.cli.common import (
+    fail, get_workspace, is_tty, model_spec_or_group, warn_unusable_grants, workspace_option,
+)
 from assistant.agent.events import (
     Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
@@ -394,12 +396,14 @@ def chat_command(model_spec: str | None) -> None:
         session = open_session(ws, "watched", kind="chat", interactive=True, inline_ask=ui.inline_ask)
     except SessionError as exc:
         fail(str(exc))
+    warn_unusable_grants(session)
     ui.still_wanted = session.gate.still_wanted   # False in a tool call cancelled by Ctrl-C
     ui.answer_timeout = session.policy_gate.timeout  # approvals.timeout bounds an inline question too
     watcher = None
     try:
         try:
-            model = load_session_model(session, model_spec)
+            # a chat interrupted while loading returns normally: its process exits 0
+            model = load_session_model(session, model_spec, interrupted_exit_code=0)
         except ModelError as exc:
             fail(str(exc))
         except LoadInterrupted as stop:   # Ctrl-C while llama.cpp loads: leave at once
@@ -488,7 +492,7 @@ def chat_command(model_spec: str | None) -> None:
             # ends the chat cleanly instead of with a traceback
             ui.end_stream()
             ui.echo()
-        session.transcript.append("session_end")
+        session.transcript.append("session_end", exit_code=0)   # what leave(0) below exits with
     finally:
         if watcher is not None:
             watcher.stop()

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Callable, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Callable, NoReturn, TypeVar
 
 import click
 
+from policy.grants import GrantsError
+
 from assistant.display.colour import status, wanted
-from assistant.display.terminal import escape
+from assistant.display.terminal import escape, one_line
 from assistant.workspace.config import ConfigError
 from assistant.workspace.layout import (
     ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace,
 )
+
+if TYPE_CHECKING:
+    from assistant.session import Session
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -130,6 +135,20 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print `error: message` to stderr and exit non-zero."""
     click.echo(f"{status('error', on=wanted(sys.stderr))}: {message}", err=True)
     sys.exit(code)
+
+
+def warn_unusable_grants(session: "Session") -> None:
+    """At a run's or chat's start: a grants.json that cannot be trusted named in one warning line
+    on stderr (the gate treats every request as if no grant existed, so "always" answers stop
+    counting without this line; `assistant doctor` names it too)."""
+    grants = getattr(session.gate.gate, "grants", None)
+    if grants is None:
+        return
+    try:
+        grants.load(fresh=True)
+    except GrantsError as exc:
+        click.echo(f"warning: {one_line(str(exc), 300)} (every request is treated as if no grant "
+                   "existed; `assistant doctor` says more)", err=True)
 
 
 def echo_json(value: object) -> None:

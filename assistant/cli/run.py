@@ -13,6 +13,7 @@ so nothing prints twice on a terminal.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -28,8 +29,8 @@ from assistant.display.colour import status_line, wanted
 from assistant.display.localtime import local_time
 from assistant.display.terminal import one_line
 from assistant.cli.common import (
-    EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, model_spec_or_group,
-    visible, workspace_option,
+    EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, is_tty, model_spec_or_group,
+    visible, warn_unusable_grants, workspace_option,
 )
 
 
@@ -65,10 +66,26 @@ def _waiting(req) -> None:
                f"answer with `assistant approvals show {req.id}`, then approve or deny", err=True)
 
 
+def _one_screen() -> bool:
+    """Are stdout and stderr the same terminal (a person reads both on one screen)?"""
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return is_tty(sys.stdout) and is_tty(sys.stderr) and (out.st_rdev, out.st_ino) == (err.st_rdev, err.st_ino)
+
+
 def _early_error(message: str, code: int = EXIT_ERROR) -> int:
     """A run that failed before its turn: the outcome line on stdout (the contract: one line,
-    always); the full text on stderr only when the line had to cut or flatten it."""
+    always); the full text on stderr only when the line had to cut or flatten it. On a terminal
+    that shows both streams, the error is printed once, in full (a list stays a list)."""
     line = _one_line(message)
+    if line != message and _one_screen():
+        first, _, rest = message.partition("\n")
+        click.echo(status_line(f"error: {_one_line(first)}", on=wanted(sys.stdout)))
+        if rest:
+            click.echo(visible(rest, keep_newlines=True))
+        return code
     click.echo(status_line(f"error: {line}", on=wanted(sys.stdout)))
     if line != message:
         click.echo(f"error: {message}", err=True)
@@ -109,6 +126,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         session = open_session(ws, "unattended", kind="run", approval_timeout=timeout, on_request=_waiting)
     except SessionError as exc:
         return _early_error(str(exc))
+    warn_unusable_grants(session)
     try:
         try:
             model = load_session_model(session, model_spec, interrupted_exit_code=EXIT_ERROR)

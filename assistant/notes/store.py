@@ -12,7 +12,6 @@ Reads are ungated (context, not reach) but confined, bounded, and redacted by th
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 

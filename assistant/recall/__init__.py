@@ -4,6 +4,10 @@
 The per-turn recall's names import from here too.
 """
 
-from assistant.recall.turn import (  # noqa: F401 - re-exported
+from assistant.recall.turn import (
     HEADER_COST, HEAD_BYTES, Recalled, Recaller,
 )
+
+__all__ = [
+    "HEADER_COST", "HEAD_BYTES", "Recalled", "Recaller",
+]

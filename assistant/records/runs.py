@@ -111,7 +111,9 @@ def summarise(run_id: str, events: list[dict] | None) -> RunSummary:
         outcome = {EXIT_OK: "done", EXIT_DENIED: "denied", EXIT_FAILED: "failed"}.get(code, "error")
         if end.get("outcome") == "interrupted":
             outcome = "interrupted"
-    else:   # transcripts written before exit codes were recorded: derive the same rules
+    elif kind == "chat":   # a chat written before exit codes were recorded: chats always exited 0
+        outcome, code = ("interrupted" if end.get("outcome") == "interrupted" else "done"), EXIT_OK
+    else:   # runs written before exit codes were recorded: derive `assistant run`'s rules
         said = end.get("outcome")
         if said == "interrupted":
             outcome, code = "interrupted", EXIT_ERROR

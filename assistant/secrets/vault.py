@@ -63,6 +63,10 @@ MAX_MEMLIMIT = 1 << 30
 MIN_OPSLIMIT = argon2id.OPSLIMIT_MIN
 MIN_MEMLIMIT = argon2id.MEMLIMIT_MIN
 
+# Records the program keeps for itself inside vault.enc (the audit chain's key): names no secret
+# can have (validate_name refuses '#'), never listed, never scanned for, never shown.
+INTERNAL_PREFIX = "#"
+
 MIN_VALUE_LEN = 8
 MAX_VALUE_LEN = 64 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -254,7 +258,7 @@ class Vault:
         self.path = Path(path)
         self._key = key
         self._header = header
-        self._entries = entries
+        self._entries, self._internal = _split(entries)
 
     def __repr__(self) -> str:
         return f"Vault({str(self.path)!r}, {len(self._entries)} secrets)"
@@ -335,6 +339,28 @@ class Vault:
     def scanner(self) -> Scanner:
         return Scanner(self.secrets())
 
+    # -- the program's own records (never secrets: not listed, not scanned for) ------------
+
+    def internal(self, name: str) -> dict | None:
+        """The internal record `name` (starting with INTERNAL_PREFIX) as last read, or None."""
+        record = self._internal.get(name)
+        return dict(record) if record is not None else None
+
+    def ensure_internal(self, name: str, make: Callable[[], dict]) -> dict:
+        """The internal record `name`, created from make() under the lock on a fresh re-read if
+        the file has none (two processes creating it at once agree on one)."""
+        if not name.startswith(INTERNAL_PREFIX):
+            raise VaultError(f"an internal record's name starts with {INTERNAL_PREFIX!r}")
+        with self._locked():
+            self._reload()
+            if name not in self._internal:
+                record = make()
+                if not isinstance(record.get("value"), str):
+                    raise VaultError("an internal record carries its value as text")
+                self._internal = {**self._internal, name: dict(record)}
+                self._save()
+            return dict(self._internal[name])
+
     # -- writing (each under the lock, on a fresh re-read) -----------------------------
 
     def set(self, name: str, value: str, hosts: Iterable[object] | str | None = None) -> None:
@@ -409,10 +435,11 @@ class Vault:
                 f"{where}: the vault's passphrase or settings changed since it was unlocked; "
                 "unlock it again"
             )
-        self._entries = _decrypt(data, header, self._key, where)
+        self._entries, self._internal = _split(_decrypt(data, header, self._key, where))
 
     def _save(self) -> None:
-        payload = json.dumps(self._entries, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        payload = json.dumps({**self._entries, **self._internal}, sort_keys=True,
+                             separators=(",", ":")).encode("utf-8")
         nonce = nacl.utils.random(NONCE_SIZE)
         ct = bindings.crypto_aead_xchacha20poly1305_ietf_encrypt(
             payload, self._header.raw, nonce, self._key
@@ -423,6 +450,13 @@ class Vault:
         """Exclusive lock of one read-modify-write; a bounded wait, then VaultError (never a hang)."""
         return locked(self.path.with_name("." + self.path.name + ".lock"), timeout=LOCK_TIMEOUT,
                       what="the vault", error=VaultError)
+
+
+def _split(payload: dict[str, dict]) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(secrets, internal records) of a decrypted payload: the names starting with
+    INTERNAL_PREFIX are the program's own."""
+    secrets = {n: e for n, e in payload.items() if not n.startswith(INTERNAL_PREFIX)}
+    return secrets, {n: e for n, e in payload.items() if n.startswith(INTERNAL_PREFIX)}
 
 
 def _read(path: Path) -> bytes:

@@ -97,11 +97,13 @@ class ApprovalApp:
 
     def __init__(self, ws: Workspace, signer: LinkSigner, *, login_token: str, prefix: str = "",
                  secure_cookies: bool = False, allowed_hosts: HostRule | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 audit_key: "bytes | Callable[[], bytes] | None" = None) -> None:
         self.ws = ws
-        # the inbox and the audit log (credential shapes scanned) from the composition root:
-        # no config read, no vault unlocked
-        self.files = policy_files(ws)
+        self.audit_key = audit_key      # the vault's audit key, got once at start (None: unkeyed lines)
+        # the inbox and the audit log (credential shapes scanned, keyed when the vault could be
+        # unlocked without asking) from the composition root: no config read
+        self.files = policy_files(ws, audit_key=audit_key)
         self.signer = signer
         self._login_hash = hashlib.sha256(login_token.encode()).digest()
         self.prefix = prefix.rstrip("/")
@@ -418,13 +420,13 @@ class ApprovalApp:
             if action == "approve":
                 remember = form.get("remember", "once")
                 done = await run_in_threadpool(lambda: approving.approve(
-                    policy_files(self.ws), rid, remember=remember, sha256=req.sha256, by="web", via=access.via))
+                    self.files, rid, remember=remember, sha256=req.sha256, by="web", via=access.via))
             else:
                 reason = form.get("reason", "").strip()
                 if len(reason) > MAX_REASON:
                     raise Refused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
                 done = await run_in_threadpool(lambda: approving.deny(
-                    policy_files(self.ws), rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
+                    self.files, rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
         except Refused as exc:
             return self._refusal(request, exc, rid=rid, action=action)
         except approving.AnswerError as exc:

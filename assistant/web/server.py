@@ -34,6 +34,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from assistant.approvals.links import load_signer
+from assistant.secrets.audit_key import unattended_audit_key
 from assistant.workspace.layout import Workspace
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -207,6 +208,11 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
         signer = load_signer(ws.state_dir, settings.web_url)
     except OSError as exc:
         raise ServeError(f"the approval-link key cannot be set up in {ws.state_dir}: {exc}") from None
+    # the audit key the way a scheduled run unlocks the vault (env, key_file, keyring), never a
+    # prompt: without it the page's audit lines are written unkeyed, and that is said here
+    key, unkeyed = unattended_audit_key(ws)
+    if unkeyed:
+        warn(f"warning: {unkeyed}")
     sock = bind(listen)
     port = sock.getsockname()[1]
     bound = Listen(listen.host, port)
@@ -214,7 +220,7 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
     prefix = urlsplit(settings.web_url).path.rstrip("/") if settings.web_url else ""
     app = ApprovalApp(ws, signer, login_token=token, prefix=prefix,
                       secure_cookies=urlsplit(settings.web_url).scheme == "https" if settings.web_url else False,
-                      allowed_hosts=allowed_hosts(bound, settings.web_url))
+                      allowed_hosts=allowed_hosts(bound, settings.web_url), audit_key=key)
     local_host = "127.0.0.1" if bound.wildcard and ":" not in bound.host else "::1" if bound.wildcard else bound.host
     local = f"http://{Listen(local_host, port).shown}"
     if not bound.loopback:

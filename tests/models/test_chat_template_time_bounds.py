@@ -21,7 +21,7 @@ pytest.importorskip("jinja2", reason="jinja2 is not installed (chat_format \"aut
 import chat_templates as ct  # noqa: E402
 
 from assistant.models import template_budget  # noqa: E402
-from assistant.models.jinja_format import JinjaFormat, TemplateTooCostly, _environment
+from assistant.models.jinja_format import JinjaFormat, TemplateTooCostly, _environment  # noqa: E402
 
 TAIL = "{% for m in messages %}<t>{{ m.content }}</t>{% endfor %}{% if add_generation_prompt %}<gen>{% endif %}"
 STEPS = "steps of work"

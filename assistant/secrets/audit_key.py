@@ -1,0 +1,90 @@
+"""The audit chain's key: an HMAC-SHA256 key kept inside vault.enc, never under state/.
+
+Guards that writing state/ is not enough to forge the audit log (issue 23 item 3). The key is
+an internal record of the vault (`#audit`, not a secret: never listed, never scanned for, never
+shown), created the first time a keyed AuditLog appends, and reached only through the vault's
+own unlock (ASSISTANT_VAULT_PASSPHRASE, [vault] key_file, the OS keyring, or the passphrase typed
+at a terminal). The record itself is the vault's note that a keyed log exists: `audit verify`
+given a key therefore reports a log and head that are both gone instead of "intact: 0 lines".
+
+policy/ never imports this: a door passes what it gets here to `AuditLog(path, key=...)` and
+`policy.audit.verify(path, key=...)`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import nacl.utils
+
+from assistant.secrets.vault import Vault, VaultError, unlock
+
+if TYPE_CHECKING:
+    from assistant.workspace.layout import Workspace
+
+ENTRY = "#audit"
+KEY_BYTES = 32
+
+
+def _decode(record: dict | None) -> bytes | None:
+    if record is None:
+        return None
+    try:
+        key = bytes.fromhex(record["value"])
+    except (KeyError, TypeError, ValueError):
+        raise VaultError("the vault's audit key record is damaged (not the hex this program writes)") from None
+    if len(key) != KEY_BYTES:
+        raise VaultError("the vault's audit key record is damaged (wrong length)")
+    return key
+
+
+def stored_audit_key(vault: Vault | None) -> bytes | None:
+    """The audit key the vault holds, or None (no vault, or no keyed log was ever written).
+    Re-reads the vault first, so a key another process created since the unlock is seen."""
+    if vault is None:
+        return None
+    vault.refresh()
+    return _decode(vault.internal(ENTRY))
+
+
+def audit_key(vault: Vault | None) -> Callable[[], bytes] | None:
+    """For `AuditLog(path, key=...)`: None without a vault (an unkeyed chain); else a provider
+    that returns the vault's audit key, creating it on first use (the first keyed append)."""
+    if vault is None:
+        return None
+
+    def provide() -> bytes:
+        record = vault.internal(ENTRY)
+        if record is None:
+            record = vault.ensure_internal(ENTRY, lambda: {
+                "value": nacl.utils.random(KEY_BYTES).hex(),
+                "set_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "note": "HMAC-SHA256 key of state/audit.jsonl: a keyed audit log exists since set_at"})
+        key = _decode(record)
+        assert key is not None
+        return key
+
+    return provide
+
+
+def unattended_audit_key(ws: "Workspace") -> tuple[Callable[[], bytes] | None, str | None]:
+    """The audit key for a door that answers approvals (`approvals approve|deny`, `approvals
+    serve`), got the way a scheduled run gets the vault: ASSISTANT_VAULT_PASSPHRASE, [vault]
+    key_file or the OS keyring, never a prompt. (provider, None) when unlocked; (None, None)
+    with no vault.enc; (None, why) when the vault exists but cannot be opened that way: the
+    door then writes its lines unkeyed, as before the keyed chain, and says so."""
+    if not (Path(ws.vault_path).exists() or Path(ws.vault_path).is_symlink()):
+        return None, None
+    try:
+        vault = unlock(ws, interactive=False)
+    except VaultError as exc:
+        return None, (f"the vault cannot be unlocked without asking ({exc}), so the audit lines of answers "
+                      "given here are written without the audit key, and `assistant audit verify` reports them "
+                      "once the log is keyed; set [vault] key_file in config.toml or run `assistant vault "
+                      "remember` so that answers are keyed too")
+    return audit_key(vault), None
+
+
+__all__ = ["ENTRY", "audit_key", "stored_audit_key", "unattended_audit_key"]
