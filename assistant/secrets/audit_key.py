@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable
 import nacl.utils
 
 from assistant.secrets.vault import Vault, VaultError, unlock
+from assistant.workspace.config import ConfigError
 
 if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
@@ -79,7 +80,7 @@ def unattended_audit_key(ws: "Workspace") -> tuple[Callable[[], bytes] | None, s
         return None, None
     try:
         vault = unlock(ws, interactive=False)
-    except VaultError as exc:
+    except (VaultError, ConfigError) as exc:    # a broken config.toml must not stop an answer either
         return None, (f"the vault cannot be unlocked without asking ({exc}), so the audit lines of answers "
                       "given here are written without the audit key, and `assistant audit verify` reports them "
                       "once the log is keyed; set [vault] key_file in config.toml or run `assistant vault "
