@@ -49,6 +49,7 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
+from assistant.agent.usable import MAX_REPLY_TRIES, correction, unusable_reply
 from assistant.tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from assistant.records.transcript import Transcript
 
@@ -254,6 +255,7 @@ class Agent:
         return recalled
 
     def _loop(self, result: TurnResult) -> None:
+        unusable = 0      # replies in a row that were no answer (a placeholder, an echo, nothing)
         while True:
             result.steps += 1
             safe = SafeStream(lambda chunk: self._emit(Token(chunk)), self._redact,
@@ -274,10 +276,22 @@ class Agent:
                                  completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens))
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
-                result.outcome, result.reply = "reply", action.text
-                safe.finish()
-                self._emit(Replied(action.text, streamed=safe.intact and bool(safe.shown)))
-                return
+                why = unusable_reply(action.text, self.conversation.instructions())
+                if why is None:
+                    result.outcome, result.reply = "reply", action.text
+                    safe.finish()
+                    self._emit(Replied(action.text, streamed=safe.intact and bool(safe.shown)))
+                    return
+                # No answer: never finished on screen, refused like a malformed step, asked again.
+                unusable += 1
+                self._emit(StepRefused(why))
+                if unusable >= MAX_REPLY_TRIES:
+                    result.outcome = "error"
+                    result.message = f"the model gave no usable reply after {unusable} tries"
+                    self._emit(TurnFailed(result.message))
+                    return
+                self.conversation.add_error(correction(why))
+                continue
             if action is None:
                 self._emit(StepRefused(parse_error))
                 # A malformed step counts as a step, so a model that never produces a valid

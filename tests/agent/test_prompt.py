@@ -39,7 +39,9 @@ def test_system_prompt_has_persona_rules_tools_and_catalog():
     assert "## memory_write" in sp and "Save a lasting fact" in sp
     assert "- path (string (max 120 chars)): note path" in sp
     assert "- limit (integer (>= 1, <= 50), optional)" in sp
-    assert '{"reply": "<text>"}' in sp and '{"tool": "<name>", "args": {...}}' in sp
+    assert 'the single key "reply"' in sp and 'the keys "tool"' in sp
+    # no literal placeholder a small model could copy as its answer (issue 22)
+    assert "<text>" not in sp and "<name>" not in sp and "{...}" not in sp
     assert "UNTRUSTED DATA" in sp
     assert "2026" not in sp  # the date lives in the tail, never in the prefix
 

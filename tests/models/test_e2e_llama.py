@@ -66,3 +66,21 @@ def test_run_with_embedded_model(tmp_path):
         assert s["prompt_tokens"] > 0
     assert events[-1]["outcome"] in ("reply", "stopped")
     assert _snapshot(ws / "memory") == before
+
+
+# Issue 22 item 2: the README's first command answers with facts from people/lina.md, never a
+# placeholder, on a fresh `init --example` copy, exactly as the README gives it.
+LINA_FACTS = ("Okafor", "sister", "Bristol", "chemistry", "14 March", "oolong", "Downs")
+
+
+def test_the_readme_first_command_answers_from_linas_note(tmp_path):
+    ws = tmp_path / "ws"
+    init = subprocess.run([sys.executable, "-m", "assistant", "init", "--example", str(ws)],
+                          capture_output=True, text=True, timeout=120)
+    assert init.returncode == 0, init.stdout + init.stderr
+    proc = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "run", "--approval-timeout", "2m",
+                           "What do you remember about Lina?"], capture_output=True, text=True, timeout=900)
+    [line] = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0 and line.startswith("done: "), proc.stdout + proc.stderr
+    assert "<text>" not in line and '{"reply"' not in line
+    assert any(fact.lower() in line.lower() for fact in LINA_FACTS), line

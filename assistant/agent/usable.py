@@ -1,0 +1,77 @@
+"""Is a reply an answer? The check that keeps placeholders and echoes from reaching the person.
+
+Guards the first thing a person meets: a small model asked for `{"reply": ...}` may copy the
+format's description instead of answering (`<text>`), send nothing, or repeat its own persona or
+rules back. Such a step is invalid, like a malformed one: the turn loop tells the model why and
+asks again, a bounded number of times, and then fails with one clear line. Nothing of such a
+reply reaches the screen: a streamed reply is held back until it is longer than the stream's
+holdback (assistant.agent.streaming.SafeStream), and an unusable one is never finished. The checks are on
+the reply's text alone, plus the instructions the model was given (persona, rules, tool docs:
+never the notes, which a good answer may quote).
+"""
+
+from __future__ import annotations
+
+import re
+
+# How many replies in a row may be unusable before the turn fails (the first try included).
+MAX_REPLY_TRIES = 3
+
+_PLACEHOLDER_WORDS = {
+    "text", "reply", "answer", "your answer", "the answer", "response", "your response", "message",
+    "string", "str", "none", "null", "n/a", "...", "…", "reply text", "answer text", "your reply",
+}
+_BRACKETED = re.compile(r"^\s*(<[^<>\n]{0,80}>|\{\{[^{}\n]{0,80}\}\}|\$\{[^{}\n]{0,80}\})\s*$")
+_SCHEMA_ECHO = re.compile(r'[{,]\s*"(reply|tool|args)"\s*:')
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_GRAM = 6          # a repeat is judged on runs of this many words
+_REPEATED = 0.8    # ... and is one when this share of the reply's runs stand in the instructions
+
+
+def _plain(text: str) -> str:
+    return _WS.sub(" ", text).strip().lower()
+
+
+def unusable_reply(text: str, instructions: str = "") -> str | None:
+    """Why `text` is no answer (a short reason with no quote of it), or None when it may be one.
+
+    Unusable: empty; a placeholder (`<text>`, `{{answer}}`, a bare word of the format such as
+    "text" or "reply"); an echo of the action format (`{"reply": ...}` inside the reply); a
+    repeat of the instructions: most of its runs of six words stand in the persona, rules or tool
+    docs."""
+    plain = _plain(text)
+    if not plain:
+        return "the reply was empty"
+    bare = plain.strip(" .:!?\"'`…")
+    if _BRACKETED.match(text) or not bare or bare in _PLACEHOLDER_WORDS:
+        return "the reply was a placeholder from the format's description, not an answer"
+    if _SCHEMA_ECHO.search(text):
+        return "the reply repeated the action format instead of answering"
+    if _repeats(plain, instructions.lower()):
+        return "the reply repeated your instructions instead of answering"
+    return None
+
+
+def _grams(words: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + _GRAM]) for i in range(len(words) - _GRAM + 1)}
+
+
+def _repeats(reply: str, instructions: str) -> bool:
+    """Most of the reply's runs of words stand in the instructions (persona, rules, tool docs)."""
+    mine = _WORD.findall(reply)
+    if len(mine) < _GRAM or not instructions:
+        return False
+    grams = [tuple(mine[i:i + _GRAM]) for i in range(len(mine) - _GRAM + 1)]
+    theirs = _grams(_WORD.findall(instructions))
+    return sum(g in theirs for g in grams) >= _REPEATED * len(grams)
+
+
+def correction(why: str) -> str:
+    """What the model is told after an unusable reply (the turn loop adds it as an error)."""
+    return (f"{why}. Answer the person's last message itself: put your actual answer, in your own "
+            "words, as the value of \"reply\". If your notes do not say, reply that your notes "
+            "do not say.")
+
+
+__all__ = ["MAX_REPLY_TRIES", "correction", "unusable_reply"]
