@@ -16,6 +16,7 @@ import click
 from assistant.display.colour import status, wanted
 from assistant.display.localtime import local_time
 from assistant.display.screen_lines import ScreenLines, terminal_columns
+from assistant.display.terminal import invisible_line
 from assistant.records.runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
 from assistant.cli.common import (
@@ -155,7 +156,11 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     # on a terminal, a line wider than the screen is broken here and goes on after the mark
     screen = ScreenLines(CONTINUED, lambda: terminal_columns(sys.stdout.fileno())) if is_tty(sys.stdout) else None
     for event in events:
-        for line in _render(event, scanner.redact):
+        lines = _render(event, scanner.redact)
+        hidden = invisible_line(scanner.redact("".join(_strings(event))))
+        if lines and hidden:
+            lines[-1] += "\n" + hidden.rstrip("\n")     # once per event, as a continuation line
+        for line in lines:
             shown = _marked(line) + "\n"
             click.echo(screen.feed(shown) if screen is not None else shown, nl=False)
 
@@ -164,6 +169,17 @@ def show_cmd(run_id: str, as_json: bool) -> None:
 # this mark: no line of runs show's own starts with it, so model text cannot forge a "[gate]",
 # "> you:" or "< assistant:" line.
 CONTINUED = "       | "
+
+
+def _strings(value) -> list[str]:
+    """Every string an event shows (its values, not its keys or its event name)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k != "event" for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _marked(text: str) -> str:

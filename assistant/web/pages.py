@@ -22,7 +22,7 @@ from policy.approvals import APPROVED, Answer, Entry, Request
 
 from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text
 from assistant.display.localtime import local_time
-from assistant.display.terminal import escape, url_rows
+from assistant.display.terminal import escape, hidden_text_warning, url_rows
 from assistant.tools import fetch_summary
 
 CSS = """
@@ -211,6 +211,8 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
         shown = ("<p class=\"warn\">The content is shown redacted (it holds a secret's place); approving binds "
                  "the exact bytes by their sha256.</p>")
     what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
+    if req.content is not None and hidden_text_warning(req.content):
+        note = f"<p class=\"warn\">{esc(hidden_text_warning(req.content).rstrip())}</p>" + note
     back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
     body = fetch_html(req) if req.kind == "net" else f"<h2>{what}</h2>{shown}{diff_html(req)}"
     return layout(f"Approval {req.id}",
