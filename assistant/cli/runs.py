@@ -84,6 +84,9 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
         click.echo("no runs" + (" matching" if failed or since else " yet"), err=True)
         return
     on = wanted(sys.stdout)
+    # on a terminal, a line wider than the screen (a long task) is broken at a word boundary
+    # and goes on after the mark, as in runs show
+    screen = ScreenLines(CONTINUED, lambda: terminal_columns(sys.stdout.fileno())) if is_tty(sys.stdout) else None
     for r in runs:
         what = r.kind if r.schedule is None else f"schedule {r.schedule}"
         code = "-" if r.exit_code is None else str(r.exit_code)
@@ -95,8 +98,9 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
             extra.append(f"{r.denials} denied")
         if r.failed_calls:
             extra.append(f"failed: {', '.join(sorted(set(r.failed_calls)))}")
-        click.echo(f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {_outcome(r.outcome, 11, on)} exit {code:<2} "
-                   f"{task}" + (f"  ({'; '.join(extra)})" if extra else ""))
+        line = (f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {_outcome(r.outcome, 11, on)} "
+                f"exit {code:<2} {task}" + (f"  ({'; '.join(extra)})" if extra else "") + "\n")
+        click.echo(screen.feed(line) if screen is not None else line, nl=False)
 
 
 def _render(event: dict, redact) -> list[str]:
