@@ -179,7 +179,9 @@ def is_dummy(token: str) -> bool:
             return True
     for run in _ONE_CASE_RUN.findall(token if len(token) < 4096 else ""):
         words = sum(len(w) for w in _PLACEHOLDER_WORD.findall(run.lower()))
-        if words * 4 >= len(run) * 3:         # three quarters of it placeholder words
+        # three quarters of the run placeholder words, and the run most of the token (a real
+        # token with "-YOURTOKENHERE" glued on is still a token)
+        if words * 4 >= len(run) * 3 and len(run) * 2 >= len(alnum):
             return True
     if 12 <= len(alnum) < 4096 and _sequence_share(alnum) >= 2 / 3:
         return True

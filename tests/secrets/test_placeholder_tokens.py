@@ -62,3 +62,8 @@ def test_every_real_shaped_token_of_every_family_is_still_found() -> None:
 def test_a_key_block_without_its_end_line_is_still_a_finding() -> None:
     """Its body may still be coming (a stream): only a block that ends holding no key is a placeholder."""
     assert [f.rule for f in Scanner({}).find(BEGIN + "\nanything\n")] == ["private-key"]
+
+
+def test_a_real_token_with_a_placeholder_word_glued_on_is_still_found() -> None:
+    token = fake_tokens(3)["slack-token"][0] + "-YOURTOKENHERE"
+    assert [f.rule for f in Scanner({}).find(f"see {token} there\n")] == ["slack-token"]
