@@ -6,10 +6,12 @@ requests, logs) is redacted. Findings carry the secret's *name* and a span, neve
 and nothing here ever puts a value in a repr, a log line or an exception.
 
 How the vault values are matched, in one pass whatever their number:
-- every value is expanded into its encoded variants (raw, base64 standard and URL-safe at all
-  three byte alignments, hex, percent-encoding, JSON / backslash escapes, reversed); for
-  base64 only the characters fully determined by the value are kept, so the value is found
-  inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
+- every value is expanded into its encoded variants (raw in any case, base64 standard and
+  URL-safe at all three byte alignments, of its UTF-8 and of its UTF-16LE/BE, base32 at all
+  five, hex, percent-encoding, JSON / backslash escapes, HTML numeric entities, decimal and hex
+  byte lists, rot13, reversed); for base64 and base32 only the characters fully determined by
+  the value are kept, so the value is found inside larger encoded data such as
+  base64("user:" + value) or base64(value + "\\n");
 - the text is normalised once (assistant/secrets/view.py): whitespace removed (so wrapped base64
   and values split by spaces or line breaks line up), invisible characters removed (format
   characters such as U+200B, U+00AD, U+2060, and the other default-ignorables), lone control
