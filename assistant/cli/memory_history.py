@@ -44,7 +44,7 @@ def _notice(mem: Memory) -> None:
 def _shown(mem: Memory, text: str) -> str:
     """Redacted, then escaped for the terminal (a line with nothing to escape is left as is)."""
     text = mem.scanner.redact(text)
-    return text if text.isprintable() else visible(text)
+    return text if text.isascii() and text.isprintable() else visible(text)   # a variation selector is "printable"
 
 
 class _Shown:

@@ -119,6 +119,14 @@ def test_one_presentation_selector_after_an_emoji_shows_as_is_and_a_second_does_
     assert not hidden_text_warning("x\u200by")                          # one alone: counted only
 
 
+def test_the_catalog_summary_and_a_notification_carry_no_invisible_character() -> None:
+    from assistant.notes.frontmatter import clean_line
+    from policy.notify import _visible as notify_visible
+
+    assert clean_line(NOTE) == "Buy milk \U0001F600"
+    assert ESCAPED in notify_visible(NOTE)
+
+
 def test_a_proposed_note_shows_the_hidden_instruction_escaped_with_one_count_line() -> None:
     shown_once(proposed_text(None, NOTE, "shopping.md"))
     shown_once(proposed_text("Buy milk\n", NOTE, "shopping.md"))
