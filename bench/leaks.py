@@ -30,7 +30,12 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "helpers"))
+# This file's own folder (sys.path[0] when run as a script) holds bench/policy.py, which would
+# shadow the policy package the scanner's view imports: it is replaced by the repository root.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+sys.path.insert(0, os.path.join(_HERE, ".."))
+sys.path.insert(0, os.path.join(_HERE, "..", "tests", "helpers"))
 
 from leak_corpus import big_note, big_unicode_note, fake_tokens, random_secrets, with_colour_codes  # noqa: E402
 

@@ -15,8 +15,9 @@ import os
 import re
 import signal
 import subprocess
-import unicodedata
 from typing import Mapping, Sequence
+
+from policy.visible import visible
 
 # Environment variables never handed to the notify command: the unlock passphrase of an
 # unattended run is the workspace's master secret, and a notifier has no use for it.
@@ -30,18 +31,17 @@ def notify_env() -> dict[str, str]:
 def _visible(text: str) -> str:
     """Every control, format (bidi, zero-width), surrogate, private-use, unassigned or separator
     character shown as an escape: the summary holds model-chosen text (a URL), and a notifier may
-    put it on a screen. (The same rule as assistant.display.terminal.escape; policy/ cannot import it.)"""
+    put it on a screen. (The same rule as assistant.display.terminal.escape, policy.visible's, which
+    also escapes every default-ignorable character: variation selectors, Hangul fillers...)"""
     out = []
     for ch in text:
-        if ch == " " or (ch.isprintable() and unicodedata.category(ch) not in _HIDDEN):
+        if ch == " " or (ch.isprintable() and visible(ch)):
             out.append(ch)
         else:
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
     return "".join(out)
 
-
-_HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 # The placeholders an argument may hold. The link fields are filled when [approvals] web_url is set.
 LINK_FIELDS = ("show_url", "approve_url", "deny_url")

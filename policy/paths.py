@@ -7,8 +7,8 @@ adds only what the kernel decides (links, mounts, file types); memory adds only 
 
 A path is relative and forward-slashed; its components are never empty, `.`, `..` or
 dot-leading (dot-leading names are reserved for the assistant's own temp files); no NUL,
-backslash, control, format/bidi, invisible (default-ignorable: U+034F, variation selectors,
-Hangul fillers...), line/paragraph-separator or unpaired-surrogate character, and
+backslash, control, format/bidi, invisible (default-ignorable, by policy.visible's table: U+034F,
+variation selectors, Hangul fillers...), line/paragraph-separator or unpaired-surrogate character, and
 no character that reads as a slash or a dot (`／`, `∕`, `．`, and anything NFKC folds into one).
 Bounds: at most `MAX_DEPTH` (32) components of at most `MAX_COMPONENT_BYTES` (255) UTF-8 bytes;
 in total at most `MAX_PATH_CHARS` characters and `MAX_PATH_BYTES` bytes (32 full components).
@@ -18,6 +18,8 @@ Nothing is decoded: `%2e%2e%2f` is a literal name.
 from __future__ import annotations
 
 import unicodedata
+
+from policy.visible import invisible_name
 
 __all__ = ["MAX_DEPTH", "MAX_COMPONENT_BYTES", "MAX_PATH_BYTES", "MAX_PATH_CHARS",
            "PathGrammarError", "check", "component_problem", "show"]
@@ -59,30 +61,6 @@ _LOOKALIKES = {
 }
 
 
-# Default-ignorable code points (Unicode's DerivedCoreProperties) that are *not* category Cf:
-# they render as nothing (or as blank) and NFC keeps them, so `al\u034fice.md` would be a second
-# note displayed as `alice.md`, and `\u3164.md` a note displayed as a dot-leading `.md`.
-_INVISIBLE = (
-    (0x034F, 0x034F, "combining grapheme joiner"),
-    (0x115F, 0x1160, "Hangul filler"),
-    (0x17B4, 0x17B5, "Khmer inherent vowel"),
-    (0x180B, 0x180F, "Mongolian variation selector"),
-    (0x3164, 0x3164, "Hangul filler"),
-    (0xFE00, 0xFE0F, "variation selector"),
-    (0xFFA0, 0xFFA0, "halfwidth Hangul filler"),
-    (0xFFF0, 0xFFF8, "unassigned specials"),
-    (0xE0000, 0xE0FFF, "tag or variation selector"),
-)
-
-
-def _invisible(ch: str) -> str | None:
-    code = ord(ch)
-    for lo, hi, name in _INVISIBLE:
-        if lo <= code <= hi:
-            return name
-    return None
-
-
 def _char_problem(ch: str) -> str | None:
     if ch == "\x00":
         return "contains NUL"
@@ -90,10 +68,10 @@ def _char_problem(ch: str) -> str | None:
         return "contains a backslash (use forward slashes)"
     if ch in _LOOKALIKES:
         return f"contains {_LOOKALIKES[ch]} U+{ord(ch):04X}, which looks like a path character"
-    hidden = _invisible(ch)
+    cat = unicodedata.category(ch)
+    hidden = invisible_name(ch) if cat != "Cf" else None   # Cf has its own message below
     if hidden:
         return f"contains {hidden} U+{ord(ch):04X}, which is invisible (two names would look the same)"
-    cat = unicodedata.category(ch)
     if cat == "Cc":
         return f"contains control character U+{ord(ch):04X}"
     if cat == "Cf":

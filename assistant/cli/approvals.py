@@ -25,6 +25,7 @@ from assistant.approvals.answering import diff_text
 from assistant.display.colour import diff, status, wanted
 from assistant.display.localtime import local_time
 from assistant.secrets.audit_key import unattended_audit_key
+from assistant.display.terminal import hidden_text_warning
 from assistant.workspace.layout import Workspace
 from assistant.session import policy_files
 from assistant.cli.common import (
@@ -174,6 +175,8 @@ def show_cmd(request_id: str, as_json: bool) -> None:
                    + (f": {ans.reason}" if ans.reason else ""))
     if not req.content_exact:
         echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
+    if req.content is not None and hidden_text_warning(req.content):
+        echo("  " + hidden_text_warning(req.content).rstrip("\n"))
     click.echo("")
     click.echo(diff(diff_text(req), on=wanted(sys.stdout)), nl=False)
     if entry.state == PENDING:

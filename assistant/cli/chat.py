@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Callable
 import click
 
 from assistant.display.terminal import (
-    Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
-    screen_rows, url_parts,
+    Pages, discard_pending_input, escape, hidden_text_warning, is_terminal, one_line, proposed_text,
+    read_answer, screen_rows, url_parts,
 )
 from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.display.colour import (
@@ -185,6 +185,8 @@ class ChatUI:
             self.echo(f"  ? {question.kind} {one_line(question.target)}: {one_line(question.summary)}")
             if url is not None:
                 self.echo(url_parts(url), nl=False)
+            if content is not None and hidden_text_warning(content):
+                self.echo("  " + hidden_text_warning(content).rstrip("\n"))
             if content is not None:
                 # every line of the content is marked, so none can pass for a line of the chat's own
                 body = _indent(proposed_text(current, content, question.target))

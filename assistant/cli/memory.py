@@ -28,7 +28,7 @@ from assistant.notes.store import (
     Unreadable, WriteResult,
 )
 from assistant.display.localtime import local_time
-from assistant.display.terminal import escape, one_line
+from assistant.display.terminal import escape, invisible_line, one_line
 from assistant.cli.common import (
     echo_json, fail, get_workspace, is_tty, json_option, visible, workspace_group,
 )
@@ -194,7 +194,13 @@ def cat_cmd(path: str, as_json: bool) -> None:
         return
     # On a terminal the note is shown escaped (an escape sequence or a bare carriage return in
     # it could hide a line); into a pipe or a file it goes byte for byte.
-    click.echo(escape(note.content) if is_tty(sys.stdout) else note.content, nl=False)
+    # On a terminal the count of invisible characters follows (once), as every display says it.
+    if is_tty(sys.stdout):
+        hidden = invisible_line(note.content)
+        gap = "\n" if hidden and not note.content.endswith("\n") else ""
+        click.echo(escape(note.content) + gap + hidden, nl=False)
+    else:
+        click.echo(note.content, nl=False)
     # The revision is for the person at a terminal; captured output (a script, a test runner
     # that merges stderr into stdout) gets exactly the note. --json always carries it.
     if is_tty(sys.stderr):

@@ -20,6 +20,7 @@ import click
 
 from assistant.display.colour import diff, wanted
 from assistant.display.localtime import local_time
+from assistant.display.terminal import invisible_line
 from assistant.notes.history import HistoryError, Origin, Version
 from assistant.notes.store import Memory, NoteError, NotFound
 from assistant.cli.common import echo_json, fail, is_tty, json_option, visible
@@ -43,7 +44,7 @@ def _notice(mem: Memory) -> None:
 def _shown(mem: Memory, text: str) -> str:
     """Redacted, then escaped for the terminal (a line with nothing to escape is left as is)."""
     text = mem.scanner.redact(text)
-    return text if text.isprintable() else visible(text)
+    return text if text.isascii() and text.isprintable() else visible(text)   # a variation selector is "printable"
 
 
 class _Shown:
@@ -287,6 +288,7 @@ def diff_cmd(path: str, rev: str | None, to: str | None) -> None:
         click.echo("no differences")
         return
     click.echo(diff("".join(visible(ln.rstrip("\n")) + "\n" for ln in lines), on=wanted(sys.stdout)), nl=False)
+    click.echo(invisible_line("".join(lines)), nl=False)
 
 
 @memory_group.command("revert")

@@ -16,6 +16,7 @@ import click
 from assistant.display.colour import status, wanted
 from assistant.display.localtime import local_time
 from assistant.display.screen_lines import ScreenLines, terminal_columns
+from assistant.display.terminal import invisible_line
 from assistant.records.runs import list_runs, read_events, started_after, summarise, transcript_ids
 from policy.duration import parse_duration
 from assistant.cli.common import (
@@ -83,6 +84,9 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
         click.echo("no runs" + (" matching" if failed or since else " yet"), err=True)
         return
     on = wanted(sys.stdout)
+    # on a terminal, a line wider than the screen (a long task) is broken at a word boundary
+    # and goes on after the mark, as in runs show
+    screen = ScreenLines(CONTINUED, lambda: terminal_columns(sys.stdout.fileno())) if is_tty(sys.stdout) else None
     for r in runs:
         what = r.kind if r.schedule is None else f"schedule {r.schedule}"
         code = "-" if r.exit_code is None else str(r.exit_code)
@@ -94,8 +98,9 @@ def runs_group(ctx: click.Context, as_json: bool, failed: bool, since: str | Non
             extra.append(f"{r.denials} denied")
         if r.failed_calls:
             extra.append(f"failed: {', '.join(sorted(set(r.failed_calls)))}")
-        click.echo(f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {_outcome(r.outcome, 11, on)} exit {code:<2} "
-                   f"{task}" + (f"  ({'; '.join(extra)})" if extra else ""))
+        line = (f"{visible(r.id)}  {local_time(r.start)}  {visible(what):<12} {_outcome(r.outcome, 11, on)} "
+                f"exit {code:<2} {task}" + (f"  ({'; '.join(extra)})" if extra else "") + "\n")
+        click.echo(screen.feed(line) if screen is not None else line, nl=False)
 
 
 def _render(event: dict, redact) -> list[str]:
@@ -155,7 +160,11 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     # on a terminal, a line wider than the screen is broken here and goes on after the mark
     screen = ScreenLines(CONTINUED, lambda: terminal_columns(sys.stdout.fileno())) if is_tty(sys.stdout) else None
     for event in events:
-        for line in _render(event, scanner.redact):
+        lines = _render(event, scanner.redact)
+        hidden = invisible_line(scanner.redact("".join(_strings(event))))
+        if lines and hidden:
+            lines[-1] += "\n" + hidden.rstrip("\n")     # once per event, as a continuation line
+        for line in lines:
             shown = _marked(line) + "\n"
             click.echo(screen.feed(shown) if screen is not None else shown, nl=False)
 
@@ -164,6 +173,17 @@ def show_cmd(run_id: str, as_json: bool) -> None:
 # this mark: no line of runs show's own starts with it, so model text cannot forge a "[gate]",
 # "> you:" or "< assistant:" line.
 CONTINUED = "       | "
+
+
+def _strings(value) -> list[str]:
+    """Every string an event shows (its values, not its keys or its event name)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k != "event" for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _marked(text: str) -> str:

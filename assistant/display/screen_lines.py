@@ -4,7 +4,10 @@ pass for a line of the program's own (a ruling, a tool result, the prompt).
 A newline in model text is followed by a continuation mark by the caller. Wrapping is the
 terminal's doing, so here, when the output is a terminal: the cursor's column is followed
 across writes and a line that would not fit is broken before the margin, going on after the
-same mark. Widths err on the wide side (the larger of the C library's wcwidth and Unicode's
+same mark. A line is broken at a word boundary (before the word that would not fit, which goes
+on after the mark whole); only a word longer than a whole line is broken where the line ends.
+A word is what lies between spaces, tabs and line breaks within one write: a word that a
+stream writes in pieces (a reply, token by token) can still be broken inside. Widths err on the wide side (the larger of the C library's wcwidth and Unicode's
 East Asian width; symbols count two), so a break comes early rather than late; tabs become
 spaces to the next 8-column stop; the width is read from the terminal itself (not $COLUMNS)
 at every write, so a resize counts from the next write. What this cannot see: a terminal that
@@ -25,6 +28,7 @@ MIN_WIDTH = 20                               # a narrower screen still gets line
 TAB = 8
 
 _SEQUENCE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")    # the program's own (colour, erase)
+_WORD = re.compile(r"[^ \t\n\r]+")
 
 
 @functools.cache
@@ -72,11 +76,30 @@ class ScreenLines:
         width = self.width()
         out: list[str] = []
         pos = 0
-        for match in _SEQUENCE.finditer(text):
-            out.append(self._cells(text[pos:match.start()], width))
+        for word in _WORD.finditer(text):
+            out.append(self._cells(text[pos:word.start()], width))     # blanks and line breaks
+            out.append(self._word(word.group(), width))
+            pos = word.end()
+        out.append(self._cells(text[pos:], width))
+        return "".join(out)
+
+    def _word(self, word: str, width: int | None) -> str:
+        """One word: moved whole to a continuation line if it does not fit on this one but fits
+        on that; broken where lines end only if it is longer than a whole line."""
+        plain = _SEQUENCE.sub("", word)
+        lead = ""
+        if width is not None and self.column > len(self.mark):
+            cells = sum(cell_width(ch) for ch in plain)
+            if self.column + cells > width and len(self.mark) + cells <= width:
+                lead = "\n" + self.mark
+                self.column = len(self.mark)
+        out = [lead]
+        pos = 0
+        for match in _SEQUENCE.finditer(word):
+            out.append(self._cells(word[pos:match.start()], width))
             out.append(match.group())
             pos = match.end()
-        out.append(self._cells(text[pos:], width))
+        out.append(self._cells(word[pos:], width))
         return "".join(out)
 
     def at_line_start(self) -> None:

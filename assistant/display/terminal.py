@@ -2,14 +2,20 @@
 
 Guards the watching person's screen. Every text that comes from the model, a note, a web page
 or a file name goes through `escape()` (or `one_line()`) before it is printed: a control,
-format (bidi, zero-width), separator or unassigned character is shown as a visible escape
-(`\\x1b`, `\\u202e`), so an ANSI sequence or a carriage return can never erase, move or
-reorder what the person reads. `\\n` and `\\t` are kept (and the `\\r` of a CRLF line ending).
+format (bidi, zero-width), separator or unassigned character, and every default-ignorable one
+(variation selectors, U+034F, Hangul fillers, tag characters: policy.visible decides) is shown
+as a visible escape (`\\x1b`, `\\u202e`, `\\ufe0f`, `\\U000e0100`), so an ANSI sequence or a
+carriage return can never erase, move or reorder what the person reads, and no text hides in
+characters that render as nothing. The one exception is a single U+FE0E/U+FE0F right after an
+emoji (its presentation selector). `invisible_line()` states how many invisible characters a
+text holds, once per text, and `hidden_text_warning()` flags content that could carry hidden
+text (a run of two or more, or any tag character), above the approval question. `\\n` and `\\t` are kept (and the `\\r` of a CRLF line ending).
 Nothing is cut silently: `one_line()` states the full length of what it cut, and `Pages`
 shows a long text a page at a time with its full length and how to see the rest.
 `read_answer()` reads a deliberate answer on a terminal: input typed ahead is discarded first
 and the read can be cancelled (Ctrl-C) without consuming anything typed afterwards.
-This module imports nothing from the rest of the assistant but the path grammar.
+This module imports nothing from the rest of the assistant but the path grammar and
+policy.visible.
 """
 
 from __future__ import annotations
@@ -22,9 +28,8 @@ import re
 import unicodedata
 from typing import Callable
 
-# Categories shown as escapes: controls, format (bidi overrides, zero-width), surrogates,
-# private use, unassigned, line/paragraph separators.
-_HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+from policy.visible import emoji_presentation_ok, invisible, is_tag, visible
+
 _ORDINARY_SPACE = re.compile(r"(?:[ \t\n]|\r\n)+")
 
 
@@ -47,11 +52,56 @@ def escape(text: object, *, newlines: bool = True) -> str:
             out.append(ch)
         elif ch == "\r" and newlines and i + 1 < n and s[i + 1] == "\n":
             out.append(ch)
-        elif ch < " " or ch == "\x7f" or unicodedata.category(ch) in _HIDDEN:
+        elif ch < " " or ch == "\x7f" or not (visible(ch) or emoji_presentation_ok(s, i)):
             out.append(_code(ch))
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _invisible_runs(text: str) -> tuple[int, int, bool]:
+    """(invisible characters shown as escapes, longest run of them, any tag character)."""
+    count = longest = run = 0
+    tag = False
+    for i, ch in enumerate(text):
+        if invisible(ch) and not emoji_presentation_ok(text, i):
+            count += 1
+            run += 1
+            longest = max(longest, run)
+            tag = tag or is_tag(ch)
+        else:
+            run = 0
+    return count, longest, tag
+
+
+def invisible_count(text: object) -> int:
+    """How many characters of `text` render as nothing and are shown as escapes."""
+    s = str(text)
+    return 0 if s.isascii() else _invisible_runs(s)[0]
+
+
+def invisible_line(text: object) -> str:
+    """"(N invisible characters)" and a newline if `text` holds any, else "". Said once per text."""
+    n = invisible_count(text)
+    if not n:
+        return ""
+    return f"({n:,} invisible character{'' if n == 1 else 's'})\n"
+
+
+def hidden_text_warning(text: object) -> str:
+    """One warning line (newline-terminated) if note content could carry text a person cannot
+    see: a run of two or more invisible characters, or any tag character. "" otherwise. It
+    flags, it does not refuse: a person may keep emoji."""
+    s = str(text)
+    if s.isascii():
+        return ""
+    count, longest, tag = _invisible_runs(s)
+    if longest < 2 and not tag:
+        return ""
+    what = "tag characters" if tag else f"a run of {longest:,} invisible characters"
+    return (f"warning: this content holds {what} ({count:,} invisible in all), which can spell "
+            "text you cannot see and that every future prompt would read; they are shown as "
+            "escapes below.\n")
 
 
 def one_line(text: object, limit: int | None = None) -> str:
@@ -117,7 +167,8 @@ def unified_diff(current: str | None, proposed: str, name: str) -> str:
     if not lines:
         return "(no change: the proposed content equals the current content)\n"
     return "".join(escape(line) if line.endswith("\n")
-                   else escape(line) + "\n\\ No newline at end of file\n" for line in lines)
+                   else escape(line) + "\n\\ No newline at end of file\n" for line in lines) \
+        + invisible_line("".join(lines))
 
 
 def proposed_text(current: str | None, proposed: str, name: str) -> str:
@@ -127,6 +178,7 @@ def proposed_text(current: str | None, proposed: str, name: str) -> str:
         body = escape(proposed)
         if not body.endswith("\n"):
             body += "\n\\ No newline at end of file\n"
+        body += invisible_line(proposed)
         return f"new file {escape(name, newlines=False)} ({len(proposed.encode('utf-8', 'replace')):,} bytes):\n{body}"
     return unified_diff(current, proposed, name)
 
@@ -249,6 +301,6 @@ def url_parts(url: str) -> str:
                    for label, value in rows)
 
 
-__all__ = ["escape", "one_line", "control_character", "char_name", "shown_name", "unified_diff",
+__all__ = ["escape", "one_line", "invisible_count", "invisible_line", "hidden_text_warning", "control_character", "char_name", "shown_name", "unified_diff",
            "proposed_text", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
            "read_answer", "url_parts", "url_rows"]

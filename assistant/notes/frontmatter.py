@@ -18,6 +18,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from policy.visible import invisible
+
 if TYPE_CHECKING:
     from datetime import date
 
@@ -121,11 +123,12 @@ def with_meta(text: str, key: str, value: str) -> str:
 # --- summaries -------------------------------------------------------------------------------
 
 def clean_line(s: str) -> str:
-    """One display line: control, format (bidi) and separator characters become spaces, runs collapse."""
+    """One display line: control, format (bidi), separator and invisible (default-ignorable:
+    variation selectors, Hangul fillers, policy.visible) characters become spaces, runs collapse."""
     out = []
     for ch in s:
         cat = unicodedata.category(ch)
-        if cat[0] in "CZ" and ch != " ":
+        if (cat[0] in "CZ" and ch != " ") or invisible(ch):
             out.append(" ")
         else:
             out.append(ch)

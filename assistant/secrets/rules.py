@@ -134,6 +134,20 @@ DOCUMENTED_EXAMPLES = frozenset({
 })
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 _SAME_RUN = re.compile(r"([A-Za-z0-9])\1{7}")      # eight of one character in a row
+# A single-case run of letters mostly spelling placeholder words ("xoxp-1-RANDOMSTRINGHERE",
+# "YOURKEYHERE"); a random token's long single-case runs are rare and almost never words.
+_ONE_CASE_RUN = re.compile(r"[A-Z]{8,}|[a-z]{8,}")
+_PLACEHOLDER_WORD = re.compile(r"your|here|random|string|placeholder|replace|insert|dummy|fake|sample"
+                               r"|redacted|changeme|token|secret|key|api|my|the")
+
+
+def _sequence_share(alnum: str) -> float:
+    """The share of `alnum` in runs of three or more consecutive characters (`abc123xyz` is 1.0)."""
+    covered = [False] * len(alnum)
+    for i in range(len(alnum) - 2):
+        if ord(alnum[i + 1]) - ord(alnum[i]) == 1 and ord(alnum[i + 2]) - ord(alnum[i + 1]) == 1:
+            covered[i] = covered[i + 1] = covered[i + 2] = True
+    return sum(covered) / len(alnum) if alnum else 0.0
 
 
 def is_dummy(token: str) -> bool:
@@ -141,9 +155,14 @@ def is_dummy(token: str) -> bool:
     `xoxb-xxxxxxxxx-...`, `AKIAXXXXXXXXXXXXXXXX`, `AKIA...EXAMPLE`, `sk_test_` + a run of
     one character, `abcdef...`/`123456...` sequences, and the issuers' documented examples.
 
+    Also the placeholders that gitleaks' and detect-secrets' suites count as false alarms: a
+    single-case run of letters spelling a placeholder word (`xoxp-1-RANDOMSTRINGHERE`), and a
+    token mostly built of runs like `abc`, `123`, `xyz` (`sk-ant-api03-abc123xyz-456def...`).
+
     A random token of the lengths these rules take has, with overwhelming probability, no
     run of eight equal characters, more than two distinct characters in its last 16, no
-    mostly-ascending tail and no "EXAMPLE" in it."""
+    mostly-ascending tail, no placeholder word in a long single-case run of letters, under
+    two thirds of it in consecutive runs, and no "EXAMPLE" in it."""
     if "EXAMPLE" in token:
         return True
     if hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest() in DOCUMENTED_EXAMPLES:
@@ -158,7 +177,21 @@ def is_dummy(token: str) -> bool:
         steps = sum(1 for a, b in zip(tail, tail[1:]) if ord(b) - ord(a) == 1)
         if steps >= len(tail) * 2 // 3:
             return True
+    for run in _ONE_CASE_RUN.findall(token if len(token) < 4096 else ""):
+        words = sum(len(w) for w in _PLACEHOLDER_WORD.findall(run.lower()))
+        # three quarters of the run placeholder words, and the run most of the token (a real
+        # token with "-YOURTOKENHERE" glued on is still a token)
+        if words * 4 >= len(run) * 3 and len(run) * 2 >= len(alnum):
+            return True
+    if 12 <= len(alnum) < 4096 and _sequence_share(alnum) >= 2 / 3:
+        return True
     return False
+
+
+def _slack_real(token: str) -> bool:
+    """A Slack token ends in a random segment with letters in it: `xoxp-1234567890` (digits
+    only after the prefix) is a placeholder."""
+    return any(c.isalpha() for c in token[5:])
 
 
 def _credential_like(value: str) -> bool:
@@ -279,6 +312,20 @@ _PEM_END = re.compile(r"-----END ((?:[A-Z0-9]{1,16} ){0,3})PRIVATE KEY(?: BLOCK)
 _PEM_MAX = 64 * 1024
 
 
+_PEM_HEADER_LINE = re.compile(r"(?m)^[ \t]*[A-Za-z-]+:[^\n]*$")
+_B64_CHAR = re.compile(r"[A-Za-z0-9+/=]")
+_PEM_MIN_BODY = 16    # base64 characters: even one line of a real key (`MIIEowIBAAKCAQEA`) is kept
+
+
+def _placeholder_body(body: str) -> bool:
+    """A key block that ends but holds no key: fewer than _PEM_MIN_BODY base64 characters
+    between BEGIN and END (`anything`, `...`, `<your key>`), or only words in one case
+    (`put your key here`: a real body of 16 base64 characters is almost never letters of one
+    case alone). A block with no END line is always a finding: its body may still be coming."""
+    b64 = "".join(_B64_CHAR.findall(_PEM_HEADER_LINE.sub("", body)))
+    return len(b64) < _PEM_MIN_BODY or b64.isalpha() and (b64.islower() or b64.isupper())
+
+
 def _pem_finder(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
     # Linear whatever the input: the END lines are found in one pass (indexed by kind, then
     # looked up by bisection), and nothing copies the text before a match. Searching for
@@ -298,6 +345,9 @@ def _pem_finder(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
         i = bisect.bisect_left(found, (m.end(), -1))
         if i < len(found) and found[i][0] - m.end() <= _PEM_MAX:
             end = found[i][1]
+            if _placeholder_body(text[m.end():found[i][0]]):
+                pos = end                 # "-----BEGIN ... KEY-----\nanything\n-----END ..."
+                continue
         else:
             end = m.end()
             if end < len(text) and text[end] == "\r":
@@ -354,7 +404,7 @@ RULES: tuple[Rule, ...] = (
     # other (which made "xoxb-" + "12345678-" * n quadratic).
     Rule("slack-token",
          _tok("xox[abprseoc]-", r"(?:[0-9]++-)*+[A-Za-z0-9]{8,}+(?:-[A-Za-z0-9]++)*+" + _E),
-         ("xox",)),
+         ("xox",), check=_slack_real),
     Rule("slack-token",
          _tok("xapp-", r"[0-9]++-[A-Za-z0-9]++-[0-9]++-[A-Za-z0-9]{20,}+" + _E), ("xapp-",)),
     Rule("slack-webhook", _SLACK_HOOK, ("hooks.slack.com",), finder=_url_finder),

@@ -6,10 +6,12 @@ requests, logs) is redacted. Findings carry the secret's *name* and a span, neve
 and nothing here ever puts a value in a repr, a log line or an exception.
 
 How the vault values are matched, in one pass whatever their number:
-- every value is expanded into its encoded variants (raw, base64 standard and URL-safe at all
-  three byte alignments, hex, percent-encoding, JSON / backslash escapes, reversed); for
-  base64 only the characters fully determined by the value are kept, so the value is found
-  inside larger encoded data such as base64("user:" + value) or base64(value + "\\n");
+- every value is expanded into its encoded variants (raw in any case, base64 standard and
+  URL-safe at all three byte alignments, of its UTF-8 and of its UTF-16LE/BE, base32 at all
+  five, hex, percent-encoding, JSON / backslash escapes, HTML numeric entities, decimal and hex
+  byte lists, rot13, reversed); for base64 and base32 only the characters fully determined by
+  the value are kept, so the value is found inside larger encoded data such as
+  base64("user:" + value) or base64(value + "\\n");
 - the text is normalised once (assistant/secrets/view.py): whitespace removed (so wrapped base64
   and values split by spaces or line breaks line up), invisible characters removed (format
   characters such as U+200B, U+00AD, U+2060, and the other default-ignorables), lone control
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import codecs
 import json
 import re
 import urllib.parse
@@ -83,7 +86,7 @@ _B64_CHARS = frozenset(_B64_STD + "-_")
 
 # How the case-insensitive parts of an encoding are canonicalised before comparing a
 # candidate with the variant ("cs": compare exactly).
-_CS, _HEX, _PCT = "cs", "hex", "pct"
+_CS, _HEX, _PCT, _CI = "cs", "hex", "pct", "ci"
 _PCT_ESC = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
@@ -136,9 +139,22 @@ def _casefold_same_length(s: str) -> str:
 def _canon(fold: str, s: str) -> str:
     if fold == _HEX:
         return s.lower()
+    if fold == _CI:
+        return _casefold_same_length(s)
     if fold == _PCT:
         return _PCT_ESC.sub(lambda m: m.group().upper(), s)
     return s
+
+
+def _base32_variants(data: bytes) -> Iterable[tuple[str, str, bool, bool]]:
+    """As _base64_variants, for base32 (5 bits a character, 5-byte groups): one stable run for
+    each of the five byte alignments."""
+    n = len(data)
+    for a in range(5):
+        enc = base64.b32encode(b"\0" * a + data).decode("ascii")
+        first = -(-8 * a // 5)
+        last = (8 * (a + n)) // 5
+        yield f"base32/{a}", enc[first:last], (8 * a) % 5 != 0, (8 * (a + n)) % 5 != 0
 
 
 def _base64_variants(data: bytes) -> Iterable[tuple[str, str, bool, bool]]:
@@ -173,13 +189,26 @@ def variants(name: str, value: str) -> list[_Variant]:
         if exact and (encoding == "raw" or len(exact) >= MIN_VARIANT):
             out.append(_Variant(name, encoding, exact, fold, left, right, text.startswith("\\")))
 
-    add("raw", value)
+    add("raw", value, _CI)                # in any case: upper, lower, mixed
     add("reversed", value[::-1])
-    for enc, stable, left, right in _base64_variants(raw):
-        add(enc, stable, _CS, left, right)
-        url = stable.replace("+", "-").replace("/", "_")
-        if url != stable:
-            add(enc + "-url", url, _CS, left, right)
+    add("rot13", codecs.encode(value, "rot13"))
+    for prefix, data in (("", raw), ("utf16le-", value.encode("utf-16-le", "surrogatepass")),
+                         ("utf16be-", value.encode("utf-16-be", "surrogatepass"))):
+        for enc, stable, left, right in _base64_variants(data):
+            add(prefix + enc, stable, _CS, left, right)
+            url = stable.replace("+", "-").replace("/", "_")
+            if url != stable:
+                add(prefix + enc + "-url", url, _CS, left, right)
+    for enc, stable, left, right in _base32_variants(raw):
+        add(enc, stable, _CI, left, right)  # base32 is written in either case
+    add("html-dec", "".join(f"&#{ord(c)};" for c in value))
+    add("html-hex", "".join(f"&#x{ord(c):x};" for c in value), _HEX)
+    # byte lists: "104, 101, 108" / "[104,101,108]" / "104 101 108" (the view drops the
+    # spaces), "0x68 0x65" / "0x68, 0x65"
+    add("dec-list", ",".join(str(b) for b in raw))
+    add("dec-list-spaced", "".join(str(b) for b in raw))
+    add("hex-list", "".join(f"0x{b:02x}" for b in raw), _HEX)
+    add("hex-list-comma", ",".join(f"0x{b:02x}" for b in raw), _HEX)
     add("hex", raw.hex(), _HEX)
     add("hex-escaped", "".join(f"\\x{b:02x}" for b in raw), _HEX)
     add("percent", urllib.parse.quote(value, safe=""), _PCT)
@@ -206,6 +235,7 @@ def variants(name: str, value: str) -> list[_Variant]:
         php = php.replace(ch, f"\\u{ord(ch):04X}")
     add("json-php-hex", php, _HEX)
     # Drop duplicates (a value with nothing to escape looks the same in several encodings).
+    # The first of equal forms is kept: the raw value, compared in any case, comes first.
     seen: set[str] = set()
     unique = []
     for v in out:
@@ -372,7 +402,7 @@ class Scanner:
             if v.ext_right:
                 if e < len(text) and text[e] in _B64_CHARS:
                     e += 1
-            if v.encoding.startswith("base64"):
+            if "base64" in v.encoding or "base32" in v.encoding:
                 while e < len(text) and text[e] == "=":
                     e += 1
             found.append(Finding(v.name, VAULT_RULE, s, e))

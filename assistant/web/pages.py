@@ -2,9 +2,11 @@
 
 Guards "what the person sees is what is written" on a web page: every text that comes from a
 request (target, summary, reason, content, diff, run id, the task, an answer's reason) is first
-made visible the way the terminal shows it (assistant.display.terminal.escape: control, bidi and
-zero-width characters as \\u escapes) and then HTML-escaped (html.escape, quotes too), so a note
-cannot inject markup, hide a line or reorder text. Nothing is cut: the whole diff is on the page.
+made visible the way the terminal shows it (assistant.display.terminal.escape: control, bidi,
+zero-width and every other invisible character as \\u escapes, counted once under the diff)
+and then HTML-escaped (html.escape, quotes too), so a note cannot inject markup, hide a line or
+reorder text; content that could carry hidden text (a run of invisible characters, any tag
+character) is flagged at the top. Nothing is cut: the whole diff is on the page.
 The scope choices are explained in words before they are chosen; `once` is preselected, and a
 durable scope says that it is remembered and how to take it back. The page carries no script at
 all (the server's Content-Security-Policy forbids it).
@@ -22,7 +24,7 @@ from policy.approvals import APPROVED, Answer, Entry, Request
 
 from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text
 from assistant.display.localtime import local_time
-from assistant.display.terminal import escape, url_rows
+from assistant.display.terminal import escape, hidden_text_warning, url_rows
 from assistant.tools import fetch_summary
 
 CSS = """
@@ -211,6 +213,8 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
         shown = ("<p class=\"warn\">The content is shown redacted (it holds a secret's place); approving binds "
                  "the exact bytes by their sha256.</p>")
     what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
+    if req.content is not None and hidden_text_warning(req.content):
+        note = f"<p class=\"warn\">{esc(hidden_text_warning(req.content).rstrip())}</p>" + note
     back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
     body = fetch_html(req) if req.kind == "net" else f"<h2>{what}</h2>{shown}{diff_html(req)}"
     return layout(f"Approval {req.id}",

@@ -2,7 +2,7 @@
 
 Layers (top first) follow DESIGN.md: the doors (cli/, mcp/, web/, the plain memory API) -> session
 -> agent/ -> tools/ -> recall/ -> models/ -> approvals/ -> notes/ -> records/ -> gating/ -> secrets/
--> workspace/ -> display/ -> confine -> policy (fileio and paths at its bottom). A module may import
+-> workspace/ -> display/ -> confine -> policy (fileio, paths and visible at its bottom). A module may import
 modules of its own folder or of any layer below; an import of a module in a higher layer fails
 this test, and there are no exceptions. Every import counts: module level, inside functions, and
 under `if TYPE_CHECKING:` (a type-only import still ties the lower module's meaning to the higher
@@ -49,7 +49,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("policy.grants/audit", ("policy.grants", "policy.audit")),
     ("policy.kinds", ("policy.kinds",)),
     ("policy.match/hosts/duration", ("policy.match", "policy.hosts", "policy.duration")),
-    ("policy.fileio/paths/strict_json", ("policy.fileio", "policy.paths", "policy.strict_json")),
+    ("policy.fileio/paths/strict_json/visible", ("policy.fileio", "policy.paths", "policy.strict_json",
+                                                 "policy.visible")),
 )
 
 PACKAGES = ("assistant", "policy")

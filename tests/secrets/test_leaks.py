@@ -267,10 +267,12 @@ def test_unicode_text_and_values():
     assert scanner.redact("İ " + hexed) == "İ [redacted:u]"
 
 
-def test_case_matters_for_raw_values():
+def test_raw_values_are_found_in_any_case():
+    """Issue 23 item 7: a value handed back upper- or lower-cased is the value (it was not a hit)."""
     scanner = Scanner({"c": "CaseSensitive123"})
-    assert scanner.find("casesensitive123") == []
-    assert scanner.find("CaseSensitive123")
+    for spelled in ("CaseSensitive123", "casesensitive123", "CASESENSITIVE123", "cAsEsEnSiTiVe123"):
+        assert [(f.start, f.end) for f in scanner.find(f"x {spelled} y")] == [(2, 18)]
+    assert scanner.find("CaseSensitive124") == []
 
 
 # -- values never leak through the scanner ---------------------------------------------
@@ -657,8 +659,10 @@ def test_value_with_a_capital_sigma_is_found_whatever_follows(before, after):
     assert red == before + "[redacted:k]" + after
 
 
-def test_value_with_only_a_lowercase_final_sigma_lookalike_is_not_a_hit():
-    assert Scanner({"k": "abcdefghΣ"}).find("token abcdefghς more") == []
+def test_value_with_a_final_sigma_is_found_lower_cased_too():
+    """"abcdefghς" is "abcdefghΣ".lower(): since issue 23 item 7 a value is found in any case."""
+    assert Scanner({"k": "abcdefghΣ"}).redact("token abcdefghς more") == "token [redacted:k] more"
+    assert Scanner({"k": "abcdefghΣ"}).find("token abcdefghx more") == []
 
 
 @pytest.mark.parametrize("encoded", [

@@ -91,7 +91,9 @@ def test_runs_show_breaks_a_padded_line_itself_on_a_terminal(tmp_path):
 def test_screen_lines_break_before_the_margin_and_go_on_after_the_mark():
     s = ScreenLines("   : ", lambda: 20)
     s.column = 11                                         # after "assistant: "
-    assert s.feed("123456789abc\nxy") == "123456789\n   : abc\nxy"
+    assert s.feed("12345 789abc\nxy") == "12345 \n   : 789abc\nxy"   # at a word boundary (issue 23)
+    s.column = 11
+    assert s.feed("123456789abcdefghijk") == "123456789\n   : abcdefghijk"   # longer than a line
     wide = ScreenLines(": ", lambda: 10).feed("\u5b57" * 6)       # 2 cells each
     assert wide == "\u5b57" * 5 + "\n: " + "\u5b57"
     assert cell_width("\u0301") == 0 and cell_width("\u2800") == 2 and cell_width("\u4dc0") == 2
