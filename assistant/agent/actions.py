@@ -375,8 +375,8 @@ def action_from_value(value: object, tools: Iterable["Tool"], *, max_reply: int 
         extra = sorted(keys - {"tool", "args"})
         if extra and "tool" in keys:
             raise ActionError(f"unknown field(s) in the action: {', '.join(map(repr, extra))}")
-        raise ActionError('an action is an object with the single key "reply" (your answer) or the keys '
-                          '"tool" (a tool\'s name) and "args" (its arguments)')
+        raise ActionError('an action must be an object with the single key "reply" (your answer) or the '
+                          'keys "tool" (a tool\'s name) and "args" (its arguments)')
     name = value["tool"]
     if not isinstance(name, str):
         raise ActionError(f"tool must be a tool name (string), got {_type_name(name)}")

@@ -28,7 +28,7 @@ def test_a_repeat_of_the_persona_or_the_rules_is_no_answer():
     conv = Conversation(PERSONA, [], "- people/lina.md: Lina Okafor - Sam's sister, lives in Bristol")
     said = conv.instructions()
     assert unusable_reply("You are Robin, Sam's personal assistant. You are concise and warm.", said)
-    assert unusable_reply("Every message you send is exactly one JSON object and nothing else.", said)
+    assert unusable_reply("Every message you send is exactly one JSON object, nothing else.", said)
 
 
 @pytest.mark.parametrize("text", [
