@@ -16,14 +16,12 @@ import click
 
 from assistant.display.localtime import local_time
 from assistant.secrets.vault import (
-    ENV_PASSPHRASE, Vault, VaultError, VaultLocked, ask_on_terminal, kdf_settings, normalize_hosts,
-    read_key_file, record_required, unlock, validate_name, validate_value,
+    ENV_NEW_PASSPHRASE, ENV_PASSPHRASE, Vault, VaultError, VaultLocked, ask_on_terminal, kdf_settings,
+    normalize_hosts, read_key_file, record_required, unlock, validate_name, validate_value,
 )
 from assistant.cli.common import (
     echo_json, fail, get_workspace, is_tty, json_option, workspace_group,
 )
-
-ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
 
 def _prompt_hidden(label: str, *, confirm: bool = False) -> str:

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+from policy.audit import AuditLog
 from policy.gate import Gate
 
 from assistant.notes import catalog as _catalog
@@ -28,6 +29,8 @@ from assistant.notes.writer import (
     PathRefused, Refused, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable, WriteResult,
 )
 from assistant.notes.history import History, HistoryError, Origin, Version
+from assistant.notes.intake import notice_all
+from assistant.secrets.revision_key import RevisionKeyError, load_key
 from assistant.secrets.scanner import Scanner
 from assistant.notes.locking import FileLock, LockTimeout
 from assistant.notes.frontmatter import REVISION_CHARS
@@ -100,8 +103,6 @@ class Memory:
         created on first use). Keyed, so a revision beside a redacted note is no offline
         oracle for the secret redacted out of it."""
         if self._revision_key is None:
-            from assistant.secrets.revision_key import RevisionKeyError, load_key
-
             try:
                 self._revision_key = load_key(self.ws.state_dir)
             except RevisionKeyError as exc:
@@ -112,8 +113,6 @@ class Memory:
 
     def _writer(self) -> GatedWriter:
         if self._audit is None:
-            from policy.audit import AuditLog
-
             self._audit = AuditLog(self.ws.audit_path, redact=self.scanner.redact)
         return GatedWriter(Mount(
             kind="memory", tool="memory_write", noun="note", root=self._root, scanner=self.scanner,
@@ -195,10 +194,8 @@ class Memory:
         project since history last looked. Cheap when nothing changed (a stat cache in state/)."""
         if self.history is None:
             return []
-        from assistant.notes.intake import notice_all
-
         try:
-            return notice_all(self, paths)
+            return notice_all(self._writer(), self.ws.memory_dir, self.ws.state_dir, paths)
         except LockTimeout as exc:
             raise Busy(f"{exc}; hand edits were not recorded this time") from None
         except HistoryError as exc:

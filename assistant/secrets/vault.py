@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
+ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"   # `vault passwd`'s new passphrase
 
 MAGIC = b"ASTVAULT"
 FORMAT_VERSION = 1
@@ -658,7 +659,7 @@ def load_scanner(ws: "Workspace", *, interactive: bool) -> Scanner:
 
 
 __all__ = [
-    "CannotDecrypt", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
+    "CannotDecrypt", "ENV_NEW_PASSPHRASE", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
     "VaultError", "VaultLocked", "VaultMissing", "check_kdf_params", "kdf_settings", "load_scanner",
     "missing_vault_message", "record_required",
     "ask_on_terminal", "fixed_passphrase", "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",

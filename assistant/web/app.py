@@ -48,7 +48,7 @@ from assistant.approvals.links import ACTIONS, LinkClaim, LinkSigner, link_expir
 from assistant.workspace.layout import Workspace
 from assistant.web import pages
 from assistant.web.audit_budget import AuditBudget
-from assistant.web.server import HostRule
+from assistant.web.hosts import HostRule
 
 MAX_HEADERS = 16 * 1024       # all header names and values together
 MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
