@@ -18,6 +18,8 @@ from assistant.notes.store import (
     Unreadable, WriteResult,
 )
 
+from assistant.session import SessionError, open_session
+
 if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
 
@@ -40,8 +42,6 @@ __all__ = [
 def open_memory(workspace: "Workspace | str | os.PathLike[str] | None" = None, *, mode: str = "watched") -> Memory:
     """A Memory for the workspace, from a session opened at the composition root
     (assistant.session): the same scanner and gate as chat and run."""
-    from assistant.session import SessionError, open_session
-
     try:
         return open_session(workspace, mode, kind="api", transcript=False).memory
     except SessionError as exc:

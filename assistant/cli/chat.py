@@ -14,9 +14,11 @@ import json
 import queue
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import click
+
+from policy.gate import InlineAnswer
 
 from assistant.display.terminal import (
     Pages, discard_pending_input, escape, is_terminal, one_line, proposed_text, read_answer,
@@ -26,10 +28,12 @@ from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.display.colour import (
     diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
 )
+from assistant.agent.interrupt import leave
+from assistant.models.base import ModelError
+from assistant.notes.watch import MemoryWatcher
+from assistant.session import SessionError, open_session
 from assistant.cli.common import fail, get_workspace, is_tty, model_spec_or_group, workspace_option
-
-if TYPE_CHECKING:
-    from policy.gate import InlineAnswer
+from assistant.cli.model_load import LoadInterrupted, load_session_model
 
 HELP = """\
 commands:
@@ -158,8 +162,6 @@ class ChatUI:
         A durable scope needs its word typed (`always`, `folder`); empty, end of input, Ctrl-C
         or anything unrecognised is no. Returns the chosen offer scope (an InlineAnswer bound
         to the sha256 of the content shown, for a question with content), or None."""
-        from policy.gate import InlineAnswer
-
         choices: dict[str, str] = {}
         labels = []
         for offer in getattr(question, "offers", ()):
@@ -378,10 +380,6 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
-    from assistant.models.base import ModelError
-    from assistant.session import SessionError, open_session
-    from assistant.notes.watch import MemoryWatcher
-    from assistant.cli.model_load import LoadInterrupted, load_session_model
 
     ws = get_workspace()
     ui = ChatUI()
@@ -496,7 +494,6 @@ def chat_command(model_spec: str | None) -> None:
         if watcher is not None:
             watcher.stop()
         session.close()
-    from assistant.agent.interrupt import leave
 
     leave(0)
 

@@ -17,6 +17,8 @@ from assistant.display.colour import status, wanted
 from assistant.display.localtime import local_time
 from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.records.runs import list_runs, read_events, started_after, summarise, transcript_ids
+from assistant.records.transcript import redact_value
+from assistant.session import SessionError, open_session
 from policy.duration import parse_duration
 from assistant.cli.common import (
     echo_json, fail, get_workspace, is_tty, json_option, resolve_id, visible, workspace_option,
@@ -34,8 +36,6 @@ def _outcome(outcome: str, width: int, on: bool) -> str:
 
 
 def _scanner():
-    from assistant.session import SessionError, open_session
-
     try:
         return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).scanner
     except SessionError as exc:
@@ -146,8 +146,6 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     scanner = _scanner()
     summary = summarise(full, events)
     if as_json:
-        from assistant.records.transcript import redact_value
-
         echo_json({"run": summary.to_json(), "events": redact_value(events, scanner)})
         return
     code = "-" if summary.exit_code is None else summary.exit_code

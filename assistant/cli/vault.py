@@ -15,6 +15,8 @@ import sys
 import click
 
 from assistant.display.localtime import local_time
+from assistant.secrets.remembered import KeyringUnavailable, forget, remember
+from assistant.workspace.layout import WorkspaceError, record_setting
 from assistant.secrets.vault import (
     ENV_NEW_PASSPHRASE, ENV_PASSPHRASE, Vault, VaultError, VaultLocked, ask_on_terminal, kdf_settings,
     normalize_hosts, read_key_file, record_required, unlock, validate_name, validate_value,
@@ -182,9 +184,6 @@ def remember_cmd() -> None:
     config.toml. The passphrase is checked against the vault before it is stored. Cron has no
     desktop session: for scheduled runs use [vault] key_file instead.
     """
-    from assistant.secrets.remembered import KeyringUnavailable, remember
-    from assistant.workspace.layout import WorkspaceError, record_setting
-
     ws = get_workspace()
     if not ws.vault_path.exists():
         fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
@@ -209,9 +208,6 @@ def remember_cmd() -> None:
 @vault_group.command("forget")
 def forget_cmd() -> None:
     """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
-    from assistant.secrets.remembered import KeyringUnavailable, forget
-    from assistant.workspace.layout import WorkspaceError, record_setting
-
     ws = get_workspace()
     try:
         had = forget(ws.root)

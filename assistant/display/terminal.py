@@ -22,6 +22,8 @@ import re
 import unicodedata
 from typing import Callable
 
+from assistant.confine import ConfinementError, validate_relpath
+
 # Categories shown as escapes: controls, format (bidi overrides, zero-width), surrogates,
 # private use, unassigned, line/paragraph separators.
 _HIDDEN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
@@ -91,8 +93,6 @@ def shown_name(rel: str) -> str:
     """A name from disk as it may be shown to the model or a person: unchanged if it passes the
     path grammar, else every character outside printable ASCII escaped (a backslash cannot
     occur in a valid name, so an escaped name never looks like a real one)."""
-    from assistant.confine import ConfinementError, validate_relpath
-
     try:
         validate_relpath(rel)
     except ConfinementError:

@@ -27,7 +27,7 @@ import sys
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
@@ -36,12 +36,11 @@ from nacl import bindings
 
 from policy.fileio import NotRegularFile, locked, open_regular, write_atomic
 
+from assistant.secrets.remembered import KeyringUnavailable, recall
 from assistant.secrets.scanner import Scanner
+from assistant.workspace.layout import Workspace, WorkspaceError, record_setting
 
 LOCK_TIMEOUT = 10.0   # seconds a vault change waits for another one to finish, then VaultError
-
-if TYPE_CHECKING:
-    from assistant.workspace.layout import Workspace
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
 ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"   # `vault passwd`'s new passphrase
@@ -102,8 +101,6 @@ def missing_vault_message(ws: "Workspace") -> str:
 def record_required(ws: "Workspace") -> str | None:
     """Record `[vault] required = true` in config.toml (where deleting state/ does not erase
     it). Returns a warning instead of raising: the vault itself is fine either way."""
-    from assistant.workspace.layout import WorkspaceError, record_setting
-
     try:
         record_setting(ws.config_path, "vault", "required", True)
     except WorkspaceError as exc:
@@ -553,8 +550,6 @@ def _from_keyring(ws: "Workspace", *, interactive: bool) -> str | None:
     """The passphrase remembered in the OS keyring ([vault] unlock = "keyring"). At a terminal,
     a keyring that is unreachable or has no entry falls back to asking (with a note); otherwise
     it is VaultLocked saying why and what to use instead."""
-    from assistant.secrets.remembered import KeyringUnavailable, recall
-
     try:
         remembered = recall(Path(ws.root))
         why = None if remembered is not None else (

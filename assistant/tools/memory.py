@@ -13,6 +13,7 @@ from policy.paths import MAX_PATH_CHARS
 
 from assistant.notes.history import Origin
 from assistant.notes.store import REVISION_CHARS, Memory, NoteError
+from assistant.recall.index import IndexUnavailable, query_terms
 from assistant.tools.base import Tool, ToolContext, ToolError, path_tool, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
@@ -104,8 +105,6 @@ MAX_QUERY_CHARS = 500
 
 def memory_search(args: dict, ctx: ToolContext) -> str:
     """The tool: search notes (and past conversations) by meaning words; best first."""
-    from assistant.recall.index import IndexUnavailable, query_terms
-
     if ctx.recall is None:
         raise ToolError("memory search is not available in this session; use memory_list and memory_read")
     query = _str_arg(args, "query", limit=MAX_QUERY_CHARS)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from assistant.workspace.config import WebConfig
 from assistant.tools.base import Tool, ToolContext, ToolError
 from assistant.tools.fetch_summary import FetchSummary
+from assistant.secrets.vault import split_host
 
 MAX_URL_CHARS = 2048
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
@@ -351,8 +352,6 @@ def html_to_text(markup: str) -> str:
 
 def _bound_to(hosts: tuple[str, ...], host: str, port: int) -> bool:
     """Is a URL's (normalized) host and effective port among a secret's bound hosts?"""
-    from assistant.secrets.vault import split_host
-
     for binding in hosts:
         try:
             b_host, b_port = split_host(binding)
