@@ -41,11 +41,13 @@ EDITS = "edits"     # state/edits/: the editor's copies (`memory edit`); one kep
 
 def _memory() -> Memory:
     """The person's Memory, from a session opened at the composition root (watched: the person
-    is the watcher). A vault that cannot be unlocked fails closed with how to unlock it."""
+    is the watcher). A vault that cannot be unlocked fails closed with how to unlock it.
+    The session is closed when the command ends (click closes its context, on any exit)."""
     try:
-        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).memory
+        session = open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False)
     except SessionError as exc:
         fail(str(exc))
+    return click.get_current_context().with_resource(session).memory
 
 
 def _child_env() -> dict[str, str]:

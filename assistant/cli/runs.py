@@ -36,8 +36,11 @@ def _outcome(outcome: str, width: int, on: bool) -> str:
 
 
 def _scanner():
+    """The session's scanner (vault values and credential shapes). The session is closed at
+    once: a scanner holds no file, and listing runs needs nothing else of it."""
     try:
-        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).scanner
+        with open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False) as session:
+            return session.scanner
     except SessionError as exc:
         fail(str(exc))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from policy.audit import AuditLog
 from policy.gate import Gate
@@ -94,6 +94,28 @@ class Memory:
         self._audit = audit
         self.history = history   # None: no versions kept (a bare Memory built by a test)
         self._revision_key: bytes | None = None
+        self._on_close: Callable[[], None] | None = None
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def on_close(self, close: Callable[[], None]) -> "Memory":
+        """Make close() (and leaving `with`) call `close` once: the Memory that
+        assistant.memory.open_memory returns closes the session it was opened from. Returns self."""
+        self._on_close = close
+        return self
+
+    def close(self) -> None:
+        """Close what this Memory was opened with (see on_close); a Memory of a session the
+        door closes itself holds nothing of its own. A second close does nothing."""
+        close, self._on_close = self._on_close, None
+        if close is not None:
+            close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- revisions ----------------------------------------------------------------------
 
