@@ -54,8 +54,9 @@ class SessionError(Exception):
 
 
 @dataclass
-class Session:
-    """Everything one session's tools can reach, wired once. Close it (or use `with`)."""
+class AssistantSession:
+    """Everything one session's tools can reach, wired once. Close it (or use `with`). Not
+    policy.engine.Session, which is a run's grant scope inside the gate."""
 
     ws: "Workspace"
     mode: str
@@ -120,7 +121,7 @@ class Session:
             if self.history is not None:
                 self.history.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> "AssistantSession":
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -225,7 +226,7 @@ def open_session(
     on_request: "Callable[[Request], None] | None" = None,
     transcript: bool = True,
     turns: bool | None = None,
-) -> Session:
+) -> AssistantSession:
     """Open one session on workspace `ws` (a Workspace, a path, or None for the default).
 
     mode: "watched" (a person sees every call as it happens) or "unattended" (asks out of band,
@@ -324,9 +325,9 @@ def open_session(
             files.close()
             raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
                                f"{exc.strerror or exc}") from None
-    return Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
+    return AssistantSession(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
                    memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
                    index=index, recall=recaller, history=history)
 
 
-__all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]
+__all__ = ["MODES", "AssistantSession", "SessionError", "open_session", "unlock_scanner"]

@@ -25,7 +25,7 @@ from assistant.models.base import Model, ModelError
 from assistant.models.loader import load_model
 
 if TYPE_CHECKING:
-    from assistant.session import Session
+    from assistant.session import AssistantSession
 
 __all__ = ["LoadBar", "LoadInterrupted", "load_session_model"]
 
@@ -130,7 +130,7 @@ class LoadInterrupted(KeyboardInterrupt):
         self.err = err
 
 
-def load_session_model(session: "Session", spec: str | None, *, interrupted_exit_code: int | None = None) -> "Model":
+def load_session_model(session: "AssistantSession", spec: str | None, *, interrupted_exit_code: int | None = None) -> "Model":
     """The session's model, loaded interruptibly, with a bar on a terminal.
 
     A ModelError is recorded in the transcript and raised. Ctrl-C (or SIGTERM in a run) is

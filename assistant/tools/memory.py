@@ -48,7 +48,7 @@ def _int_arg(args: dict, key: str, default: int, low: int, high: int) -> int:
     return value
 
 
-def memory_write(args: dict, ctx: ToolContext) -> str:
+def run_memory_write(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_write(args, ctx) -> text for the model. (The plain-function API is
     assistant.memory.memory_write(path, content, base).)"""
     memory = _memory(ctx)
@@ -65,7 +65,7 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}"
 
 
-def memory_read(args: dict, ctx: ToolContext) -> str:
+def run_memory_read(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_read(args, ctx) -> text for the model."""
     memory = _memory(ctx)
     path = _str_arg(args, "path", limit=MAX_PATH_CHARS)
@@ -78,7 +78,7 @@ def memory_read(args: dict, ctx: ToolContext) -> str:
             f"-----\n{note.content}")
 
 
-def memory_list(args: dict, ctx: ToolContext) -> str:
+def run_memory_list(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_list(args, ctx) -> text for the model."""
     memory = _memory(ctx)
     offset = _int_arg(args, "offset", 0, 0, 1_000_000)
@@ -103,7 +103,7 @@ SEARCH_LIMIT_MAX = 20
 MAX_QUERY_CHARS = 500
 
 
-def memory_search(args: dict, ctx: ToolContext) -> str:
+def run_memory_search(args: dict, ctx: ToolContext) -> str:
     """The tool: search notes (and past conversations) by meaning words; best first."""
     if ctx.recall is None:
         raise ToolError("memory search is not available in this session; use memory_list and memory_read")
@@ -166,7 +166,7 @@ def memory_tools() -> list[Tool]:
                 "required": ["path", "content"],
                 "additionalProperties": False,
             },
-            run=memory_write,
+            run=run_memory_write,
             kind="memory",
         ),
         path_tool(
@@ -189,7 +189,7 @@ def memory_tools() -> list[Tool]:
                 },
                 "additionalProperties": False,
             },
-            run=memory_list,
+            run=run_memory_list,
         ),
         Tool(
             name="memory_search",
@@ -211,6 +211,6 @@ def memory_tools() -> list[Tool]:
                 "required": ["query"],
                 "additionalProperties": False,
             },
-            run=memory_search,
+            run=run_memory_search,
         ),
     ]

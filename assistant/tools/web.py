@@ -87,7 +87,7 @@ def normal_host(host: str) -> str:
     return ascii_host
 
 
-def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
+def fetch_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
     """(policy target, the URL as it will be fetched).
 
     The target is `host`, or `host:port` for a non-default port. The returned URL carries
@@ -411,7 +411,7 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     # whether or not the rest of the URL is well-formed.
     if isinstance(url, str):
         url_secret_check(url.strip(), ctx.scanner)
-    target, parts = net_target(url)
+    target, parts = fetch_target(url)
     # ... and the URL as it will be sent: the host is NFKC/IDNA-normalised, so a value spelled
     # in full-width letters or superscript digits becomes the value itself in DNS and Host.
     url_secret_check(urllib.parse.urlunsplit(parts), ctx.scanner)
@@ -461,7 +461,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                 exc.close()
                 nxt = urllib.parse.urljoin(current, location)
                 try:
-                    nxt_target, nxt_parts = net_target(nxt)
+                    nxt_target, nxt_parts = fetch_target(nxt)
                 except ToolError:
                     raise ToolError("redirected to an unusable location; not followed") from None
                 if nxt_target != target or nxt_parts.scheme != parts.scheme:
@@ -551,6 +551,6 @@ def web_tools() -> list[Tool]:
             },
             run=web_fetch,
             kind="net",
-            untrusted=lambda args: f"web:{net_target(args.get('url', ''))[0]}",
+            untrusted=lambda args: f"web:{fetch_target(args.get('url', ''))[0]}",
         )
     ]
