@@ -173,7 +173,7 @@ def memory_tools() -> list[Tool]:
             "memory_read",
             "Read one of your notes in full, with its revision. Read a note before relying on "
             "its details and before replacing it. Secrets in notes come back redacted.",
-            _PATH, memory_read,
+            _PATH, run_memory_read,
         ),
         Tool(
             name="memory_list",
