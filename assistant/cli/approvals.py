@@ -239,7 +239,7 @@ def serve_cmd(listen: str, allow_remote: bool, connection_lifetime: float) -> No
     printed at start. Answers are POSTs with a CSRF token, written like `approvals approve/deny`.
     """
     ws = get_workspace("approvals")
-    # lazy: Starlette and uvicorn cost ~90 ms of CPU to import; approvals list/approve/deny skip it
+    # lazy: Starlette and uvicorn cost ~80 ms of CPU to import; approvals list/approve/deny skip it
     from assistant.web.server import ServeError, serve
 
     try:

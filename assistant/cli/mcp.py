@@ -93,7 +93,7 @@ def serve_cmd() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(log_format)
     logging.basicConfig(handlers=[handler], level=logging.WARNING, force=True)
-    from assistant.mcp.server import MemoryServer   # lazy: the SDK server, ~50 ms more (see above)
+    from assistant.mcp.server import MemoryServer   # lazy: it imports the MCP SDK too (see above)
 
     ws = get_workspace("mcp")
     calls = CallRegistry()

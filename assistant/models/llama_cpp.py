@@ -342,7 +342,7 @@ class LlamaModel:
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
         self._swa_full = swa_full
         if self._segments is None:     # "auto": the template the GGUF carries
-            # lazy: jinja_format and the jinja2 it imports (an optional extra) cost ~35 ms of CPU; "auto" only
+            # lazy: jinja_format and the jinja2 it imports (an optional extra) cost ~30 ms of CPU; "auto" only
             from assistant.models.jinja_format import TemplateRefused, from_llama
 
             try:
