@@ -4,9 +4,9 @@
 A door like the CLI: each call opens a session at the composition root (assistant.session), so
 the same scanner, gate, writer and history serve it as chat and run, and closes it again
 (no descriptor is left open). `open_memory` hands the session's Memory to the caller, who
-closes it (`close()` or `with`), and with it the session. The
-store itself is assistant.notes.store.Memory; its names are re-exported here because this is
-where a script imports them from.
+closes it (`close()` or `with`), and with it the session. The store itself is
+assistant.notes.store.Memory; its names are re-exported here because this is where a script
+imports them from.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from assistant.notes.store import (
     Note, NoteError, NotFound, PathRefused, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
-
 from assistant.session import SessionError, open_session
 
 if TYPE_CHECKING:
