@@ -27,7 +27,7 @@ import sys
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable
 
 import nacl.exceptions
 import nacl.pwhash.argon2id as argon2id
@@ -38,9 +38,11 @@ from policy.fileio import NotRegularFile, locked, open_regular, write_atomic
 
 from assistant.secrets.remembered import KeyringUnavailable, recall
 from assistant.secrets.scanner import Scanner
-from assistant.workspace.layout import Workspace, WorkspaceError, record_setting
 
 LOCK_TIMEOUT = 10.0   # seconds a vault change waits for another one to finish, then VaultError
+
+if TYPE_CHECKING:
+    from assistant.workspace.layout import Workspace
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
 ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"   # `vault passwd`'s new passphrase
@@ -101,6 +103,10 @@ def missing_vault_message(ws: "Workspace") -> str:
 def record_required(ws: "Workspace") -> str | None:
     """Record `[vault] required = true` in config.toml (where deleting state/ does not erase
     it). Returns a warning instead of raising: the vault itself is fine either way."""
+    # lazy: workspace.layout brings config and all of policy (~60 ms of CPU); a process that
+    # only opens a vault (a script, the two writers of tests/secrets' race) never needs it
+    from assistant.workspace.layout import WorkspaceError, record_setting
+
     try:
         record_setting(ws.config_path, "vault", "required", True)
     except WorkspaceError as exc:
