@@ -2,9 +2,11 @@
 `memory_list()`, for scripts and tests.
 
 A door like the CLI: each call opens a session at the composition root (assistant.session), so
-the same scanner, gate, writer and history serve it as chat and run, and closes it again. The
-store itself is assistant.notes.store.Memory; its names are re-exported here because this is
-where a script imports them from.
+the same scanner, gate, writer and history serve it as chat and run, and closes it again
+(no descriptor is left open). `open_memory` hands the session's Memory to the caller, who
+closes it (`close()` or `with`), and with it the session. The store itself is
+assistant.notes.store.Memory; its names are re-exported here because this is where a script
+imports them from.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from assistant.notes.store import (
     Note, NoteError, NotFound, PathRefused, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
+from assistant.session import SessionError, open_session
 
 if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
@@ -39,26 +42,29 @@ __all__ = [
 
 def open_memory(workspace: "Workspace | str | os.PathLike[str] | None" = None, *, mode: str = "watched") -> Memory:
     """A Memory for the workspace, from a session opened at the composition root
-    (assistant.session): the same scanner and gate as chat and run."""
-    from assistant.session import SessionError, open_session
-
+    (assistant.session): the same scanner and gate as chat and run. It owns that session:
+    close it (`mem.close()`, or `with open_memory(...) as mem:`) and the session is closed."""
     try:
-        return open_session(workspace, mode, kind="api", transcript=False).memory
+        session = open_session(workspace, mode, kind="api", transcript=False)
     except SessionError as exc:
         raise NoteError(str(exc)) from None
+    return session.memory.on_close(session.close)
 
 
 def memory_write(path: str, content: str | bytes, base: str | None = None, *, workspace: "Workspace | str | os.PathLike[str] | None" = None,
                  mode: str = "watched") -> WriteResult:
     """Create or replace one note (see Memory.write); raises a NoteError subclass on refusal."""
-    return open_memory(workspace, mode=mode).write(path, content, base=base)
+    with open_memory(workspace, mode=mode) as memory:
+        return memory.write(path, content, base=base)
 
 
 def memory_read(path: str, *, workspace: "Workspace | str | os.PathLike[str] | None" = None) -> Note:
     """The note, redacted, with its revision (Note: .content, .revision; unpacks to both)."""
-    return open_memory(workspace).read(path)
+    with open_memory(workspace) as memory:
+        return memory.read(path)
 
 
 def memory_list(offset: int = 0, limit: int = 50, *, workspace: "Workspace | str | os.PathLike[str] | None" = None) -> list[Entry]:
     """One page of catalog entries, in catalog order."""
-    return open_memory(workspace).list(offset, limit)
+    with open_memory(workspace) as memory:
+        return memory.list(offset, limit)

@@ -67,8 +67,9 @@ class SessionError(Exception):
 
 
 @dataclass
-class Session:
-    """Everything one session's tools can reach, wired once. Close it (or use `with`)."""
+class AssistantSession:
+    """Everything one session's tools can reach, wired once. Close it (or use `with`). Not
+    policy.engine.Session, which is a run's grant scope inside the gate."""
 
     ws: Workspace
     mode: str
@@ -152,7 +153,7 @@ class Session:
             if self.history is not None:
                 self.history.close()
 
-    def __enter__(self) -> Session:
+    def __enter__(self) -> AssistantSession:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -254,7 +255,7 @@ def open_session(
     on_request: Callable[[Request], None] | None = None,
     transcript: bool = True,
     turns: bool | None = None,
-) -> Session:
+) -> AssistantSession:
     """Open one session on workspace `ws` (a Workspace, a path, or None for the default).
 
     mode: "watched" (a person sees every call as it happens) or "unattended" (asks out of band,
@@ -343,11 +344,11 @@ def open_session(
                 raise SessionError(f"the session transcript cannot be opened in {ws.transcripts_dir}: "
                                    f"{exc.strerror or exc}") from None
             opened.callback(log.close)
-        session = Session(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
-                          memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log, limits=limits,
-                          index=index, recall=recaller, history=history,
-                          refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id))
+        session = AssistantSession(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
+                                   memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log,
+                                   limits=limits, index=index, recall=recaller, history=history,
+                                   refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id))
         opened.pop_all()    # from now on the session's close() closes them
     return session
 
-__all__ = ["MODES", "Session", "SessionError", "open_session", "unlock_scanner"]
+__all__ = ["MODES", "AssistantSession", "SessionError", "open_session", "unlock_scanner"]

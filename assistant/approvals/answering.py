@@ -24,6 +24,7 @@ from policy.fileio import open_regular, read_upto
 from policy.grants import GrantStore
 
 from assistant.display.terminal import unified_diff
+from assistant.secrets.scanner import MARKER_RE
 from assistant.workspace.layout import Workspace
 
 REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
@@ -151,8 +152,6 @@ def mark_redacted(line: str) -> str:
     """A diff line holding a [redacted:...] marker is marked as such: two real lines that differ
     only in a secret would otherwise show as one unchanged line (issue 10). The caller passes
     content lines only (diff_line_kinds tells them from the header)."""
-    from assistant.secrets.scanner import MARKER_RE
-
     if not MARKER_RE.search(line):
         return line
     body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")

@@ -13,6 +13,7 @@ import time
 
 import click
 
+from policy.audit import request_lines
 from policy.approvals import (
     APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json, ended_at,
     requested_by, waiter_alive,
@@ -141,7 +142,6 @@ def show_cmd(request_id: str, as_json: bool) -> None:
     except InboxError as exc:
         fail(str(exc))
     entry = Entry(request_id, inbox.state(req, ans), req, ans)
-    from policy.audit import request_lines
 
     places = request_lines(_ws.audit_path, req.id, run=req.run_id, target=req.target, sha256=req.sha256)
     if as_json:
@@ -295,6 +295,7 @@ def serve_cmd(listen: str, allow_remote: bool, connection_lifetime: float) -> No
     printed at start. Answers are POSTs with a CSRF token, written like `approvals approve/deny`.
     """
     ws = get_workspace("approvals")
+    # lazy: Starlette and uvicorn cost ~80 ms of CPU to import; approvals list/approve/deny skip it
     from assistant.web.server import ServeError, serve
 
     try:

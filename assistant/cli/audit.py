@@ -14,8 +14,11 @@ import time
 
 import click
 
+from policy.audit import AuditError, read_log, verify
+from policy.duration import parse_duration
+
 from assistant.display.localtime import local_time
-from policy.audit import AuditError, verify
+from assistant.notes.history import parse_time
 
 from assistant.secrets.audit_key import stored_audit_key
 from assistant.secrets.vault import VaultError, unlock_if_present
@@ -86,9 +89,6 @@ def verify_cmd(as_json: bool) -> None:
 
 
 def _records(path, since: float | None) -> list[tuple[int, dict]]:
-    from assistant.notes.history import parse_time
-
-    from policy.audit import read_log
 
     out = []
     try:
@@ -138,8 +138,6 @@ def _describe(rec: dict) -> str:
 @click.option("--since", metavar="DURATION", default=None, help="Only the last DURATION (e.g. 1h, 7d).")
 def show_cmd(as_json: bool, since: str | None) -> None:
     """List rulings, answers and writes, oldest first, with their line numbers."""
-    from policy.duration import parse_duration
-
     cutoff = None
     if since is not None:
         try:

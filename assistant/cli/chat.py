@@ -14,9 +14,11 @@ import json
 import queue
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import click
+
+from policy.gate import InlineAnswer, Question
 
 from assistant.display.terminal import (
     Pages, discard_pending_input, escape, hidden_text_warning, is_terminal, one_line, proposed_text,
@@ -26,6 +28,11 @@ from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.display.colour import (
     diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
 )
+from assistant.agent.interrupt import leave
+from assistant.models.base import ModelError
+from assistant.notes.watch import MemoryWatcher
+from assistant.session import SessionError, open_session
+from assistant.cli.model_load import LoadInterrupted, load_session_model
 from assistant.cli.common import (
     fail, get_workspace, is_tty, model_spec_or_group, warn_unusable_grants, workspace_option,
 )
@@ -34,8 +41,6 @@ from assistant.agent.events import (
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
 )
 
-if TYPE_CHECKING:
-    from policy.gate import InlineAnswer, Question
 
 HELP = """\
 commands:
@@ -164,8 +169,6 @@ class ChatUI:
         A durable scope needs its word typed (`always`, `folder`); empty, end of input, Ctrl-C
         or anything unrecognised is no. Returns the chosen offer scope (an InlineAnswer bound
         to the sha256 of the content shown, for a question with content), or None."""
-        from policy.gate import InlineAnswer
-
         choices: dict[str, str] = {}
         labels = []
         for offer in question.offers:
@@ -387,10 +390,6 @@ def chat_command(model_spec: str | None) -> None:
     (as does Ctrl-D).
     """
     model_spec = model_spec_or_group(model_spec)
-    from assistant.models.base import ModelError
-    from assistant.session import SessionError, open_session
-    from assistant.notes.watch import MemoryWatcher
-    from assistant.cli.model_load import LoadInterrupted, load_session_model
 
     ws = get_workspace()
     ui = ChatUI()
@@ -499,7 +498,6 @@ def chat_command(model_spec: str | None) -> None:
         if watcher is not None:
             watcher.stop()
         session.close()
-    from assistant.agent.interrupt import leave
 
     leave(0)
 

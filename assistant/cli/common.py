@@ -22,7 +22,7 @@ from assistant.workspace.layout import (
 )
 
 if TYPE_CHECKING:
-    from assistant.session import Session
+    from assistant.session import AssistantSession
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -137,11 +137,11 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     sys.exit(code)
 
 
-def warn_unusable_grants(session: "Session") -> None:
+def warn_unusable_grants(session: "AssistantSession") -> None:
     """At a run's or chat's start: a grants.json that cannot be trusted named in one warning line
     on stderr (the gate treats every request as if no grant existed, so "always" answers stop
     counting without this line; `assistant doctor` names it too)."""
-    grants = getattr(session.gate.gate, "grants", None)
+    grants = getattr(session.policy_gate, "grants", None)
     if grants is None:
         return
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import stat
+import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +23,20 @@ from pathlib import Path
 import click
 
 from assistant.session import policy_files
+from policy.notify import run_notify
+
+from assistant.approvals.push import pusher
+from assistant.confine import Root
+from assistant.display.colour import status, wanted
+from assistant.display.terminal import escape
+from assistant.models.base import ModelError
+from assistant.models.llama_cpp import check_model_file, resolve_model_path
+from assistant.models.loader import load_model
+from assistant.models.openai import GENERIC
+from assistant.models.scripted import load_script
+from assistant.notes.catalog import scan
+from assistant.secrets.scanner import VAULT_RULE
+from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock, unlock_if_present
 from assistant.workspace.config import SECTIONS, ConfigError
 from assistant.workspace.layout import (
     CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
@@ -144,11 +159,7 @@ def _check_config(ws: Workspace, r: Report) -> None:
 
 
 def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
-    from assistant.models.base import ModelError
-
     if spec and spec.startswith("script:"):
-        from assistant.models.scripted import load_script
-
         try:
             items = load_script(spec[len("script:"):])
             r.ok("model", f"script {spec[7:]} has {len(items)} step(s)")
@@ -166,8 +177,6 @@ def _check_model(ws: Workspace, spec: str | None, r: Report) -> None:
         r.problem("model", "llama-cpp-python is not installed",
                   "pip install 'assistant[llama]'  (CMAKE_ARGS=\"-DLLAVA_BUILD=OFF\" speeds up the build)")
     try:
-        from assistant.models.llama_cpp import check_model_file, resolve_model_path
-
         path = ws.config.model.path
         if spec:
             path = spec[len("llama:"):] if spec.startswith("llama:") else spec
@@ -189,14 +198,9 @@ DOCTOR_SCHEMA = {"anyOf": [{"type": "object", "properties": {"reply": {"const": 
 
 def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
     """The server backend: endpoint reachable, model name served, constrained output works."""
-    from assistant.models.base import ModelError
-    from assistant.models.loader import load_model
-
     cfg = asdict(ws.config.model)
     vault = None
     if cfg.get("api_key"):
-        from assistant.secrets.vault import VaultError, unlock_if_present
-
         try:
             vault = unlock_if_present(ws, interactive=False)
         except VaultError as exc:
@@ -209,7 +213,6 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
         r.problem("model", str(exc), "start the server or fix [model] endpoint / name / api_key in config.toml")
         return
     r.ok("model", f"server {model.endpoint.url} is reachable and serves {model.model_id!r} ({model.flavour})")
-    from assistant.models.openai import GENERIC
 
     if model.flavour == GENERIC:
         r.ok("model", "the server has no documented way to constrain output: every step is parsed strictly "
@@ -230,8 +233,6 @@ def _check_server(ws: Workspace, spec: str | None, r: Report) -> None:
 
 def _check_vault(ws: Workspace, r: Report):
     """The vault, unlocked with what an unattended run has (None if there is none or it stays locked)."""
-    from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock
-
     if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
         return None
     try:
@@ -252,11 +253,6 @@ def _check_notes(ws: Workspace, vault, r: Report) -> None:
     """Notes that hold a vault value in plain text (put there by hand, or before the value was
     added to the vault): every read redacts it, but the file on disk carries it. Named by path
     only, redacted and escaped: never the value, nor which secret it is."""
-    from assistant.notes.catalog import scan
-    from assistant.confine import Root
-    from assistant.secrets.scanner import VAULT_RULE
-    from assistant.display.terminal import escape
-
     if vault is None:
         if ws.vault_path.exists():
             r.ok("notes", "notes not checked for vault values: the vault does not unlock here (see above)")
@@ -291,8 +287,6 @@ def _check_notes(ws: Workspace, vault, r: Report) -> None:
 
 
 def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
-    from policy.notify import run_notify
-
     cfg = ws.config.approvals
     channel = cfg.channel
     if channel != "inbox":
@@ -341,7 +335,6 @@ def _check_push(cfg, r: Report, *, notify: bool) -> None:
     if not notify:
         r.ok("approvals", f"{len(cfg.push)} push URL(s) not tried (--no-notify)")
         return
-    from assistant.approvals.push import pusher
 
     _tried(r, pusher(cfg.push).send(NOTIFY_TEST, {}),
            fix="fix [approvals] push in config.toml (apprise URLs, e.g. [\"ntfys://ntfy.sh/my-topic\"]) "
@@ -358,8 +351,6 @@ def _check_push(cfg, r: Report, *, notify: bool) -> None:
 def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> None:
     """Check the workspace, model, vault unlock and approval channel; print each problem's fix."""
     model_spec = model_spec_or_group(model_spec)
-    import sys
-
     r = Report()
     root = workspace_path()
     try:
@@ -388,8 +379,6 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:
-        from assistant.display.colour import status, wanted
-
         on = wanted(sys.stdout)
         for c in r.checks:
             if c["ok"]:

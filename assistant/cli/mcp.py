@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Callable
 
 import click
 
+from assistant.mcp.calls import CallRegistry
+from assistant.session import SessionError, open_session
 from assistant.cli.common import fail, get_workspace, workspace_group
 
 if TYPE_CHECKING:
@@ -83,6 +85,7 @@ def serve_cmd() -> None:
     call waits for your answer or [approvals] timeout. The vault is unlocked from the keyring
     ([vault] unlock = "keyring"), [vault] key_file or ASSISTANT_VAULT_PASSPHRASE; never asked for.
     """
+    # lazy: the MCP SDK (anyio, pydantic) costs ~0.55 s of CPU to import; `assistant --help` loads this module
     from assistant.mcp.transport import claim_stdout
 
     protocol = claim_stdout()   # first: from here on only JSON-RPC reaches the real stdout
@@ -90,9 +93,7 @@ def serve_cmd() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(log_format)
     logging.basicConfig(handlers=[handler], level=logging.WARNING, force=True)
-    from assistant.mcp.calls import CallRegistry
-    from assistant.mcp.server import MemoryServer
-    from assistant.session import SessionError, open_session
+    from assistant.mcp.server import MemoryServer   # lazy: it imports the MCP SDK too (see above)
 
     ws = get_workspace("mcp")
     calls = CallRegistry()

@@ -29,6 +29,10 @@ from assistant.notes.store import (
 )
 from assistant.display.localtime import local_time
 from assistant.display.terminal import escape, invisible_line, one_line
+from assistant.notes.watch import MemoryWatcher
+from assistant.secrets.unredact import RestoreError, restore
+from assistant.secrets.vault import ENV_NEW_PASSPHRASE, ENV_PASSPHRASE
+from assistant.session import SessionError, open_session
 from assistant.cli.common import (
     echo_json, fail, get_workspace, is_tty, json_option, visible, workspace_group,
 )
@@ -37,9 +41,8 @@ EDITS = "edits"     # state/edits/: the editor's copies (`memory edit`); one kep
 
 def _session():
     """The person's session, opened at the composition root (watched: the person is the
-    watcher). A vault that cannot be unlocked fails closed with how to unlock it."""
-    from assistant.session import SessionError, open_session
-
+    watcher); the caller closes it. A vault that cannot be unlocked fails closed with how to
+    unlock it."""
     try:
         return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False)
     except SessionError as exc:
@@ -47,15 +50,13 @@ def _session():
 
 
 def _memory() -> Memory:
-    """The person's Memory, from a session opened at the composition root (`_session`)."""
-    return _session().memory
+    """The person's Memory, from a session opened at the composition root (`_session`). The
+    session is closed when the command ends (click closes its context, on any exit)."""
+    return click.get_current_context().with_resource(_session()).memory
 
 
 def _child_env() -> dict[str, str]:
     """The environment for a program we start (the editor): without the vault passphrases."""
-    from assistant.secrets.vault import ENV_PASSPHRASE
-    from assistant.cli.vault import ENV_NEW_PASSPHRASE
-
     return {k: v for k, v in os.environ.items() if k not in (ENV_PASSPHRASE, ENV_NEW_PASSPHRASE)}
 
 
@@ -292,7 +293,6 @@ def edit_cmd(path: str) -> None:
         if new == shown.encode("utf-8"):
             click.echo(f"no changes to {path}")
             return
-        from assistant.secrets.unredact import RestoreError, restore
 
         try:
             restored = restore(text, new.decode("utf-8"), mem.scanner).encode("utf-8")
@@ -356,8 +356,6 @@ def catalog_cmd() -> None:
 def watch_cmd(as_json: bool, timeout: float | None) -> None:
     """Print note changes (added, modified, deleted) as they happen, until Ctrl-C."""
     import json
-
-    from assistant.notes.watch import MemoryWatcher
 
     ws = get_workspace()
     # The watches go in first: changes made while the session starts are not missed.

@@ -18,9 +18,13 @@ import sys
 
 import click
 
+from policy.duration import parse_duration
+
+from assistant.confine import Root
 from assistant.display.colour import diff, wanted
 from assistant.display.localtime import local_time
 from assistant.display.terminal import invisible_line
+from assistant.notes.frontmatter import decode_head, head_meta, staleness
 from assistant.notes.history import HistoryError, Origin, Version
 from assistant.notes.store import Memory, NoteError, NotFound
 from assistant.cli.common import echo_json, fail, is_tty, json_option, visible
@@ -334,8 +338,6 @@ def _size(n: int) -> str:
               help="Drop versions older than this (e.g. 90d, 12h); each note's newest version stays.")
 def prune_cmd(older_than: str) -> None:
     """Shrink history: drop versions older than DURATION (never a note's newest version)."""
-    from policy.duration import parse_duration
-
     try:
         seconds = parse_duration(older_than, setting="--older-than")
     except ValueError as exc:
@@ -391,9 +393,6 @@ def forget_cmd(path: str) -> None:
 def stale_cmd(as_json: bool) -> None:
     """Notes whose frontmatter `review_after:` or `expires:` date has passed (nothing is
     ever deleted because of a date)."""
-    from assistant.confine import Root
-    from assistant.notes.frontmatter import decode_head, head_meta, staleness
-
     mem = _memory()
     try:
         entries = mem.entries()

@@ -12,14 +12,14 @@ import sys
 
 import click
 
+from assistant.recall.index import IndexUnavailable, query_terms
+from assistant.session import SessionError, open_session
 from assistant.cli.common import (
     echo_json, fail, get_workspace, json_option, visible, workspace_option,
 )
 
 
 def _session():
-    from assistant.session import SessionError, open_session
-
     try:
         return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False)
     except SessionError as exc:
@@ -46,8 +46,6 @@ def search_cmd(query: tuple[str, ...], limit: int, as_json: bool) -> None:
     are ignored and words are stemmed. Quotes, *, NEAR, AND/OR/NOT are plain words here.
     The index in state/ is brought up to date with memory/ first.
     """
-    from assistant.recall.index import IndexUnavailable, query_terms
-
     text = " ".join(query)
     session = _session()
     with session:
@@ -83,8 +81,6 @@ def reindex_cmd() -> None:
     Never needed for correctness: the index follows memory/ on its own. Use it after restoring
     notes from a backup or if search looks wrong.
     """
-    from assistant.recall.index import IndexUnavailable
-
     session = _session()
     with session:
         bar = None

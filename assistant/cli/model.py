@@ -20,7 +20,10 @@ from typing import Callable, TypeVar
 
 import click
 
-from assistant.workspace.layout import CONFIG, WorkspaceError
+from assistant.models.base import ModelError
+from assistant.models.llama_cpp import LlamaModel, check_model_file
+from assistant.workspace.config import ConfigError
+from assistant.workspace.layout import CONFIG, WorkspaceError, record_setting
 from assistant.cli.common import (
     EXIT_OK, echo_json, fail, get_workspace, json_option, workspace_group,
 )
@@ -42,8 +45,6 @@ def _sha256(path: Path) -> str:
 
 def set_model_path(config_path: Path, value: str) -> None:
     """Set `path = ...` in [model] of config.toml (or add it), atomically; the rest untouched."""
-    from assistant.workspace.layout import record_setting
-
     record_setting(config_path, "model", "path", value)
 
 
@@ -97,13 +98,9 @@ def pull_command(repo: str, file: str, revision: str | None, no_set: bool) -> No
     if _SHA256.match(expected) and expected != digest:
         got.unlink(missing_ok=True)
         fail(f"{file}: sha256 {digest} does not match the hub's {expected}; removed it, run again")
-    from assistant.models.base import ModelError
-    from assistant.models.llama_cpp import check_model_file
 
     try:
         check_model_file(got)
-        from assistant.models.llama_cpp import LlamaModel
-
         LlamaModel({"path": str(got), "n_ctx": 256, "n_threads": 1}, ws.root, progress=None)
     except ModelError as exc:
         fail(f"{file} was downloaded but does not load: {exc}")
@@ -144,8 +141,6 @@ def list_command(as_json: bool) -> None:
     """Show the configured model and the GGUF files in the workspace's models/ folder."""
     ws = get_workspace()
     from dataclasses import asdict
-
-    from assistant.workspace.config import ConfigError
 
     try:
         cfg = asdict(ws.config.model)

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, TextIO
 
 from assistant.agent.interrupt import call_interruptibly
 from assistant.display.terminal import is_terminal
+from assistant.models.base import Model, ModelError
+from assistant.models.loader import load_model
 
 if TYPE_CHECKING:
-    from assistant.models.base import Model
-    from assistant.session import Session
+    from assistant.session import AssistantSession
 
 __all__ = ["LoadBar", "LoadInterrupted", "load_session_model"]
 
@@ -129,14 +130,11 @@ class LoadInterrupted(KeyboardInterrupt):
         self.err = err
 
 
-def load_session_model(session: "Session", spec: str | None, *, interrupted_exit_code: int | None = None) -> "Model":
+def load_session_model(session: "AssistantSession", spec: str | None, *, interrupted_exit_code: int | None = None) -> "Model":
     """The session's model, loaded interruptibly, with a bar on a terminal.
 
     A ModelError is recorded in the transcript and raised. Ctrl-C (or SIGTERM in a run) is
     recorded as the session's end (with `interrupted_exit_code`) and raised as LoadInterrupted."""
-    from assistant.models.base import ModelError
-    from assistant.models.loader import load_model
-
     def load(progress: "io.TextIOBase | str") -> "Model":
         return call_interruptibly(lambda: load_model(spec, session.ws, progress=progress,  # type: ignore[arg-type]
                                                      vault=session.vault), name="model-load")

@@ -19,19 +19,24 @@ import sys
 import click
 
 from policy.duration import parse_duration
+from policy.notify import run_notify
 
 from assistant.agent.events import (
     Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
 )
 from assistant.agent.outcome import unattended_outcome
+from assistant.agent.interrupt import leave
 from assistant.display.colour import status_line, wanted
 from assistant.display.localtime import local_time
 from assistant.display.terminal import one_line
+from assistant.models.base import ModelError
+from assistant.session import SessionError, open_session
 from assistant.cli.common import (
     EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, is_tty, model_spec_or_group,
     visible, warn_unusable_grants, workspace_option,
 )
+from assistant.cli.model_load import LoadInterrupted, load_session_model
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -95,8 +100,6 @@ def _early_error(message: str, code: int = EXIT_ERROR) -> int:
 def _tell_notify(session, message: str) -> None:
     """The person's notify command (approvals.notify), run the way an approval request runs
     it: no shell, no vault variables in its environment, bounded; a failure is reported."""
-    from policy.notify import run_notify
-
     gate = session.policy_gate
     argv = list(gate.notify or [])
     if not argv:
@@ -109,10 +112,6 @@ def _tell_notify(session, message: str) -> None:
 def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeout: str | None = None,
                 label: str = "run") -> int:
     """Run one unattended task; print the one-line outcome; return the exit code."""
-    from assistant.models.base import ModelError
-    from assistant.session import SessionError, open_session
-    from assistant.cli.model_load import LoadInterrupted, load_session_model
-
     if not task or not task.strip():
         return _early_error("the task is empty", EXIT_USAGE)
     timeout = None
@@ -208,7 +207,6 @@ def run_command(task: tuple[str, ...], model_spec: str | None, approval_timeout:
     model_spec = model_spec_or_group(model_spec)
     ws = get_workspace()
     sigterm_interrupts()
-    from assistant.agent.interrupt import leave
 
     leave(execute_run(ws, " ".join(task), model_spec=model_spec, approval_timeout=approval_timeout))
 

@@ -18,6 +18,8 @@ from assistant.display.localtime import local_time
 from assistant.display.screen_lines import ScreenLines, terminal_columns
 from assistant.display.terminal import invisible_line
 from assistant.records.runs import list_runs, read_events, started_after, summarise, transcript_ids
+from assistant.records.transcript import redact_value
+from assistant.session import SessionError, open_session
 from policy.duration import parse_duration
 from assistant.cli.common import (
     echo_json, fail, get_workspace, is_tty, json_option, resolve_id, visible, workspace_option,
@@ -35,10 +37,11 @@ def _outcome(outcome: str, width: int, on: bool) -> str:
 
 
 def _scanner():
-    from assistant.session import SessionError, open_session
-
+    """The session's scanner (vault values and credential shapes). The session is closed at
+    once: a scanner holds no file, and listing runs needs nothing else of it."""
     try:
-        return open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False).scanner
+        with open_session(get_workspace(), "watched", kind="cli", interactive=True, transcript=False) as session:
+            return session.scanner
     except SessionError as exc:
         fail(str(exc))
 
@@ -151,8 +154,6 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     scanner = _scanner()
     summary = summarise(full, events)
     if as_json:
-        from assistant.records.transcript import redact_value
-
         echo_json({"run": summary.to_json(), "events": redact_value(events, scanner)})
         return
     code = "-" if summary.exit_code is None else summary.exit_code

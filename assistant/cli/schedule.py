@@ -24,9 +24,11 @@ from assistant.workspace.schedule import (
     systemd_user_dir,
 )
 from assistant.workspace.layout import Workspace
+from assistant.secrets.vault import VaultError, read_key_file
 from assistant.cli.common import (
     echo_json, fail, get_workspace, json_option, model_spec_or_group, workspace_group,
 )
+from assistant.cli.run import execute_run, sigterm_interrupts
 
 ENV_CRONTAB = "ASSISTANT_CRONTAB"   # argv of the crontab program (default: "crontab")
 
@@ -78,7 +80,6 @@ def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None
         sched = find_schedule(ws.config.schedule, name)
     except ScheduleError as exc:
         fail(str(exc))
-    from assistant.cli.run import sigterm_interrupts, execute_run
 
     sigterm_interrupts()
     sys.exit(execute_run(ws, sched.task, model_spec=model_spec, approval_timeout=approval_timeout,
@@ -138,8 +139,6 @@ SYSTEMD_SESSION_BUS = "unix:path=%t/bus"
 def _unlock_problem(ws, flavour: str) -> str | None:
     """Why the installed units could not unlock this workspace's vault, or None when they can
     (no vault, a usable key file, or the keyring from a systemd user service)."""
-    from assistant.secrets.vault import VaultError, read_key_file
-
     if not (ws.vault_path.exists() or ws.vault_path.is_symlink()):
         return None
     try:

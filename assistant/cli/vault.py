@@ -15,15 +15,15 @@ import sys
 import click
 
 from assistant.display.localtime import local_time
+from assistant.secrets.remembered import KeyringUnavailable, forget, remember
+from assistant.workspace.layout import WorkspaceError, record_setting
 from assistant.secrets.vault import (
-    ENV_PASSPHRASE, Vault, VaultError, VaultLocked, ask_on_terminal, kdf_settings, normalize_hosts,
-    read_key_file, record_required, unlock, validate_name, validate_value,
+    ENV_NEW_PASSPHRASE, ENV_PASSPHRASE, Vault, VaultError, VaultLocked, ask_on_terminal, kdf_settings,
+    normalize_hosts, read_key_file, record_required, unlock, validate_name, validate_value,
 )
 from assistant.cli.common import (
     echo_json, fail, get_workspace, is_tty, json_option, workspace_group,
 )
-
-ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"
 
 
 def _prompt_hidden(label: str, *, confirm: bool = False) -> str:
@@ -184,9 +184,6 @@ def remember_cmd() -> None:
     config.toml. The passphrase is checked against the vault before it is stored. Cron has no
     desktop session: for scheduled runs use [vault] key_file instead.
     """
-    from assistant.secrets.remembered import KeyringUnavailable, remember
-    from assistant.workspace.layout import WorkspaceError, record_setting
-
     ws = get_workspace()
     if not ws.vault_path.exists():
         fail(f"no vault in {ws.root} yet: create one with `assistant vault init`")
@@ -211,9 +208,6 @@ def remember_cmd() -> None:
 @vault_group.command("forget")
 def forget_cmd() -> None:
     """Remove the remembered passphrase from the OS keyring (and [vault] unlock = "keyring")."""
-    from assistant.secrets.remembered import KeyringUnavailable, forget
-    from assistant.workspace.layout import WorkspaceError, record_setting
-
     ws = get_workspace()
     try:
         had = forget(ws.root)

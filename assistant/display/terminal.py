@@ -30,6 +30,8 @@ from typing import Callable
 
 from policy.visible import emoji_presentation_ok, invisible, is_tag, visible
 
+from assistant.confine import ConfinementError, validate_relpath
+
 _ORDINARY_SPACE = re.compile(r"(?:[ \t\n]|\r\n)+")
 
 
@@ -141,8 +143,6 @@ def shown_name(rel: str) -> str:
     """A name from disk as it may be shown to the model or a person: unchanged if it passes the
     path grammar, else every character outside printable ASCII escaped (a backslash cannot
     occur in a valid name, so an escaped name never looks like a real one)."""
-    from assistant.confine import ConfinementError, validate_relpath
-
     try:
         validate_relpath(rel)
     except ConfinementError:

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from mcp.shared.context import RequestContext
     from pydantic import AnyUrl
 
-    from assistant.session import Session
+    from assistant.session import AssistantSession
 
 POLL_SECONDS = 0.1           # how often a waiting call looks for its request (progress only)
 PROGRESS_SECONDS = 5.0       # between progress notifications while a call waits for approval
@@ -99,7 +99,7 @@ class MemoryServer:
     """The MCP server of one session. `calls` must be the registry whose `on_request` the
     session was opened with."""
 
-    def __init__(self, session: "Session", calls: CallRegistry) -> None:
+    def __init__(self, session: "AssistantSession", calls: CallRegistry) -> None:
         if not isinstance(session.policy_gate, Gate):
             raise TypeError("the session's gate is not a policy Gate")
         self.session = session
@@ -290,8 +290,8 @@ class MemoryServer:
         return SECRET_REFUSED + (" " + SESSION_CLOSED if last else "")
 
     def _read_tool(self, spec: ToolSpec, args: dict) -> tuple[str, bool]:
-        run = {"memory_read": model_tools.memory_read, "memory_list": model_tools.memory_list,
-               "memory_search": model_tools.memory_search}[spec.name]
+        run = {"memory_read": model_tools.run_memory_read, "memory_list": model_tools.run_memory_list,
+               "memory_search": model_tools.run_memory_search}[spec.name]
         try:
             out = run(args, self.session.ctx)
         except ToolError as exc:

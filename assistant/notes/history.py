@@ -40,14 +40,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from policy.audit import timestamp
 from policy.fileio import FileLock, NotRegularFile, check_in_place, write_all
 
 from assistant.confine import Root
 from assistant.notes.locking import LockTimeout
 
 __all__ = [
-    "History", "HistoryError", "Origin", "Grant", "Version", "PruneResult", "SOURCES",
-    "LOG_NAME", "OBJECTS", "object_relpath", "timestamp", "parse_time",
+    "History", "HistoryError", "Origin", "AllowedBy", "Version", "PruneResult", "SOURCES",
+    "LOG_NAME", "OBJECTS", "object_relpath", "parse_time",
 ]
 
 LOG_NAME = "log.jsonl"
@@ -66,14 +67,9 @@ class HistoryError(Exception):
     """History could not be read or written; the message says what and where."""
 
 
-def timestamp(t: float | None = None) -> str:
-    """UTC, millisecond precision: 2026-11-30T03:04:05.678Z (the audit log's format)."""
-    t = time.time() if t is None else t
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
-
-
 def parse_time(text: str) -> float:
-    """The epoch seconds of a `timestamp()`; ValueError for anything else."""
+    """The epoch seconds of a `policy.audit.timestamp()` (the audit log's and history's time
+    format); ValueError for anything else."""
     import calendar
 
     main, _, frac = text.rstrip("Z").partition(".")
@@ -111,9 +107,10 @@ class Origin:
 
 
 @dataclass(frozen=True)
-class Grant:
+class AllowedBy:
     """What allowed a write: the approval request and the scope it was approved with, or the
-    rule/grant that allowed it without asking (the gate's reason)."""
+    rule/grant that allowed it without asking (the gate's reason). Not policy.grants.Grant (a
+    standing grant): this is what history records of the one ruling on one version."""
 
     approval: str | None = None
     scope: str | None = None
@@ -490,10 +487,10 @@ class History:
         return c.versions[-len(recs):]
 
     def make_version(self, path: str, data: bytes, origin: Origin, *, run: str = "",
-                     grant: Grant | None = None, removed: bool = False, baseline: bool = False,
+                     grant: AllowedBy | None = None, removed: bool = False, baseline: bool = False,
                      when: float | None = None) -> Version:
         """A Version for `data` at `path` (not yet stored or logged)."""
-        g = grant or Grant()
+        g = grant or AllowedBy()
         source = "removal" if removed else origin.source
         return Version(seq=0, time=timestamp(when), path=path, rev=self.revision(data),
                        sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), source=source, run=run,

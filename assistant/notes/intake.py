@@ -13,22 +13,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import TYPE_CHECKING
+from contextlib import nullcontext
+from pathlib import Path
 
-from policy.fileio import write_atomic
+from policy.fileio import read_regular, write_atomic
 
 from assistant.notes import catalog as _catalog
 from assistant.notes.history import Version
-
-if TYPE_CHECKING:
-    from assistant.notes.store import Memory
+from assistant.notes.writer import GatedWriter
 
 CACHE_NAME = "history-seen.json"
 
 
 def _load(path) -> dict:
-    from policy.fileio import read_regular
-
     try:    # no link followed, no wait on a FIFO: a cache that is not a plain file is no cache
         data = json.loads(read_regular(path, max_bytes=16 << 20))
         return data if isinstance(data, dict) else {}
@@ -51,21 +48,27 @@ def _log_signature(hist) -> list[int] | None:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _on_disk(mem: "Memory") -> dict[str, tuple[int, int]]:
+def _on_disk(memory_dir: Path, max_bytes: int) -> dict[str, tuple[int, int]]:
     """Readable-looking notes under memory/: path -> (mtime_ns, size)."""
-    return {e.path: (e.mtime_ns, e.size) for e in _catalog.scan(mem.ws.memory_dir)
-            if e.problem is None and e.size <= mem.max_note_bytes}
+    return {e.path: (e.mtime_ns, e.size) for e in _catalog.scan(memory_dir)
+            if e.problem is None and e.size <= max_bytes}
 
 
-def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
+def notice_all(writer: GatedWriter, memory_dir: Path, state_dir: Path,
+               paths: list[str] | None = None) -> list[Version]:
     """Record hand edits of `paths` (or of every note) since history last looked; returns the
-    versions recorded. Lock-free and read-free when the cache says nothing changed."""
-    hist = mem.history
+    versions recorded. Lock-free and read-free when the cache says nothing changed.
+
+    `writer` is memory/'s gated writer (Memory passes its own): its mount gives the root, the
+    writers' lock, history, the size cap and the run id, and it reads and checks each note the
+    way a write would. The note store itself is not needed here."""
+    mount = writer.m
+    hist = mount.history
     assert hist is not None
-    cache_path = mem.ws.state_dir / CACHE_NAME
+    cache_path = state_dir / CACHE_NAME
     cache = _load(cache_path)
     seen = cache.get("notes") if isinstance(cache.get("notes"), dict) else {}
-    disk = _on_disk(mem)
+    disk = _on_disk(memory_dir, mount.max_bytes)
     # The newest sha256 of each note (None: removed). While the log is the file the cache saw,
     # the cached heads stand in for reading the whole log at every session start.
     cached_heads = cache.get("heads")
@@ -87,17 +90,17 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
     if not hist.intent_pending() and all(unchanged(p) for p in wanted):
         return []
     recorded: list[Version] = []
-    with mem.writers_lock():
-        with mem._root() as root:
+    with mount.lock() if mount.lock is not None else nullcontext():
+        with mount.root() as root:
             def current(p: str) -> bytes | None:
-                return mem._current(root, p)
+                return writer.current(root, p)
 
             hist.recover(current)
             heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
-            disk = _on_disk(mem)
+            disk = _on_disk(memory_dir, mount.max_bytes)
             if paths is None:
                 wanted = set(disk) | {p for p, sha in heads.items() if sha}
-            run = mem._run_id()
+            run = mount.run_id
             first = not hist.log_path.exists()    # an existing workspace's first open: baseline
             pending: list[tuple[Version, bytes | None]] = []
             for p in sorted(wanted):
@@ -105,7 +108,7 @@ def notice_all(mem: "Memory", paths: list[str] | None = None) -> list[Version]:
                 if unchanged(p):
                     continue
                 try:
-                    mem.check_path(p)
+                    writer.check_path(p)
                     now = current(p)
                 except Exception:   # noqa: BLE001 - not a readable note right now: nothing to record
                     seen.pop(p, None)

@@ -13,7 +13,7 @@ Reads are ungated (context, not reach) but confined, bounded, and redacted by th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from policy.gate import Gate
 
@@ -27,6 +27,8 @@ from assistant.notes.writer import (
     PathRefused, Refused, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable, WriteResult,
 )
 from assistant.notes.history import History, HistoryError, Origin, Version
+from assistant.notes.intake import notice_all
+from assistant.secrets.revision_key import RevisionKeyError, load_key
 from assistant.secrets.scanner import Scanner
 from assistant.notes.locking import FileLock, LockTimeout
 from assistant.notes.frontmatter import REVISION_CHARS
@@ -91,6 +93,28 @@ class Memory:
         self._audit = audit if audit is not None else gate.audit if isinstance(gate, Gate) else None
         self.history = history   # None: no versions kept (a bare Memory built by a test)
         self._revision_key: bytes | None = None
+        self._on_close: Callable[[], None] | None = None
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def on_close(self, close: Callable[[], None]) -> "Memory":
+        """Make close() (and leaving `with`) call `close` once: the Memory that
+        assistant.memory.open_memory returns closes the session it was opened from. Returns self."""
+        self._on_close = close
+        return self
+
+    def close(self) -> None:
+        """Close what this Memory was opened with (see on_close); a Memory of a session the
+        door closes itself holds nothing of its own. A second close does nothing."""
+        close, self._on_close = self._on_close, None
+        if close is not None:
+            close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- revisions ----------------------------------------------------------------------
 
@@ -100,8 +124,6 @@ class Memory:
         created on first use). Keyed, so a revision beside a redacted note is no offline
         oracle for the secret redacted out of it."""
         if self._revision_key is None:
-            from assistant.secrets.revision_key import RevisionKeyError, load_key
-
             try:
                 self._revision_key = load_key(self.ws.state_dir)
             except RevisionKeyError as exc:
@@ -193,10 +215,8 @@ class Memory:
         project since history last looked. Cheap when nothing changed (a stat cache in state/)."""
         if self.history is None:
             return []
-        from assistant.notes.intake import notice_all
-
         try:
-            return notice_all(self, paths)
+            return notice_all(self._writer(), self.ws.memory_dir, self.ws.state_dir, paths)
         except LockTimeout as exc:
             raise Busy(f"{exc}; hand edits were not recorded this time") from None
         except HistoryError as exc:

@@ -38,7 +38,7 @@ from policy.paths import check as check_grammar
 
 from assistant.gating.context import AuditSink, CallAuthority
 from assistant.confine import ConfinementError, FileTooLargeError, Root
-from assistant.notes.history import Grant, History, HistoryError, Origin, Version
+from assistant.notes.history import AllowedBy, History, HistoryError, Origin, Version
 from assistant.secrets.scanner import VAULT_RULE, Scanner
 from assistant.notes.locking import LockTimeout
 from assistant.notes.names import clash_message, nfc, spelling_clash
@@ -380,7 +380,7 @@ class GatedWriter:
 
     # -- 5. the gate ------------------------------------------------------------------------
 
-    def authorize(self, call: CallAuthority, path: str, data: bytes, current: bytes | None, summary: str) -> Grant:
+    def authorize(self, call: CallAuthority, path: str, data: bytes, current: bytes | None, summary: str) -> AllowedBy:
         try:
             decision = call.authorize(self.m.kind, path, content=data, current=current, summary=summary)
         except Exception as exc:  # noqa: BLE001 - every error inside the gate is a deny
@@ -390,7 +390,7 @@ class GatedWriter:
             raise Denied(f"denied: {reason}; nothing was written")
         if decision.sha256 and decision.sha256 != _sha256(data):
             raise Denied("denied: the approval was for different content; nothing was written")
-        return Grant(approval=decision.request_id, scope=decision.remember,
+        return AllowedBy(approval=decision.request_id, scope=decision.remember,
                      grant=None if decision.request_id else self.m.scanner.redact(str(decision.reason or "allowed")))
 
     # -- the write --------------------------------------------------------------------------
@@ -524,7 +524,7 @@ class GatedWriter:
         except HistoryError as exc:
             raise Refused(f"history could not be recorded ({exc}); nothing was written") from None
 
-    def _begin(self, path: str, data: bytes, origin: Origin, grant: Grant, *, removed: bool) -> Version | None:
+    def _begin(self, path: str, data: bytes, origin: Origin, grant: AllowedBy, *, removed: bool) -> Version | None:
         history = self.m.history
         if history is None:
             return None

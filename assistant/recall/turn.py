@@ -19,6 +19,7 @@ from typing import Callable
 
 from assistant.workspace.config import RecallConfig
 from assistant.confine import ConfinementError, Root
+from assistant.recall.embed import HybridSearch
 from assistant.recall.index import Hit, Index, IndexUnavailable
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
@@ -68,8 +69,6 @@ class Recaller:
         """BM25, or BM25 fused with vector similarity when [recall] embedding_model is set."""
         if self._search is None:
             if self.settings.embedding_model:
-                from assistant.recall.embed import HybridSearch
-
                 self._search = HybridSearch(self.index, self.settings.embedding_model).search
             else:
                 self._search = self.index.search

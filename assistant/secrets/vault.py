@@ -36,6 +36,7 @@ from nacl import bindings
 
 from policy.fileio import NotRegularFile, locked, open_regular, write_atomic
 
+from assistant.secrets.remembered import KeyringUnavailable, recall
 from assistant.secrets.scanner import Scanner
 
 LOCK_TIMEOUT = 10.0   # seconds a vault change waits for another one to finish, then VaultError
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
 
 ENV_PASSPHRASE = "ASSISTANT_VAULT_PASSPHRASE"
+ENV_NEW_PASSPHRASE = "ASSISTANT_VAULT_NEW_PASSPHRASE"   # `vault passwd`'s new passphrase
 
 MAGIC = b"ASTVAULT"
 FORMAT_VERSION = 1
@@ -105,6 +107,8 @@ def missing_vault_message(ws: "Workspace") -> str:
 def record_required(ws: "Workspace") -> str | None:
     """Record `[vault] required = true` in config.toml (where deleting state/ does not erase
     it). Returns a warning instead of raising: the vault itself is fine either way."""
+    # lazy: workspace.layout brings config and all of policy (~60 ms of CPU); a process that
+    # only opens a vault (a script, the two writers of tests/secrets' race) never needs it
     from assistant.workspace.layout import WorkspaceError, record_setting
 
     try:
@@ -586,8 +590,6 @@ def _from_keyring(ws: "Workspace", *, interactive: bool) -> str | None:
     """The passphrase remembered in the OS keyring ([vault] unlock = "keyring"). At a terminal,
     a keyring that is unreachable or has no entry falls back to asking (with a note); otherwise
     it is VaultLocked saying why and what to use instead."""
-    from assistant.secrets.remembered import KeyringUnavailable, recall
-
     try:
         remembered = recall(Path(ws.root))
         why = None if remembered is not None else (
@@ -692,7 +694,7 @@ def load_scanner(ws: "Workspace", *, interactive: bool) -> Scanner:
 
 
 __all__ = [
-    "CannotDecrypt", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
+    "CannotDecrypt", "ENV_NEW_PASSPHRASE", "ENV_PASSPHRASE", "MAX_MEMLIMIT", "MAX_OPSLIMIT", "MIN_VALUE_LEN", "UNLOCK_HELP", "Vault",
     "VaultError", "VaultLocked", "VaultMissing", "check_kdf_params", "kdf_settings", "load_scanner",
     "missing_vault_message", "record_required",
     "ask_on_terminal", "fixed_passphrase", "normalize_host", "normalize_hosts", "passphrase_for", "read_key_file", "split_host", "unlock",

@@ -17,6 +17,7 @@ from policy.paths import MAX_PATH_CHARS
 
 from assistant.notes.history import Origin
 from assistant.notes.store import REVISION_CHARS, Memory, NoteError
+from assistant.recall.index import IndexUnavailable, query_terms
 from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
@@ -79,7 +80,7 @@ def remove_args(args: dict) -> RemoveArgs:
                       str_arg(args, "base", required=False, limit=REVISION_CHARS) or None)
 
 
-def memory_write(args: dict, ctx: ToolContext) -> str:
+def run_memory_write(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_write(args, ctx) -> text for the model. (The plain-function API is
     assistant.memory.memory_write(path, content, base).)"""
     memory = _memory(ctx)
@@ -94,7 +95,7 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}"
 
 
-def memory_read(args: dict, ctx: ToolContext) -> str:
+def run_memory_read(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_read(args, ctx) -> text for the model."""
     memory = _memory(ctx)
     path = str_arg(args, "path", limit=MAX_PATH_CHARS)
@@ -107,7 +108,7 @@ def memory_read(args: dict, ctx: ToolContext) -> str:
             f"-----\n{note.content}")
 
 
-def memory_list(args: dict, ctx: ToolContext) -> str:
+def run_memory_list(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_list(args, ctx) -> text for the model."""
     memory = _memory(ctx)
     offset = _int_arg(args, "offset", 0, 0, 1_000_000)
@@ -132,10 +133,8 @@ SEARCH_LIMIT_MAX = 20
 MAX_QUERY_CHARS = 500
 
 
-def memory_search(args: dict, ctx: ToolContext) -> str:
+def run_memory_search(args: dict, ctx: ToolContext) -> str:
     """The tool: search notes (and past conversations) by meaning words; best first."""
-    from assistant.recall.index import IndexUnavailable, query_terms
-
     if ctx.recall is None:
         raise ToolError("memory search is not available in this session; use memory_list and memory_read")
     query = str_arg(args, "query", limit=MAX_QUERY_CHARS)
@@ -222,7 +221,7 @@ def memory_tools() -> list[Tool]:
             name="memory_write",
             description=WRITE_DESCRIPTION,
             parameters=memory_schema("memory_write"),
-            run=memory_write,
+            run=run_memory_write,
             kind="memory",
         ),
         Tool(
@@ -230,7 +229,7 @@ def memory_tools() -> list[Tool]:
             description="Read one of your notes in full, with its revision. Read a note before relying on "
                         "its details and before replacing it. Secrets in notes come back redacted.",
             parameters=memory_schema("memory_read"),
-            run=memory_read,
+            run=run_memory_read,
         ),
         Tool(
             name="memory_list",
@@ -239,7 +238,7 @@ def memory_tools() -> list[Tool]:
                 f"({ORDER_TEXT}). Use it to reach notes the catalog had no room for."
             ),
             parameters=memory_schema("memory_list"),
-            run=memory_list,
+            run=run_memory_list,
         ),
         Tool(
             name="memory_search",
@@ -251,6 +250,6 @@ def memory_tools() -> list[Tool]:
                 "the full text. Secrets come back redacted."
             ),
             parameters=memory_schema("memory_search"),
-            run=memory_search,
+            run=run_memory_search,
         ),
     ]

@@ -7,13 +7,12 @@ reach `state/`: the list is fixed here, not discovered.
 from __future__ import annotations
 
 from assistant.tools.base import Tool
+from assistant.tools.files import file_tools
+from assistant.tools.memory import memory_tools
+from assistant.tools.web import web_tools
 
 
 def all_tools() -> list[Tool]:
-    from assistant.tools.files import file_tools
-    from assistant.tools.memory import memory_tools
-    from assistant.tools.web import web_tools
-
     tools = [*memory_tools(), *file_tools(), *web_tools()]
     names = [t.name for t in tools]
     if len(set(names)) != len(names):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from assistant.workspace.config import WebConfig
 from assistant.tools.base import Tool, ToolContext, ToolError
 from assistant.tools.fetch_summary import FetchSummary
+from assistant.secrets.vault import split_host
 
 MAX_URL_CHARS = 2048
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
@@ -86,7 +87,7 @@ def normal_host(host: str) -> str:
     return ascii_host
 
 
-def net_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
+def fetch_target(url: str) -> tuple[str, urllib.parse.SplitResult]:
     """(policy target, the URL as it will be fetched).
 
     The target is `host`, or `host:port` for a non-default port. The returned URL carries
@@ -351,8 +352,6 @@ def html_to_text(markup: str) -> str:
 
 def _bound_to(hosts: tuple[str, ...], host: str, port: int) -> bool:
     """Is a URL's (normalized) host and effective port among a secret's bound hosts?"""
-    from assistant.secrets.vault import split_host
-
     for binding in hosts:
         try:
             b_host, b_port = split_host(binding)
@@ -412,7 +411,7 @@ def web_fetch(args: dict, ctx: ToolContext) -> str:
     # whether or not the rest of the URL is well-formed.
     if isinstance(url, str):
         url_secret_check(url.strip(), ctx.scanner)
-    target, parts = net_target(url)
+    target, parts = fetch_target(url)
     # ... and the URL as it will be sent: the host is NFKC/IDNA-normalised, so a value spelled
     # in full-width letters or superscript digits becomes the value itself in DNS and Host.
     url_secret_check(urllib.parse.urlunsplit(parts), ctx.scanner)
@@ -462,7 +461,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                 exc.close()
                 nxt = urllib.parse.urljoin(current, location)
                 try:
-                    nxt_target, nxt_parts = net_target(nxt)
+                    nxt_target, nxt_parts = fetch_target(nxt)
                 except ToolError:
                     raise ToolError("redirected to an unusable location; not followed") from None
                 if nxt_target != target or nxt_parts.scheme != parts.scheme:
@@ -552,6 +551,6 @@ def web_tools() -> list[Tool]:
             },
             run=web_fetch,
             kind="net",
-            untrusted=lambda args: f"web:{net_target(args.get('url', ''))[0]}",
+            untrusted=lambda args: f"web:{fetch_target(args.get('url', ''))[0]}",
         )
     ]

@@ -49,7 +49,7 @@ from assistant.session import policy_files
 from assistant.workspace.layout import Workspace
 from assistant.web import pages
 from assistant.web.audit_budget import AuditBudget
-from assistant.web.server import HostRule
+from assistant.web.hosts import HostRule
 
 MAX_HEADERS = 16 * 1024       # all header names and values together
 MAX_BODY = 8 * 1024           # an answer is a scope or a reason: a few hundred bytes
@@ -75,7 +75,7 @@ SECURITY_HEADERS = [
 ]
 
 
-class Refused(Exception):
+class PageRefused(Exception):
     """A request the page will not serve: status, a title and a text for the person, and why
     (for the audit line; None: not audited)."""
 
@@ -164,7 +164,7 @@ class ApprovalApp:
                             path=self.prefix or "/")
         return resp
 
-    def _refusal(self, request: HttpRequest, exc: Refused, *, rid: str | None, action: str | None) -> HTMLResponse:
+    def _refusal(self, request: HttpRequest, exc: PageRefused, *, rid: str | None, action: str | None) -> HTMLResponse:
         if exc.why is not None:
             self._audit(request, exc.why, rid=rid, action=action)
         more = (f"<p><a href=\"{html.escape(self.url('/'), quote=True)}\">Pending approvals</a> "
@@ -224,32 +224,32 @@ class ApprovalApp:
 
     def _request(self, rid: str) -> Request:
         if not _ID.match(rid):
-            raise Refused(404, "No such request", "This address names no approval request.", "malformed request id")
+            raise PageRefused(404, "No such request", "This address names no approval request.", "malformed request id")
         inbox = self.files.inbox
         try:
             raw = inbox.request_bytes(rid)
             if raw is None:
-                raise Refused(404, "No such request", f"There is no approval request {rid}.", "unknown request")
+                raise PageRefused(404, "No such request", f"There is no approval request {rid}.", "unknown request")
             return inbox.get(rid)
         except InboxError as exc:
-            raise Refused(409, "This request cannot be read", str(exc), "unreadable request") from None
+            raise PageRefused(409, "This request cannot be read", str(exc), "unreadable request") from None
 
     def _check_link(self, req: Request, action: str, exp_text: str, sig: str) -> LinkClaim:
         """The link's claim if its signature is good for this request, its content and its
-        expiry; else Refused saying which (another request's link is named as such)."""
+        expiry; else PageRefused saying which (another request's link is named as such)."""
         exp = parse_expiry(exp_text)
         if exp is None or not sig:
-            raise Refused(403, "Incomplete link", "This link is missing its expiry or signature. Use the whole "
+            raise PageRefused(403, "Incomplete link", "This link is missing its expiry or signature. Use the whole "
                           "link from the notification.", "incomplete link")
         claim = LinkClaim(req.id, req.sha256, exp, action)
         if self.signer.check(claim, sig) and exp == link_expiry(req):
             return claim
         other = self._link_owner(req.id, exp, action, sig)
         if other is not None:
-            raise Refused(403, "Link for another request",
+            raise PageRefused(403, "Link for another request",
                           f"This link was made for request {other}, not {req.id}. Nothing was done.",
                           f"link for another request ({other})")
-        raise Refused(403, "Invalid link", "This link's signature does not match this request: it was altered, "
+        raise PageRefused(403, "Invalid link", "This link's signature does not match this request: it was altered, "
                       "or the request changed since the link was made. Nothing was done.", "bad link signature")
 
     def _link_owner(self, rid: str, exp: int, action: str, sig: str) -> str | None:
@@ -287,29 +287,29 @@ class ApprovalApp:
         if state == PENDING:
             return
         if ans is not None and getattr(ans, "by", "") != "run" and state != EXPIRED:
-            raise Refused(409, "Already answered", f"This request was already answered: {pages.answer_words(ans)}. "
+            raise PageRefused(409, "Already answered", f"This request was already answered: {pages.answer_words(ans)}. "
                           "A link answers once; nothing was changed.", "already answered (link replayed)")
-        raise Refused(410, "Expired", f"Request {req.id} is no longer waiting ({state}): it expired at "
+        raise PageRefused(410, "Expired", f"Request {req.id} is no longer waiting ({state}): it expired at "
                       f"{req.expires_at} or its run gave up, and it was denied. Nothing was changed.",
                       f"request {state}")
 
     def _authorized(self, request: HttpRequest, rid: str, action: str, exp: str, sig: str) -> tuple[Request, Access]:
-        """The request and how this visitor may reach it; Refused otherwise. Without any
+        """The request and how this visitor may reach it; PageRefused otherwise. Without any
         credential nothing is read (not even whether the request exists); with a link, an
         unknown or unreadable request is the same refusal as a bad signature (no oracle)."""
         if not _ID.match(rid):
-            raise Refused(404, "No such request", "This address names no approval request.", "malformed request id")
+            raise PageRefused(404, "No such request", "This address names no approval request.", "malformed request id")
         if exp or sig:
             try:
                 req = self._request(rid)
-            except Refused as exc:
-                raise Refused(403, "Invalid link", "This link's signature does not match this request: it was "
+            except PageRefused as exc:
+                raise PageRefused(403, "Invalid link", "This link's signature does not match this request: it was "
                               "altered, or the request changed since the link was made. Nothing was done.",
                               f"link to an {exc.why}") from None
             return req, Access("link", self._check_link(req, action, exp, sig))
         if self._session(request):
             return self._request(rid), Access("login")
-        raise Refused(401, "Not signed in", "This page needs the signed link from your notification, or the "
+        raise PageRefused(401, "Not signed in", "This page needs the signed link from your notification, or the "
                       "login link that `assistant approvals serve` printed.", "no link and no login")
 
     def _forms(self, req: Request, access: Access, action: str, binding: str) -> str:
@@ -332,7 +332,7 @@ class ApprovalApp:
     # ------------------------------------------------------------ routes
     async def home(self, request: HttpRequest) -> Response:
         if not self._session(request):
-            return self._refusal(request, Refused(401, "Not signed in", "Open the login link that `assistant "
+            return self._refusal(request, PageRefused(401, "Not signed in", "Open the login link that `assistant "
                                  "approvals serve` printed, or a signed link from a notification."), rid=None, action=None)
         inbox = self.files.inbox
         try:
@@ -347,7 +347,7 @@ class ApprovalApp:
         token = request.query_params.get("token", "")
         given = hashlib.sha256(token.encode("utf-8", "replace")).digest()
         if not token or not hmac.compare_digest(given, self._login_hash):
-            return self._refusal(request, Refused(403, "Wrong login link", "This login token is not the one "
+            return self._refusal(request, PageRefused(403, "Wrong login link", "This login token is not the one "
                                  "`assistant approvals serve` printed (it changes every time the server starts).",
                                  "wrong login token" if token else "login without a token"), rid=None, action=None)
         cookie = secrets.token_urlsafe(32)
@@ -376,14 +376,14 @@ class ApprovalApp:
         """GET: show one request. Never changes anything, never uses a link up."""
         try:
             if action not in ACTIONS:
-                raise Refused(404, "No such page", "Links end in /show, /approve or /deny.", "unknown action")
+                raise PageRefused(404, "No such page", "Links end in /show, /approve or /deny.", "unknown action")
             q = request.query_params
             req, access = await run_in_threadpool(self._authorized, request, rid, action,
                                                   q.get("exp", "") if link else "", q.get("sig", "") if link else "")
             state, ans = await run_in_threadpool(self._state, req)
             if access.via == "link":
                 await run_in_threadpool(self._must_be_open, req)
-        except Refused as exc:
+        except PageRefused as exc:
             return self._refusal(request, exc, rid=rid, action=action)
         except InboxError as exc:
             return self._page(pages.message_page("This request cannot be read", str(exc)), 409)
@@ -403,19 +403,19 @@ class ApprovalApp:
         rid, action = request.path_params["rid"], request.path_params["action"]
         try:
             if action not in ("approve", "deny"):
-                raise Refused(405, "Not an answer", "Only /approve and /deny take an answer.", "post to a non-answer")
+                raise PageRefused(405, "Not an answer", "Only /approve and /deny take an answer.", "post to a non-answer")
             form = await _read_form(request)
             req, access = await run_in_threadpool(self._authorized, request, rid, action, form.get("exp", ""),
                                                   form.get("sig", ""))
             await run_in_threadpool(self._must_be_open, req)   # (an expired link says so first)
             binding = await run_in_threadpool(self._csrf_binding, request)
             if not self.signer.check_csrf(binding, form.get("csrf", ""), rid, action):
-                raise Refused(403, "Form expired", "This answer did not come from the approval page itself "
+                raise PageRefused(403, "Form expired", "This answer did not come from the approval page itself "
                               "(its form token is missing or wrong). Open the link again and answer there.",
                               "missing or wrong CSRF token")
             shown = form.get("sha256", "")
             if not hmac.compare_digest(shown.encode("ascii", "replace"), req.sha256.encode("ascii")):
-                raise Refused(409, "The content changed", "The answer is not for the content this request holds "
+                raise PageRefused(409, "The content changed", "The answer is not for the content this request holds "
                               "now. Open the request again.", "answer for other content (sha256)")
             if action == "approve":
                 remember = form.get("remember", "once")
@@ -424,14 +424,14 @@ class ApprovalApp:
             else:
                 reason = form.get("reason", "").strip()
                 if len(reason) > MAX_REASON:
-                    raise Refused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
+                    raise PageRefused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
                 done = await run_in_threadpool(lambda: approving.deny(
                     self.files, rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
-        except Refused as exc:
+        except PageRefused as exc:
             return self._refusal(request, exc, rid=rid, action=action)
         except approving.AnswerError as exc:
             why = "already answered (link replayed)" if "already answered" in str(exc) else "answer refused"
-            return self._refusal(request, Refused(409, "Not answered", str(exc), why), rid=rid, action=action)
+            return self._refusal(request, PageRefused(409, "Not answered", str(exc), why), rid=rid, action=action)
         return self._page(_done_page(done))
 
 
@@ -464,35 +464,35 @@ def _done_page(done: approving.Answered) -> str:
 
 async def _read_form(request: HttpRequest) -> dict[str, str]:
     """An application/x-www-form-urlencoded body: at most MAX_BODY bytes, read within
-    BODY_TIMEOUT, UTF-8, no field given twice. Anything else is Refused."""
+    BODY_TIMEOUT, UTF-8, no field given twice. Anything else is PageRefused."""
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype != "application/x-www-form-urlencoded":
-        raise Refused(415, "Not a form", "Answers are sent by the page's own form.", "post that is not a form")
+        raise PageRefused(415, "Not a form", "Answers are sent by the page's own form.", "post that is not a form")
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise Refused(413, "Too large", "This answer is larger than any the page sends.", "body too large")
+        raise PageRefused(413, "Too large", "This answer is larger than any the page sends.", "body too large")
     body = bytearray()
 
     async def read() -> None:
         async for chunk in request.stream():
             body.extend(chunk)
             if len(body) > MAX_BODY:
-                raise Refused(413, "Too large", "This answer is larger than any the page sends.", "body too large")
+                raise PageRefused(413, "Too large", "This answer is larger than any the page sends.", "body too large")
 
     try:
         await asyncio.wait_for(read(), BODY_TIMEOUT)
     except asyncio.TimeoutError:
-        raise Refused(408, "Too slow", "The answer took too long to arrive.", "body too slow") from None
+        raise PageRefused(408, "Too slow", "The answer took too long to arrive.", "body too slow") from None
     try:
         pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False, max_num_fields=16)
     except (UnicodeDecodeError, ValueError):
-        raise Refused(400, "Unreadable answer", "The answer could not be read.", "malformed form body") from None
+        raise PageRefused(400, "Unreadable answer", "The answer could not be read.", "malformed form body") from None
     out: dict[str, str] = {}
     for k, v in pairs:
         if k in out:
-            raise Refused(400, "Unreadable answer", f"The field {k!r} was sent twice.", "field sent twice")
+            raise PageRefused(400, "Unreadable answer", f"The field {k!r} was sent twice.", "field sent twice")
         out[k] = v
     return out
 
 
-__all__ = ["ApprovalApp", "Refused", "MAX_BODY", "BODY_TIMEOUT"]
+__all__ = ["ApprovalApp", "PageRefused", "MAX_BODY", "BODY_TIMEOUT"]

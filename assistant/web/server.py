@@ -35,6 +35,8 @@ from urllib.parse import urlsplit
 
 from assistant.approvals.links import load_signer
 from assistant.secrets.audit_key import unattended_audit_key
+from assistant.web.app import ApprovalApp
+from assistant.web.hosts import HostRule
 from assistant.workspace.layout import Workspace
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -106,27 +108,6 @@ def exposure_text(listen: Listen) -> str:
             "set [approvals] web_url to its https:// address.")
 
 
-@dataclass(frozen=True)
-class HostRule:
-    """The Host header values (name part, lower case) this server answers to: `names`, and with
-    `ip_literals` any numeric IP address too (a wildcard bind: its addresses are not known, and a
-    DNS-rebinding page always presents a host NAME, never the IP its name points to)."""
-
-    names: frozenset[str]
-    ip_literals: bool = False
-
-    def allows(self, host: str) -> bool:
-        if host in self.names:
-            return True
-        if not self.ip_literals:
-            return False
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            return False
-        return True
-
-
 def allowed_hosts(listen: Listen, web_url: str) -> HostRule:
     """The host names this server answers to: loopback names, web_url's host, and the bound
     address (on a wildcard bind: any IP literal, see HostRule). Never "any name"."""
@@ -195,8 +176,6 @@ def make_server(app: Callable, *, log_level: str = "warning", lifetime: float = 
 def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable[[str], None],
           warn: Callable[[str], None], lifetime: float = CONNECTION_LIFETIME) -> None:
     """Run the approval page until interrupted. ServeError if it cannot start."""
-    from assistant.web.app import ApprovalApp
-
     listen = parse_listen(listen_text)
     if not listen.loopback and not allow_remote:
         raise ServeError(f"--listen {listen.shown} is not a loopback address: add --allow-remote to expose the "
@@ -242,5 +221,5 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
         sock.close()
 
 
-__all__ = ["DEFAULT_LISTEN", "HostRule", "Listen", "ServeError", "allowed_hosts", "bind", "exposure_text", "make_server",
+__all__ = ["DEFAULT_LISTEN", "Listen", "ServeError", "allowed_hosts", "bind", "exposure_text", "make_server",
            "parse_listen", "serve"]

@@ -21,7 +21,7 @@ from assistant.memory import (
 from assistant.notes.frontmatter import revision as keyed_revision
 from assistant.secrets.revision_key import load_key
 from assistant.tools.base import ToolContext, ToolError
-from assistant.tools.memory import memory_list, memory_read, memory_tools, memory_write
+from assistant.tools.memory import memory_tools, run_memory_list, run_memory_read, run_memory_write
 from assistant.workspace.layout import init_workspace, open_workspace
 from policy.approvals import Inbox
 from policy.gate import Gate
@@ -100,7 +100,7 @@ def run_tool(fn, args, ctx):
 
 def test_watched_write_is_allowed_and_audited_without_content(ws):
     ctx = make_ctx(ws, "watched")
-    out = memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
+    out = run_memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
     data = (ws.memory_dir / "people/anna.md").read_bytes()
     assert data == NOTE.encode()
     assert out == f"created people/anna.md ({len(data)} bytes); its revision is now {revision_in(ws, data)}"
@@ -126,7 +126,7 @@ def test_read_returns_content_and_revision_and_tool_output(ws):
     note = ctx.memory.read("people/lina.md")
     raw = (ws.memory_dir / "people/lina.md").read_bytes()
     assert note.content == raw.decode() and note.revision == revision_in(ws, raw)
-    out = memory_read({"path": "people/lina.md"}, ctx)
+    out = run_memory_read({"path": "people/lina.md"}, ctx)
     assert f"revision: {note.revision}" in out and out.endswith(raw.decode())
 
 
@@ -137,7 +137,7 @@ def test_unattended_ask_then_approve_writes_exactly_the_approved_bytes(ws):
     content = NOTE + "Unicode survives: caf\u00e9 \u2014 \u65e5\u672c\n"
     approver = Approver(ws)
     approver.start()
-    out = memory_write({"path": "people/anna.md", "content": content}, ctx)
+    out = run_memory_write({"path": "people/anna.md", "content": content}, ctx)
     approver.join(5)
     assert approver.error is None
     req = approver.request
@@ -157,7 +157,7 @@ def test_unattended_replace_shows_current_for_the_diff(ws):
     new = old + "Moved to Cardiff in 2026.\n"
     approver = Approver(ws)
     approver.start()
-    memory_write({"path": "people/lina.md", "content": new, "base": rev}, ctx)
+    run_memory_write({"path": "people/lina.md", "content": new, "base": rev}, ctx)
     approver.join(5)
     assert approver.request.current == old and approver.request.content == new
     assert (ws.memory_dir / "people/lina.md").read_text() == new
@@ -169,7 +169,7 @@ def test_unattended_ask_then_deny_writes_nothing(ws):
     approver = Approver(ws, verdict="denied")
     approver.start()
     with pytest.raises(ToolError, match="denied"):
-        memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
+        run_memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
     approver.join(5)
     assert approver.error is None and approver.request is not None
     assert snapshot(ws.memory_dir) == before
@@ -182,7 +182,7 @@ def test_unattended_ask_then_timeout_writes_nothing_and_stays_listed(ws):
     before = snapshot(ws.memory_dir)
     t = time.monotonic()
     with pytest.raises(ToolError, match="denied: expired"):
-        memory_write({"path": "people/lina.md", "content": "overwritten\n", "base": rev}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "overwritten\n", "base": rev}, ctx)
     assert time.monotonic() - t < 5
     assert snapshot(ws.memory_dir) == before
     [entry] = Inbox(ws.approvals_dir).list(all=True)
@@ -192,7 +192,7 @@ def test_unattended_ask_then_timeout_writes_nothing_and_stays_listed(ws):
 def test_unattended_with_no_channel_is_denied_at_once(ws):
     ctx = make_ctx(ws, "unattended", channel="none")
     with pytest.raises(ToolError, match="denied"):
-        memory_write({"path": "x.md", "content": "x\n"}, ctx)
+        run_memory_write({"path": "x.md", "content": "x\n"}, ctx)
     assert not (ws.memory_dir / "x.md").exists()
     assert os.listdir(ws.approvals_dir) == []
 
@@ -202,7 +202,7 @@ def test_grant_for_the_exact_note_allows_without_asking(ws):
     from policy.grants import GrantStore
 
     GrantStore(ws.grants_path).add("memory", "journal.md", note="test")
-    memory_write({"path": "journal.md", "content": "day one\n"}, ctx)
+    run_memory_write({"path": "journal.md", "content": "day one\n"}, ctx)
     assert (ws.memory_dir / "journal.md").read_text() == "day one\n"
     assert os.listdir(ws.approvals_dir) == []
 
@@ -218,7 +218,7 @@ def test_secret_is_refused_before_any_approval_request_exists(ws, payload):
     ctx = make_ctx(ws, "unattended")
     before = snapshot(ws.root)
     with pytest.raises(ToolError) as info:
-        memory_write({"path": "wifi.md", "content": payload}, ctx)
+        run_memory_write({"path": "wifi.md", "content": payload}, ctx)
     msg = str(info.value)
     assert "secret" in msg and SECRET not in msg and "AKIA" + "Q3ZT7LBN2WXK5RPM" not in msg
     # issue 10 item 5 reverses "tell the model the name": a vault secret is never named to the
@@ -232,7 +232,7 @@ def test_secret_is_refused_before_any_approval_request_exists(ws, payload):
 def test_secret_in_the_path_is_refused_too(ws):
     ctx = make_ctx(ws, "watched")
     with pytest.raises(ToolError, match="secret"):
-        memory_write({"path": f"{SECRET}.md", "content": "x\n"}, ctx)
+        run_memory_write({"path": f"{SECRET}.md", "content": "x\n"}, ctx)
     assert SECRET not in ws.audit_path.read_text() if ws.audit_path.exists() else True
     assert not (ws.memory_dir / f"{SECRET}.md").exists()
 
@@ -241,7 +241,7 @@ def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws)
     from assistant.secrets.vault import Vault, load_scanner
 
     ctx = make_ctx(ws, "watched", scanner=Scanner({}))
-    memory_write({"path": "router.md", "content": f"router admin login: {SECRET}\n"}, ctx)
+    run_memory_write({"path": "router.md", "content": f"router admin login: {SECRET}\n"}, ctx)
     raw = (ws.memory_dir / "router.md").read_bytes()
     # later, the person stores that value in the vault
     os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "correct horse battery staple"
@@ -255,7 +255,7 @@ def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws)
     note = ctx2.memory.read("router.md")
     assert SECRET not in note.content and "[redacted:router-admin]" in note.content
     assert note.revision == revision_in(ws, raw)            # revision is of the bytes on disk
-    out = memory_read({"path": "router.md"}, ctx2)
+    out = run_memory_read({"path": "router.md"}, ctx2)
     assert SECRET not in out
     assert SECRET not in ctx2.memory.catalog()
     # and rewriting the note with the secret is now refused
@@ -271,16 +271,16 @@ def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws)
 def test_overwrite_requires_the_current_revision(ws):
     ctx = make_ctx(ws)
     with pytest.raises(ToolError, match="already exists: read it with memory_read"):
-        memory_write({"path": "people/lina.md", "content": "clobber\n"}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "clobber\n"}, ctx)
     with pytest.raises(ToolError, match=CONFLICT_MESSAGE):
-        memory_write({"path": "people/lina.md", "content": "clobber\n", "base": "0123456789ab"}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "clobber\n", "base": "0123456789ab"}, ctx)
     rev = ctx.memory.read("people/lina.md").revision
-    out = memory_write({"path": "people/lina.md", "content": "updated\n", "base": rev}, ctx)
+    out = run_memory_write({"path": "people/lina.md", "content": "updated\n", "base": rev}, ctx)
     assert out.startswith("replaced people/lina.md")
     assert (ws.memory_dir / "people/lina.md").read_text() == "updated\n"
     # the old base is stale now
     with pytest.raises(ToolError, match=CONFLICT_MESSAGE):
-        memory_write({"path": "people/lina.md", "content": "again\n", "base": rev}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "again\n", "base": rev}, ctx)
 
 
 def test_hand_edit_between_read_and_write_is_a_conflict(ws):
@@ -288,7 +288,7 @@ def test_hand_edit_between_read_and_write_is_a_conflict(ws):
     rev = ctx.memory.read("people/lina.md").revision
     (ws.memory_dir / "people/lina.md").write_text("the person fixed this by hand\n")
     with pytest.raises(ToolError) as info:
-        memory_write({"path": "people/lina.md", "content": "model's version\n", "base": rev}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "model's version\n", "base": rev}, ctx)
     assert "changed since you read it, read it again" in str(info.value)
     assert (ws.memory_dir / "people/lina.md").read_text() == "the person fixed this by hand\n"
 
@@ -300,7 +300,7 @@ def test_hand_edit_while_the_approval_is_pending_is_a_conflict(ws):
     approver = Approver(ws, before=lambda: target.write_text("edited while waiting\n"))
     approver.start()
     with pytest.raises(ToolError, match=CONFLICT_MESSAGE):
-        memory_write({"path": "people/lina.md", "content": "model's version\n", "base": rev}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "model's version\n", "base": rev}, ctx)
     approver.join(5)
     assert approver.error is None
     assert target.read_text() == "edited while waiting\n"
@@ -308,9 +308,9 @@ def test_hand_edit_while_the_approval_is_pending_is_a_conflict(ws):
 
 def test_create_needs_no_base_but_create_over_existing_is_refused(ws):
     ctx = make_ctx(ws)
-    memory_write({"path": "new.md", "content": "one\n"}, ctx)
+    run_memory_write({"path": "new.md", "content": "one\n"}, ctx)
     with pytest.raises(ToolError, match="already exists"):
-        memory_write({"path": "new.md", "content": "two\n"}, ctx)
+        run_memory_write({"path": "new.md", "content": "two\n"}, ctx)
     assert (ws.memory_dir / "new.md").read_text() == "one\n"
     # base for a note that no longer exists
     rev = ctx.memory.read("new.md").revision
@@ -348,26 +348,26 @@ def test_every_path_rule_refusal(ws, path, why):
     ctx = make_ctx(ws, "unattended")
     before = snapshot(ws.root)
     with pytest.raises(ToolError) as info:
-        memory_write({"path": path, "content": "x\n"}, ctx)
+        run_memory_write({"path": path, "content": "x\n"}, ctx)
     assert why in str(info.value)
     with pytest.raises(ToolError):
-        memory_read({"path": path}, ctx)
+        run_memory_read({"path": path}, ctx)
     assert snapshot(ws.root) == before      # nothing written, nothing asked, nothing audited
 
 
 def test_non_string_path_and_content(ws):
     ctx = make_ctx(ws)
     with pytest.raises(ToolError, match="path must be a string"):
-        memory_write({"path": 7, "content": "x"}, ctx)
+        run_memory_write({"path": 7, "content": "x"}, ctx)
     with pytest.raises(PathRefused, match="must be a string"):
         ctx.memory.write(["a.md"], "x")
     with pytest.raises(ToolError, match="content must be a string"):
-        memory_write({"path": "a.md", "content": {"x": 1}}, ctx)
+        run_memory_write({"path": "a.md", "content": {"x": 1}}, ctx)
 
 
 def test_percent_encoding_is_a_literal_name_inside_memory(ws):
     ctx = make_ctx(ws)
-    memory_write({"path": "%2e%2e%2fx.md", "content": "literal\n"}, ctx)
+    run_memory_write({"path": "%2e%2e%2fx.md", "content": "literal\n"}, ctx)
     assert (ws.memory_dir / "%2e%2e%2fx.md").read_text() == "literal\n"
     assert not (ws.root / "x.md").exists()
 
@@ -377,9 +377,9 @@ def test_symlinked_folder_in_memory_is_refused(ws, tmp_path):
     os.symlink(ws.files_dir, ws.memory_dir / "linked")
     before = snapshot(ws.files_dir)
     with pytest.raises(ToolError, match="path refused|symlink|cannot be read"):
-        memory_write({"path": "linked/x.md", "content": "x\n"}, ctx)
+        run_memory_write({"path": "linked/x.md", "content": "x\n"}, ctx)
     with pytest.raises(ToolError):
-        memory_read({"path": "linked/reading-list.md"}, ctx)
+        run_memory_read({"path": "linked/reading-list.md"}, ctx)
     assert snapshot(ws.files_dir) == before
 
 
@@ -396,7 +396,7 @@ def test_unreadable_notes_give_clear_errors(ws, tmp_path):
              "big.md": "larger than", "folder.md": "directory|folder", "missing.md": "no note at"}
     for path, why in cases.items():
         with pytest.raises(ToolError, match=why):
-            memory_read({"path": path}, ctx)
+            run_memory_read({"path": path}, ctx)
     # overwriting through the leaf symlink is refused and the target is untouched
     with pytest.raises(Unreadable):
         ctx.memory.write("link.md", "replaced\n", base="0" * 12)
@@ -409,17 +409,17 @@ def test_content_rules(ws):
     ws.config = ws.config.updated({"memory": {"max_note_bytes": 100}})
     ctx = make_ctx(ws)
     with pytest.raises(ToolError, match="NUL"):
-        memory_write({"path": "a.md", "content": "a\x00b"}, ctx)
+        run_memory_write({"path": "a.md", "content": "a\x00b"}, ctx)
     with pytest.raises(ToolError, match="101 bytes; a note may be at most 100"):
-        memory_write({"path": "a.md", "content": "x" * 101}, ctx)
+        run_memory_write({"path": "a.md", "content": "x" * 101}, ctx)
     with pytest.raises(ToolError, match="not valid UTF-8"):
-        memory_write({"path": "a.md", "content": "bad \udc80 surrogate"}, ctx)
+        run_memory_write({"path": "a.md", "content": "bad \udc80 surrogate"}, ctx)
     from assistant.memory import ContentRefused
 
     with pytest.raises(ContentRefused, match="not valid UTF-8"):
         ctx.memory.write("a.md", b"\xff\xfe")
     assert not (ws.memory_dir / "a.md").exists()
-    memory_write({"path": "a.md", "content": "\u00e9" * 50}, ctx)  # exactly 100 bytes
+    run_memory_write({"path": "a.md", "content": "\u00e9" * 50}, ctx)  # exactly 100 bytes
     assert len((ws.memory_dir / "a.md").read_bytes()) == 100
 
 
@@ -427,7 +427,7 @@ def test_gate_that_fails_is_a_deny(ws):
     ctx = make_ctx(ws)
     ws.audit_path.mkdir()  # the gate cannot write its audit line -> deny
     with pytest.raises(ToolError, match="denied"):
-        memory_write({"path": "a.md", "content": "x\n"}, ctx)
+        run_memory_write({"path": "a.md", "content": "x\n"}, ctx)
     assert not (ws.memory_dir / "a.md").exists()
 
 
@@ -438,17 +438,17 @@ def test_memory_list_pages_in_catalog_order(ws):
     for i in range(7):
         Root(ws.memory_dir).write_bytes(f"t/{i}.md", f"note {i}\n".encode())
         os.utime(ws.memory_dir / f"t/{i}.md", (2_000_000_000 + i, 2_000_000_000 + i))
-    out = memory_list({"offset": 1, "limit": 3}, ctx)
+    out = run_memory_list({"offset": 1, "limit": 3}, ctx)
     lines = out.splitlines()
     assert lines[0] == "Notes 1-3 of 12 (pinned first, then most recently changed):"
     assert lines[1:4] == ["- t/6.md: note 6", "- t/5.md: note 5", "- t/4.md: note 4"]
     assert lines[4] == "8 more: memory_list(offset=4, limit=3)."
-    assert memory_list({}, ctx).splitlines()[1].startswith("- index.md")
+    assert run_memory_list({}, ctx).splitlines()[1].startswith("- index.md")
     with pytest.raises(ToolError, match="limit"):
-        memory_list({"limit": 0}, ctx)
+        run_memory_list({"limit": 0}, ctx)
     with pytest.raises(ToolError, match="offset"):
-        memory_list({"offset": -1}, ctx)
-    assert "there are 12 notes" in memory_list({"offset": 50}, ctx)
+        run_memory_list({"offset": -1}, ctx)
+    assert "there are 12 notes" in run_memory_list({"offset": 50}, ctx)
 
 
 def test_tool_definitions_bound_strings_and_carry_the_judgement():
@@ -477,7 +477,7 @@ def test_tool_definitions_bound_strings_and_carry_the_judgement():
 def test_tools_without_memory_say_so(ws):
     ctx = ToolContext(workspace=ws, scanner=Scanner({}), gate=None, memory=None)
     with pytest.raises(ToolError, match="not available"):
-        memory_read({"path": "a.md"}, ctx)
+        run_memory_read({"path": "a.md"}, ctx)
 
 
 def test_a_writer_holding_the_lock_too_long_is_a_clear_refusal(ws):
@@ -487,9 +487,9 @@ def test_a_writer_holding_the_lock_too_long_is_a_clear_refusal(ws):
     ctx.memory.lock_timeout = 0.3
     with FileLock(ws.lock_path):
         with pytest.raises(ToolError, match=r"memory is locked by process \d+.*nothing was written"):
-            memory_write({"path": "a.md", "content": "x\n"}, ctx)
+            run_memory_write({"path": "a.md", "content": "x\n"}, ctx)
     assert not (ws.memory_dir / "a.md").exists()
-    memory_write({"path": "a.md", "content": "x\n"}, ctx)   # free again
+    run_memory_write({"path": "a.md", "content": "x\n"}, ctx)   # free again
     assert (ws.memory_dir / "a.md").read_text() == "x\n"
 
 

@@ -289,13 +289,13 @@ def unattended_memory(ws_path, timeout="20s"):
 
 
 def test_unattended_write_approved_with_the_approvals_cli(ws):
-    from assistant.tools.memory import memory_write
+    from assistant.tools.memory import run_memory_write
 
     ctx = unattended_memory(ws)
     content = "---\ndescription: Anna, neighbour\n---\nAnna keeps bees at number 12.\n"
     person = CliApprover(ws, "approve")
     person.start()
-    out = memory_write({"path": "people/anna.md", "content": content}, ctx)
+    out = run_memory_write({"path": "people/anna.md", "content": content}, ctx)
     person.join(20)
     assert person.error is None, person.error
     assert person.answered.returncode == 0, person.answered.stderr
@@ -308,7 +308,7 @@ def test_unattended_write_approved_with_the_approvals_cli(ws):
 
 def test_unattended_write_denied_with_the_approvals_cli(ws):
     from assistant.tools.base import ToolError
-    from assistant.tools.memory import memory_write
+    from assistant.tools.memory import run_memory_write
 
     ctx = unattended_memory(ws)
     before = (ws / "memory/people/lina.md").read_bytes()
@@ -316,7 +316,7 @@ def test_unattended_write_denied_with_the_approvals_cli(ws):
     person = CliApprover(ws, "deny", "--reason", "not from a scheduled run")
     person.start()
     with pytest.raises(ToolError, match="denied.*not from a scheduled run"):
-        memory_write({"path": "people/lina.md", "content": "rewritten\n", "base": rev}, ctx)
+        run_memory_write({"path": "people/lina.md", "content": "rewritten\n", "base": rev}, ctx)
     person.join(20)
     assert person.error is None and person.answered.returncode == 0
     assert (ws / "memory/people/lina.md").read_bytes() == before

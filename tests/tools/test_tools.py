@@ -10,7 +10,7 @@ import pytest
 from assistant.agent.actions import action_schema
 from assistant.tools.base import ToolError
 from assistant.tools.registry import all_tools, tools_by_name
-from assistant.tools.web import html_to_text, net_target
+from assistant.tools.web import html_to_text, fetch_target
 from policy.grants import GrantStore
 
 from e2e_support import Site, make_ws
@@ -155,8 +155,8 @@ def test_file_write_refuses_secret_content(session_factory):
     ("http://[::1]:9000/", "[::1]:9000"),
     ("http://bücher.example/", "xn--bcher-kva.example"),
 ])
-def test_net_target(url, target):
-    assert net_target(url)[0] == target
+def test_fetch_target(url, target):
+    assert fetch_target(url)[0] == target
 
 
 @pytest.mark.parametrize("url,msg", [
@@ -166,9 +166,9 @@ def test_net_target(url, target):
     ("http:///nohost", "no host"),
     ("http://exa mple.com/", "spaces"),
 ])
-def test_net_target_refusals(url, msg):
+def test_fetch_target_refusals(url, msg):
     with pytest.raises(ToolError, match=msg):
-        net_target(url)
+        fetch_target(url)
 
 
 def test_html_to_text_drops_scripts():

@@ -21,7 +21,7 @@ import pytest
 
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
-from assistant.tools.web import SecretInUrl, net_target  # noqa: E402
+from assistant.tools.web import SecretInUrl, fetch_target  # noqa: E402
 
 from e2e_support import Site, make_ws  # noqa: E402
 
@@ -67,7 +67,7 @@ def test_vault_value_spelled_for_the_host_normaliser_is_refused_before_asking(se
     asked: list = []
     parts = session(asked=asked)
     url = f"http://{spell(LOWER)}.localhost:9/"
-    assert LOWER in net_target(url)[0]          # what would be looked up and sent as Host
+    assert LOWER in fetch_target(url)[0]          # what would be looked up and sent as Host
     with pytest.raises(SecretInUrl) as info:
         fetch(parts, url)
     msg = str(info.value)

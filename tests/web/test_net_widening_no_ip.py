@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.tools.base import ToolError
-from assistant.tools.web import net_target as web_target
+from assistant.tools.web import fetch_target as web_target
 from policy.kinds import DIR, offers
 from policy.match import match
 

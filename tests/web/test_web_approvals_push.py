@@ -160,7 +160,7 @@ def test_push_body_is_escaped_like_the_notify_summary(tmp_path):
     The gate's notify command gets the summary as one escaped line
     (policy.notify.fill: `_visible`), but [approvals] push gets `self._text(message)`: redacted, not
     escaped. A web_fetch URL may hold U+2028 LINE SEPARATOR, NEL, C1 controls and bidi overrides
-    (net_target only refuses characters below 33 and DEL), and the summary carries the URL. So a
+    (fetch_target only refuses characters below 33 and DEL), and the summary carries the URL. So a
     prompt-injected model makes the push body show extra lines of its own, e.g. a fake
     "Approve: https://evil.example/..." link above the real signed links, or reversed text.
     Real `assistant run` (scripted model) pushing through apprise's json:// to a real loopback

@@ -13,7 +13,7 @@ import pytest
 
 from assistant.tools.base import ToolError  # noqa: E402
 from assistant.tools.registry import tools_by_name  # noqa: E402
-from assistant.tools.web import net_target  # noqa: E402
+from assistant.tools.web import fetch_target  # noqa: E402
 from policy.grants import GrantStore  # noqa: E402
 
 from e2e_support import Site, TextPage as _Page, make_ws  # noqa: E402
@@ -119,7 +119,7 @@ def test_unicode_spelling_of_an_address_is_asked_and_contacted_as_one_host(sessi
     wide = "\uff11\uff12\uff17\u3002\uff10\uff0e\uff10\uff61\uff11"   # １２７。０．０｡１
     with Site({"/": (200, {"Content-Type": "text/plain"}, b"reached")}) as site:
         parts = session(asked=asked, vault=False)
-        target, url_parts = net_target(f"http://{wide}:{site.port}/")
+        target, url_parts = fetch_target(f"http://{wide}:{site.port}/")
         assert target == site.target and url_parts.netloc == site.target
         assert fetch(parts, f"http://{wide}:{site.port}/") == "reached"
         assert [q.target for q in asked] == [site.target]
@@ -390,9 +390,9 @@ def test_auth_is_not_sent_in_clear_text_to_another_machine(tmp_path, sessions):
 def test_ipv6_spellings_compare_equal_for_bindings_and_targets():
     """[0:0::1] and [::1] are one host: web_fetch's target and a vault binding both use the
     compressed form (as the policy does), so a binding matches whichever way the URL spells it."""
-    from assistant.tools.web import net_target
+    from assistant.tools.web import fetch_target
     from assistant.secrets.vault import normalize_host
 
-    assert net_target("http://[0:0:0::1]:8080/")[0] == "[::1]:8080"
+    assert fetch_target("http://[0:0:0::1]:8080/")[0] == "[::1]:8080"
     assert normalize_host("[0:0::1]") == "[::1]" == normalize_host("[::1]")
     assert normalize_host("[::FFFF:127.0.0.1]:99") == "[::ffff:7f00:1]:99"
