@@ -104,6 +104,31 @@ def make_workspace(root: Path, memory: Path | None, model_config: dict[str, obje
     return root
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def fresh_copy(template: Path, live: Path) -> None:
+    """live becomes a fresh copy of template, except that live/memory stays the same folder
+    (the search index is bound to its inode, as a person's is to theirs) with the template's
+    notes put back in it if the last question's chat wrote any."""
+    for entry in list(live.iterdir()):
+        if entry.name != "memory":
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    for entry in template.iterdir():
+        if entry.name != "memory":
+            (shutil.copytree(entry, live / entry.name, symlinks=True) if entry.is_dir()
+             else shutil.copy2(entry, live / entry.name))
+    want, have = _tree(template / "memory"), _tree(live / "memory")
+    if want != have:
+        for rel in have.keys() - want.keys():
+            (live / "memory" / rel).unlink()
+        for rel in want:
+            if have.get(rel) != want[rel]:
+                (live / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(template / "memory" / rel, live / "memory" / rel)
+
+
 # ---------------------------------------------------------------------------------------------
 # one answer
 
@@ -439,19 +464,17 @@ def main() -> int:
                     server = server or start_model_server(choice.gguf, tmp)
                     config.update(backend="openai", endpoint=server.url)
                 for door in doors:
-                    # the index is bound to its workspace's path: every copy goes to the same place
                     template, live = tmp / f"{door}-{backend}-template", tmp / f"{door}-{backend}"
                     make_workspace(live, memory, config)
                     door_answer(door, live, {"id": "warm-up", "kind": "one-note", "question": WARM_UP},
                                 choice.spec, env)
                     shutil.rmtree(live / "state" / "transcripts")
                     (live / "state" / "transcripts").mkdir(mode=0o700)
-                    live.rename(template)
+                    shutil.copytree(live, template, symlinks=True)
                     answers = []
                     for q in questions:
-                        shutil.copytree(template, live, symlinks=True)
+                        fresh_copy(template, live)
                         a = door_answer(door, live, q, choice.spec, env)
-                        shutil.rmtree(live)
                         scored(a, door, backend)
                         answers.append(a)
                     tables.append(table(f"{choice.label} · door {door} · backend {backend} · workspace "

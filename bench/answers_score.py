@@ -33,17 +33,16 @@ _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"
                        "\u2014": "-", "\u2212": "-", "\u00a0": " "})
 
 # "not in my notes" and the ways a model says it
+_NOTES = r"(?:my|your|the|any) (?:notes?|memory|records?)"
 ABSTAIN = re.compile(
-    r"not in (?:my|your|the) notes"
-    r"|(?:my|your|the) notes (?:do not|don't|dont|doesn't|does not) (?:say|mention|show|contain|have|include|record|tell)"
-    r"|(?:my|your|the) notes (?:say|mention) nothing"
-    r"|nothing (?:about (?:that|this|it) )?in (?:my|your|the) notes"
-    r"|(?:i )?(?:do not|don't|dont) have (?:that|this|any|anything|it|a record|information|details)\b.*\b(?:notes?|memory|records?)"
-    r"|(?:i )?(?:could not|couldn't|can't|cannot|did not|didn't) find (?:that|this|it|any|anything)\b.*\b(?:notes?|memory|records?)"
-    r"|no (?:note|notes|record|mention|information) (?:of|about|on|says|mentions|with)"
-    r"|(?:i )?(?:do not|don't) know"
-    r"|(?:is|are) not (?:recorded|mentioned|noted)"
-    r"|(?:isn't|aren't) (?:recorded|mentioned|noted|in (?:my|your|the) notes)")
+    r"\bnot (?:in|from|among) " + _NOTES
+    + r"|\b(?:my|your|the) notes (?:do not|don't|dont|doesn't|does not|did not|didn't) (?:say|mention|show|contain|have|include|record|tell|cover)"
+    + r"|\b(?:my|your|the) notes (?:say|mention) nothing"
+    + r"|\bnothing (?:about [^.]*?)?(?:in|from) " + _NOTES
+    + r"|\b(?:do not|don't|dont|did not|didn't|could not|couldn't|can't|cannot) (?:have|find|see|know)\b[^.]*?\b(?:in|from|among) " + _NOTES
+    + r"|\bno (?:note|notes|record|records|mention|information|details)\b"
+    + r"|\b(?:do not|don't|dont) know\b"
+    + r"|\b(?:isn't|is not|aren't|are not|wasn't|was not) (?:recorded|mentioned|noted|written down|listed)")
 
 # the action schema or an example of it echoed instead of an answer
 PLACEHOLDER = re.compile(r"<\s*(?:text|reply|answer|path|content|string|name|tool|value|\.\.\.)\s*>|\{\s*\"(?:reply|tool|args)\"\s*:",
@@ -78,12 +77,9 @@ def has_fact(item: str | list[str], answer: str) -> bool:
 
 
 def abstains(answer: str) -> bool:
-    """Whether the answer says the notes do not say."""
-    return bool(ABSTAIN.search(normalise_quotes(answer)))
-
-
-def normalise_quotes(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_FOLD).lower().split())
+    """Whether the answer says the notes do not say (quotes folded, lower case)."""
+    folded = " ".join(unicodedata.normalize("NFKC", answer).translate(_FOLD).lower().split())
+    return bool(ABSTAIN.search(folded))
 
 
 def word_count(answer: str) -> int:
