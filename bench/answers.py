@@ -138,6 +138,7 @@ class Answer:
     id: str
     kind: str
     question: str
+    sent: str = ""                     # what the door was given (the oracle: the notes, then the question)
     answer: str | None = None
     substituted: str | None = None     # the outcome line when there was no reply to score
     label: str = ""
@@ -244,7 +245,7 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
         argv += ["--model", spec]
     if door == "run":
         argv.append(q["question"])
-    a = Answer(q["id"], q["kind"], q["question"])
+    a = Answer(q["id"], q["kind"], q["question"], q["question"])
     t0 = time.perf_counter()
     watch = TranscriptWatch(ws / "state" / "transcripts", t0)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -325,13 +326,13 @@ def baseline_answers(name: str, ws_root: Path, questions: list[dict], notes: dic
     for q in questions:
         if spec and spec.startswith("script:"):     # a script is played once: a fresh one per question
             model = TimedModel(load_model(spec, ws, progress=None))
-        a = Answer(q["id"], q["kind"], q["question"])
+        a = Answer(q["id"], q["kind"], q["question"], oracle_message(q, notes) if name == "oracle" else q["question"])
         events: list[dict] = []
         model.seconds = 0.0
         t0 = time.perf_counter()
         with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
             agent = session.new_agent(model, on_event=lambda n, d: events.append({"event": n, **d}))
-            result = agent.turn(oracle_message(q, notes) if name == "oracle" else q["question"])
+            result = agent.turn(a.sent)
         a.wall_s = time.perf_counter() - t0
         a.model_s, a.harness_s = model.seconds, a.wall_s - model.seconds
         if result.outcome == "reply" and not result.denials:
