@@ -250,22 +250,13 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
     watch = TranscriptWatch(ws / "state" / "transcripts", t0)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env, cwd=REPO, start_new_session=True)
-    err_lines: list[str] = []
-
-    def read_err() -> None:
-        for raw in proc.stderr:
-            err_lines.append(raw.decode("utf-8", "replace"))
-
-    reader = threading.Thread(target=read_err, daemon=True)
-    reader.start()
     try:
-        out, _ = proc.communicate(input=(q["question"] + "\n").encode() if door == "chat" else b"",
-                                  timeout=QUESTION_TIMEOUT)
+        out, err = proc.communicate(input=(q["question"] + "\n").encode() if door == "chat" else b"",
+                                    timeout=QUESTION_TIMEOUT)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
+        out, err = proc.communicate()
         a.substituted = f"killed after {QUESTION_TIMEOUT:g}s"
-    reader.join(5)
     a.wall_s = time.perf_counter() - t0
     timed = watch.finish()
     stdout = out.decode("utf-8", "replace")
@@ -279,7 +270,7 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
         else:
             a.answer, a.substituted = chat_reply(stdout)
     _fill_from_events(a, [e for _, e in timed])
-    loads = [float(m.group(1)) for m in (LOADED.match(line) for line in err_lines) if m]
+    loads = [float(m.group(1)) for m in (LOADED.match(line) for line in err.decode("utf-8", "replace").splitlines()) if m]
     a.load_s = loads[0] if loads else None
     start = next((t for t, e in timed if e.get("event") == "session_start"), None)
     if start is not None:
@@ -493,8 +484,10 @@ def main() -> int:
             if server is not None:
                 server.stop()
     if args.json:
-        Path(args.json).write_text(json.dumps({"tables": tables, "answers": results}, indent=1, ensure_ascii=False),
-                                   encoding="utf-8")
+        meta = {"argv": sys.argv[1:], "model": choice.label, "workspace": args.workspace,
+                "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "questions": len(questions)}
+        Path(args.json).write_text(json.dumps({"meta": meta, "tables": tables, "answers": results}, indent=1,
+                                              ensure_ascii=False), encoding="utf-8")
     return 0
 
 
