@@ -301,10 +301,12 @@ def oracle_message(q: dict, notes: dict[str, str]) -> str:
     return f"My notes:\n\n{shown}\n\nQuestion: {q['question']}"
 
 
-def baseline_answers(name: str, ws_root: Path, questions: list[dict], notes: dict[str, str], spec: str | None,
-                     on_answer) -> tuple[list[Answer], float]:
-    """The questions answered in this process on an empty memory/ (oracle: with the notes'
-    text in the message); the model loaded once. Returns the answers and the load seconds."""
+def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str], spec: str | None,
+                     on_answer) -> tuple[dict[str, list[Answer]], float]:
+    """The questions answered in this process on an empty memory/, once as they are (no-notes)
+    and once with the answering notes' text before them (oracle); the model loaded once (its
+    KV cache then holds the stable prefix for every question). Returns the answers per
+    baseline and the load seconds."""
     from assistant.models.loader import load_model
     from assistant.session import open_session
     from assistant.workspace.layout import open_workspace
@@ -313,26 +315,28 @@ def baseline_answers(name: str, ws_root: Path, questions: list[dict], notes: dic
     t = time.perf_counter()
     model = TimedModel(load_model(spec, ws, progress=None))
     load_s = time.perf_counter() - t
-    out = []
-    for q in questions:
-        if spec and spec.startswith("script:"):     # a script is played once: a fresh one per question
-            model = TimedModel(load_model(spec, ws, progress=None))
-        a = Answer(q["id"], q["kind"], q["question"], oracle_message(q, notes) if name == "oracle" else q["question"])
-        events: list[dict] = []
-        model.seconds = 0.0
-        t0 = time.perf_counter()
-        with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
-            agent = session.new_agent(model, on_event=lambda n, d: events.append({"event": n, **d}))
-            result = agent.turn(a.sent)
-        a.wall_s = time.perf_counter() - t0
-        a.model_s, a.harness_s = model.seconds, a.wall_s - model.seconds
-        if result.outcome == "reply" and not result.denials:
-            a.answer = result.reply or ""
-        else:
-            a.substituted = f"{result.outcome}: {result.message or (result.denials[0].reason if result.denials else '')}"
-        _fill_from_events(a, events)
-        on_answer(a)
-        out.append(a)
+    out: dict[str, list[Answer]] = {}
+    for name in BASELINES:
+        out[name] = []
+        for q in questions:
+            if spec and spec.startswith("script:"):     # a script is played once: a fresh one per question
+                model = TimedModel(load_model(spec, ws, progress=None))
+            a = Answer(q["id"], q["kind"], q["question"], oracle_message(q, notes) if name == "oracle" else q["question"])
+            events: list[dict] = []
+            model.seconds = 0.0
+            t0 = time.perf_counter()
+            with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
+                agent = session.new_agent(model, on_event=lambda n, d: events.append({"event": n, **d}))
+                result = agent.turn(a.sent)
+            a.wall_s = time.perf_counter() - t0
+            a.model_s, a.harness_s = model.seconds, a.wall_s - model.seconds
+            if result.outcome == "reply" and not result.denials:
+                a.answer = result.reply or ""
+            else:
+                a.substituted = f"{result.outcome}: {result.message or (result.denials[0].reason if result.denials else '')}"
+            _fill_from_events(a, events)
+            on_answer(name, a)
+            out[name].append(a)
     return out, load_s
 
 
@@ -473,10 +477,10 @@ def main() -> int:
                                         f"{args.workspace}", answers))
                     print(tables[-1], flush=True)
                 if "run" in doors and backend == backends[0]:
-                    for name in BASELINES:
-                        ws = make_workspace(tmp / name, None, config)
-                        answers, load_s = baseline_answers(name, ws, questions, notes, choice.spec,
-                                                           lambda a, n=name: scored(a, n, backend))
+                    ws = make_workspace(tmp / "no-notes", None, config)
+                    per_baseline, load_s = baseline_answers(ws, questions, notes, choice.spec,
+                                                            lambda name, a: scored(a, name, backend))
+                    for name, answers in per_baseline.items():
                         tables.append(table(f"{choice.label} · baseline {name} (run, in process) · backend "
                                             f"{backend} · workspace {args.workspace}", answers, load_s))
                         print(tables[-1], flush=True)
