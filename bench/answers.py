@@ -159,6 +159,9 @@ class Answer:
     tools: list[str] = field(default_factory=list)
     recalled: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    stdout: str = ""                   # the end of the CLI's stdout, when it held no reply
+    stderr: str = ""                   # the end of the CLI's stderr (progress, errors)
 
 
 class TranscriptWatch:
@@ -258,6 +261,7 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
         out, err = proc.communicate()
         a.substituted = f"killed after {QUESTION_TIMEOUT:g}s"
     a.wall_s = time.perf_counter() - t0
+    a.stderr, a.exit_code = err.decode("utf-8", "replace")[-1500:], proc.returncode
     timed = watch.finish()
     stdout = out.decode("utf-8", "replace")
     if a.substituted is None:
@@ -269,6 +273,8 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
                 a.substituted = last
         else:
             a.answer, a.substituted = chat_reply(stdout)
+    if a.answer is None:
+        a.stdout = stdout[-1500:]
     _fill_from_events(a, [e for _, e in timed])
     loads = [float(m.group(1)) for m in (LOADED.match(line) for line in err.decode("utf-8", "replace").splitlines()) if m]
     a.load_s = loads[0] if loads else None
