@@ -55,12 +55,13 @@ class Server:
 
 
 def start_server(*, api_key: str | None = None, n_ctx: int = 4096, ready_within: float = 120.0,
-                 log_dir: str | os.PathLike | None = None) -> Server:
+                 log_dir: str | os.PathLike | None = None, model: str | os.PathLike | None = None) -> Server:
     """The server's log goes to log_dir (the test's own folder: tmp_path / tmp_path_factory), never
-    the system's /tmp, since it may hold prompt text."""
+    the system's /tmp, since it may hold prompt text. `model`: a GGUF (default the embedded one;
+    bench/answers.py serves a person's own)."""
     from assistant.models.llama_cpp import embedded_model_path
 
-    model = embedded_model_path()
+    model = model or embedded_model_path()
     port = free_port()
     argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
             "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", ALIAS, "--n_threads", "1",
