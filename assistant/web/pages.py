@@ -4,7 +4,8 @@ Guards "what the person sees is what is written" on a web page: every text that 
 request (target, summary, reason, content, diff, run id, the task, an answer's reason) is first
 made visible the way the terminal shows it (assistant.display.terminal.escape: control, bidi and
 zero-width characters as \\u escapes) and then HTML-escaped (html.escape, quotes too), so a note
-cannot inject markup, hide a line or reorder text. Nothing is cut: the whole diff is on the page.
+cannot inject markup, hide a line or reorder text. Nothing is cut: the whole diff is on the page
+(or, past the diff's bounds, both whole texts with a sentence saying no diff was computed).
 The scope choices are explained in words before they are chosen; `once` is preselected, and a
 durable scope says that it is remembered and how to take it back. The page carries no script at
 all (the server's Content-Security-Policy forbids it).
