@@ -32,7 +32,7 @@ JOINER = "\u2060"
 _CANDIDATE = re.compile(
     r"<\|[^\s<>]{0,64}?\|>"               # <|...|>
     r"|<｜[^<>]{0,64}?｜>"                 # <｜...｜> (fullwidth bars)
-    r"|</?[^\s<>|｜]{1,64}>"               # <tag>, </s>, <start_of_turn>, <用户>, <seed:bos>
+    r"|</?[^\s<>|｜\u2060]{1,64}>"         # <tag>, </s>, <start_of_turn>, <用户>, <seed:bos> (a broken one: no)
     r"|\[/?[a-z]?[A-Z][A-Z0-9_]{1,31}\]"    # [INST], [/INST], [TOOL_CALLS], [gMASK], [sMASK]
     r"|\[unused[0-9]{1,5}\]"               # [unused0]
     r"|\[\|[A-Za-z0-9_]{1,64}\|\]"          # [|system|], [|endofturn|] (EXAONE)

@@ -15,7 +15,7 @@ from recording_server import models, send_json, send_stream
 
 from assistant.models.base import ModelError
 from assistant.models.openai import TOKENIZE_PIECES, OpenAIModel
-from assistant.models.special_tokens import JOINER
+from assistant.models.special_tokens import JOINER, neutralise
 
 pytest.importorskip("httpx")
 
@@ -51,6 +51,7 @@ def test_a_chat_completions_server_receives_none_of_the_family_tokens_whole(reco
     for spelling in FORGED:
         assert spelling not in sent, spelling
     assert sent.replace(JOINER, "") == PAGE
+    assert neutralise(sent) == sent          # idempotent: a broken spelling is not broken again
     _step(m, PAGE + " again")
     # asked once per session what the server offers; nothing offered, the rules alone
     assert len(rec.posts("/tokenize")) == 1 and len(rec.posts("/extras/tokenize")) == 1
