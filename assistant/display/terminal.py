@@ -112,7 +112,7 @@ def _lines(text: str) -> list[str]:
 
 # A diff is bounded (difflib's matching is quadratic or worse in the line counts): past either
 # bound, both texts are shown in full with a sentence saying that no diff was computed.
-MAX_DIFF_LINE_PAIRS = 4_000_000     # lines of the current x lines of the proposed text (after the
+MAX_DIFF_LINE_PAIRS = 25_000_000    # lines of the current x lines of the proposed text (after the
                                     # common head and tail are set aside)
 DIFF_SECONDS = 2.0                  # wall-clock time the matching may take
 

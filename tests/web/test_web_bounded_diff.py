@@ -12,7 +12,7 @@ from assistant.display.terminal import MAX_DIFF_LINE_PAIRS, unified_diff
 
 from web_approvals_support import PY, Serve, env, file_request, links, make_ws
 
-SIDE = 2_001           # 2,001 x 2,001 differing lines: past MAX_DIFF_LINE_PAIRS
+SIDE = 5_001           # 5,001 x 5,001 differing lines: past MAX_DIFF_LINE_PAIRS
 OLD = "".join(f"old line {i} of the note\n" for i in range(SIDE))
 NEW = "".join(f"new line {i} of the note\n" for i in range(SIDE))
 
