@@ -166,6 +166,8 @@ class ChatUI:
     def inline_ask(self, question: Question) -> str | InlineAnswer | None:
         """Ask the person right here whether to allow one gated call. Shown first, in full and
         escaped: the URL part by part, or the whole proposed text / diff (paged on a terminal).
+        An approval typed before the last page is shown is not one: the person is told how
+        many lines are unseen and the paging goes on (a no is a no on any page).
         A durable scope needs its word typed (`always`, `folder`); empty, end of input, Ctrl-C
         or anything unrecognised is no. Returns the chosen offer scope (an InlineAnswer bound
         to the sha256 of the content shown, for a question with content), or None."""
@@ -201,7 +203,9 @@ class ChatUI:
             ask = (f"    allow? [{'/'.join(choices)}/N] ({'; '.join(labels + ['N = no'])}; "
                    "type the word) ")
             while True:
-                self.echo(ask, nl=False)
+                unseen = pages is not None and not pages.done
+                self.echo(ask if not unseen else
+                          ask[:-1] + " (`more` first: an approval counts once the last page is shown) ", nl=False)
                 self.asking = True
                 try:
                     answer = self._read_answer()
@@ -213,9 +217,18 @@ class ChatUI:
                 elif not self.tty_in:
                     self.echo(escape(answer, newlines=False))
                 word = (answer or "").strip().lower()
+                if pages is not None and word in ANSWERS and not pages.done:
+                    # an approval counts only once the last page is on the screen: typed earlier
+                    # it approves lines not seen, so it is not an answer; the paging goes on
+                    left = len(pages.lines) - pages.shown
+                    self.echo(f"    (not an approval yet: {left:,} more lines you have not seen; an answer "
+                              "counts once the last page is shown. The next page:)")
+                    word = "more"
                 if word == "more" and pages is not None:
                     self.echo(self.shown_body(pages.next(), current) if not pages.done else
                               f"    (nothing more: all {len(pages.lines):,} lines were shown)\n", nl=False)
+                    # typed before this page was on the screen: not an answer to it
+                    discard_pending_input(self.stdin.fileno())
                     continue
                 break
         wanted = ANSWERS.get(word)

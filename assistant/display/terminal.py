@@ -23,8 +23,9 @@ from __future__ import annotations
 import difflib
 import os
 import select
-import shutil
 import re
+import shutil
+import time
 import unicodedata
 from typing import Callable
 
@@ -159,16 +160,126 @@ def _lines(text: str) -> list[str]:
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def unified_diff(current: str | None, proposed: str, name: str) -> str:
-    """The full unified diff of `current` (None: no such file yet) -> `proposed`, escaped."""
-    lines = list(difflib.unified_diff(
-        _lines(current or ""), _lines(proposed),
-        fromfile=f"a/{name}" if current is not None else "/dev/null", tofile=f"b/{name}"))
-    if not lines:
+# A diff is bounded (difflib's matching is quadratic or worse in the line counts): past either
+# bound, both texts are shown in full with a sentence saying that no diff was computed.
+MAX_DIFF_LINE_PAIRS = 25_000_000    # lines of the current x lines of the proposed text (after the
+                                    # common head and tail are set aside)
+DIFF_SECONDS = 2.0                  # wall-clock time the matching may take
+
+
+class _DiffTooCostly(Exception):
+    """The matching passed its time bound; the message says so."""
+
+
+class _DeadlineMatcher(difflib.SequenceMatcher):
+    """difflib's matcher, stopped at a deadline: every step of its matching starts with a clock check."""
+
+    def __init__(self, a: list[str], b: list[str], deadline: float, seconds: float) -> None:
+        self._deadline, self._seconds = deadline, seconds
+        super().__init__(None, a, b)
+
+    def find_longest_match(self, alo=0, ahi=None, blo=0, bhi=None):  # type: ignore[override]
+        if time.monotonic() >= self._deadline:
+            raise _DiffTooCostly(f"finding the differences took longer than {self._seconds:g} seconds")
+        return super().find_longest_match(alo, ahi, blo, bhi)
+
+
+class _KnownBlocks(difflib.SequenceMatcher):
+    """Opcodes and hunks from matching blocks computed elsewhere (the bounded matching)."""
+
+    def __init__(self, blocks: list) -> None:
+        super().__init__(None, [], [])
+        self._blocks = blocks
+
+    def get_matching_blocks(self):  # type: ignore[override]
+        return self._blocks
+
+
+def _matching_blocks(a: list[str], b: list[str], *, max_pairs: int, seconds: float) -> list:
+    """difflib's matching blocks of a and b, the common head and tail set aside first (an edit of a
+    long note stays cheap). _DiffTooCostly past max_pairs line pairs or `seconds`."""
+    la, lb = len(a), len(b)
+    head = 0
+    while head < la and head < lb and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < la - head and tail < lb - head and a[la - 1 - tail] == b[lb - 1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head:la - tail], b[head:lb - tail]
+    if len(mid_a) * len(mid_b) > max_pairs:
+        raise _DiffTooCostly(f"comparing {len(mid_a):,} by {len(mid_b):,} differing lines is past the bound of "
+                             f"{max_pairs:,} line pairs")
+    blocks = []
+    if head:
+        blocks.append((0, 0, head))
+    if mid_a and mid_b:
+        matcher = _DeadlineMatcher(mid_a, mid_b, time.monotonic() + seconds, seconds)
+        blocks += [(i + head, j + head, n) for i, j, n in matcher.get_matching_blocks() if n]
+    if tail:
+        blocks.append((la - tail, lb - tail, tail))
+    merged: list = []
+    for i, j, n in blocks:
+        if merged and merged[-1][0] + merged[-1][2] == i and merged[-1][1] + merged[-1][2] == j:
+            merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + n)
+        else:
+            merged.append((i, j, n))
+    return [difflib.Match(*m) for m in merged] + [difflib.Match(la, lb, 0)]
+
+
+def _unified_range(start: int, stop: int) -> str:
+    # as difflib writes a hunk's range: "3" for one line, "3,0" for none, "3,4" otherwise
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start if not length else start + 1},{length}"
+
+
+def _escaped_lines(lines: list[str], prefix: str) -> str:
+    return "".join(escape(prefix + line) if line.endswith("\n")
+                   else escape(prefix + line) + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _both_texts(a: list[str], b: list[str], name: str, why: str) -> str:
+    """No diff: both texts in full, escaped, every line after one space (a text's own `---`,
+    `+++` or `@@` line cannot pass for a file header, a hunk or a change)."""
+    return (f"(no diff was computed: {why}; both texts are shown in full below, each line after one space)\n"
+            f"--- a/{name}: the current text ({len(a):,} lines)\n{_escaped_lines(a, ' ')}"
+            f"+++ b/{name}: the proposed text ({len(b):,} lines)\n{_escaped_lines(b, ' ')}")
+
+
+def unified_diff(current: str | None, proposed: str, name: str, *, max_pairs: int | None = None,
+                 seconds: float | None = None) -> str:
+    """The full unified diff of `current` (None: no such file yet) -> `proposed`, escaped. Bounded
+    (MAX_DIFF_LINE_PAIRS, DIFF_SECONDS unless given): past a bound, both texts in full and a
+    sentence saying no diff was computed, and why."""
+    a, b = _lines(current or ""), _lines(proposed)
+    fromfile = f"a/{name}" if current is not None else "/dev/null"
+    try:
+        blocks = _matching_blocks(a, b, max_pairs=MAX_DIFF_LINE_PAIRS if max_pairs is None else max_pairs,
+                                  seconds=DIFF_SECONDS if seconds is None else seconds)
+    except _DiffTooCostly as exc:
+        return _both_texts(a, b, escape(name, newlines=False), str(exc)) + invisible_line("".join(a + b))
+    out = []
+    shown: list[str] = []    # the raw lines the diff shows: its invisible characters are counted once
+    for group in _KnownBlocks(blocks).get_grouped_opcodes(3):
+        if not out:
+            out.append(escape(f"--- {fromfile}\n") + escape(f"+++ b/{name}\n"))
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_unified_range(first[1], last[2])} +{_unified_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.append(_escaped_lines(a[i1:i2], " "))
+                shown.extend(a[i1:i2])
+                continue
+            if tag in ("replace", "delete"):
+                out.append(_escaped_lines(a[i1:i2], "-"))
+                shown.extend(a[i1:i2])
+            if tag in ("replace", "insert"):
+                out.append(_escaped_lines(b[j1:j2], "+"))
+                shown.extend(b[j1:j2])
+    if not out:
         return "(no change: the proposed content equals the current content)\n"
-    return "".join(escape(line) if line.endswith("\n")
-                   else escape(line) + "\n\\ No newline at end of file\n" for line in lines) \
-        + invisible_line("".join(lines))
+    return "".join(out) + invisible_line("".join(shown))
 
 
 def proposed_text(current: str | None, proposed: str, name: str) -> str:
@@ -301,6 +412,7 @@ def url_parts(url: str) -> str:
                    for label, value in rows)
 
 
-__all__ = ["escape", "one_line", "invisible_count", "invisible_line", "hidden_text_warning", "control_character", "char_name", "shown_name", "unified_diff",
-           "proposed_text", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
+__all__ = ["escape", "one_line", "invisible_count", "invisible_line", "hidden_text_warning", "control_character",
+           "char_name", "shown_name", "unified_diff",
+           "proposed_text", "MAX_DIFF_LINE_PAIRS", "DIFF_SECONDS", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
            "read_answer", "url_parts", "url_rows"]

@@ -12,7 +12,11 @@ Guards what leaves the process and what comes back:
   (special_tokens.py) and then checked with the server's own tokenizer (a round trip through
   /extras/tokenize and /extras/detokenize, which drops control tokens): content that would still
   become a control token is neutralised harder, and refused if even that fails. Chat-completions
-  servers (vLLM, Ollama, others) get every message's content neutralised;
+  servers (vLLM, Ollama, others) get every message's content neutralised by shape; where such a
+  server also offers its tokenizer (llama.cpp's `/tokenize` with pieces, llama-cpp-python's
+  `/extras/tokenize`; asked once per session, each try bounded by PROBE_TIMEOUT), the control
+  tokens it finds in the content (the served model's own list, whatever their shape) are broken
+  too and the result is checked with it again: refused if it cannot be made safe;
 - the action: constrained where the server documents a way (llama.cpp grammars from our own GBNF,
   vLLM's json_schema response format, Ollama's `format`), detected from the server's model list
   (never by sending something that might crash it); otherwise the agent's strict parsing and its
@@ -39,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from assistant.models.base import ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, Segment
 from assistant.models.grammar import schema_to_gbnf
-from assistant.models.special_tokens import aggressive, neutralise
+from assistant.models.special_tokens import aggressive, break_spellings, neutralise
 from assistant.display.terminal import escape
 from assistant.secrets.vault import split_host
 
@@ -65,6 +69,10 @@ MAX_BODY_BYTES = 32 << 20    # a non-streamed answer (model list, token ids) lar
 STREAM_BYTES_PER_TOKEN = 4096  # raw bytes (framing, usage, keep-alives) a stream may spend per token
 MAX_DETAIL_BYTES = 4096      # of an error body, kept for the message
 _BOS = ("<bos>", "<|begin_of_text|>", "<s>")
+PROBE_TIMEOUT = 3.0          # seconds one try at asking a server which tokenizer endpoint it offers
+MAX_PROBE_BYTES = 1 << 20    # of a probe's answer
+TOKENIZE_PIECES = "llama.cpp /tokenize"            # token ids and pieces, special parsing on or off
+TOKENIZE_EXTRAS = "llama-cpp-python /extras/tokenize"   # token ids (special parsing on), detokenize
 
 
 @dataclass(frozen=True)
@@ -220,6 +228,8 @@ class OpenAIModel:
         )
         self._httpx = httpx
         self._checked: dict[str, str] = {}     # content segment -> text safe to send
+        self._tokenizer: str | None = None     # what a chat-completions server offers (probed once)
+        self._tokenizer_probed = False
         models = self.list_models()
         ids = [str(m.get("id")) for m in models if isinstance(m, dict) and m.get("id")]
         wanted = str(cfg.get("name") or "")
@@ -394,6 +404,81 @@ class OpenAIModel:
             ids.extend(json.loads(hit))
         return ids
 
+    def _probe(self, path: str, body: dict) -> Any:
+        """One try at POST {root}{path}, bounded by PROBE_TIMEOUT in all: the decoded JSON, or
+        None if the server does not offer it (any error, any status but 200, not JSON)."""
+        url = self.endpoint.root + path
+        deadline = time.monotonic() + PROBE_TIMEOUT
+        try:
+            with self._http.stream("POST", url, json=body, headers=self._headers, timeout=PROBE_TIMEOUT) as resp:
+                if resp.status_code != 200:
+                    return None
+                raw = _capped(resp, deadline, MAX_PROBE_BYTES)
+            return json.loads(raw)
+        except (self._httpx.HTTPError, _Cut, ValueError, RecursionError):
+            return None
+
+    def served_tokenizer(self) -> str | None:
+        """Which tokenizer endpoint this chat-completions server offers (TOKENIZE_PIECES,
+        TOKENIZE_EXTRAS) or None; asked once per session (this model object)."""
+        if not self._tokenizer_probed:
+            self._tokenizer_probed = True
+            got = self._probe("/tokenize", {"content": "a", "add_special": False, "parse_special": True,
+                                            "with_pieces": True})
+            if _pieces(got) is not None:
+                self._tokenizer = TOKENIZE_PIECES
+            else:
+                got = self._probe("/extras/tokenize", {"input": "a", "model": self.model_id})
+                if isinstance(got, dict) and isinstance(got.get("tokens"), list):
+                    self._tokenizer = TOKENIZE_EXTRAS
+        return self._tokenizer
+
+    def _control_spellings(self, text: str) -> list[str] | None:
+        """llama.cpp's /tokenize: None when tokenizing `text` with special parsing on and off
+        agree (no control token in it); else the spellings of the control tokens it finds."""
+        url = self.endpoint.root + "/tokenize"
+        special, plain = (_pieces(self._request("POST", "", {"content": text, "add_special": False,
+                                                             "parse_special": on, "with_pieces": True}, url=url))
+                          for on in (True, False))
+        if special is None or plain is None:
+            raise ModelError(f"{url} did not answer tokens with pieces")
+        if [i for i, _ in special] == [i for i, _ in plain]:
+            return None
+        plain_ids = {i for i, _ in plain}
+        return [piece for i, piece in special if i not in plain_ids and piece]
+
+    def _chat_safe(self, content: str) -> str:
+        """A chat-completions message's content: every special-token shape broken; then, where
+        the server offers its tokenizer, every control token it still finds broken and the
+        result checked again (harder, then refused: never sent with a control token in it)."""
+        key = "\x00chat" + content
+        hit = self._checked.get(key)
+        if hit is not None:
+            return hit
+        text = neutralise(content)
+        offered = self.served_tokenizer() if text.strip() else None
+        if offered == TOKENIZE_PIECES:
+            spellings = self._control_spellings(text)
+            if spellings is not None:
+                text = break_spellings(text, spellings)
+                if self._control_spellings(text) is not None:
+                    text = aggressive(text)
+                    if self._control_spellings(text) is not None:
+                        raise ModelError("refusing to send a message: the server's tokenizer turns part of it into "
+                                         "control tokens even after neutralising")
+        elif offered == TOKENIZE_EXTRAS:
+            for candidate in (text, aggressive(text)):
+                if _same(self._server_roundtrip(candidate), candidate):
+                    text = candidate
+                    break
+            else:
+                raise ModelError("refusing to send a message: the server's tokenizer turns part of it into control "
+                                 "tokens even after neutralising (its special tokens have an unknown shape)")
+        if len(self._checked) > 512:
+            self._checked.clear()
+        self._checked[key] = text
+        return text
+
     def _chat_messages(self, messages: list[dict]) -> list[dict]:
         out = []
         for m in messages:
@@ -402,7 +487,7 @@ class OpenAIModel:
             if not isinstance(content, str):
                 raise ModelError("cannot render the conversation: content must be text")
             out.append({"role": role if role in ("system", "user", "assistant") else "user",
-                        "content": neutralise(content)})
+                        "content": self._chat_safe(content)})
         return out
 
     # -- one step
@@ -640,6 +725,21 @@ def _usage(event: dict, flavour: str, out: _Stream) -> None:
         details = usage.get("prompt_tokens_details")
         if isinstance(details, dict) and _int(details.get("cached_tokens")) is not None:
             out.cached = _int(details.get("cached_tokens"))
+
+
+def _pieces(data: object) -> list[tuple[int, str]] | None:
+    """llama.cpp's /tokenize answer with pieces: [(id, piece)] (a piece given as bytes, not text,
+    is ""), or None if `data` is not such an answer."""
+    toks = data.get("tokens") if isinstance(data, dict) else None
+    if not isinstance(toks, list):
+        return None
+    out = []
+    for t in toks:
+        if not isinstance(t, dict) or _int(t.get("id")) is None:
+            return None
+        piece = t.get("piece")
+        out.append((t["id"], piece if isinstance(piece, str) else ""))
+    return out
 
 
 def _same(round_trip: str, sent: str) -> bool:

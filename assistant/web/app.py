@@ -395,7 +395,9 @@ class ApprovalApp:
         if state == PENDING and req.waiter is not None and waiter_alive(req) is False:
             note = "<p class=\"warn\">The run that asked is gone: nothing waits for this answer now.</p>"
         home = self.url("/") if access.via == "login" else ""
-        body = pages.request_page(req, state, ans, who, forms=forms, note=note, home=home)  # type: ignore[arg-type]
+        # the diff is bounded but can still take seconds: off the event loop, so other pages go on
+        body = await run_in_threadpool(lambda: pages.request_page(req, state, ans, who, forms=forms,  # type: ignore[arg-type]
+                                                                  note=note, home=home))
         return self._page(body, nonce=nonce if fresh else None)
 
     async def answer(self, request: HttpRequest) -> Response:

@@ -6,7 +6,8 @@ made visible the way the terminal shows it (assistant.display.terminal.escape: c
 zero-width and every other invisible character as \\u escapes, counted once under the diff)
 and then HTML-escaped (html.escape, quotes too), so a note cannot inject markup, hide a line or
 reorder text; content that could carry hidden text (a run of invisible characters, any tag
-character) is flagged at the top. Nothing is cut: the whole diff is on the page.
+character) is flagged at the top. Nothing is cut: the whole diff is on the page (or, past the
+diff's bounds, both whole texts with a sentence saying no diff was computed).
 The scope choices are explained in words before they are chosen; `once` is preselected, and a
 durable scope says that it is remembered and how to take it back. The page carries no script at
 all (the server's Content-Security-Policy forbids it).
