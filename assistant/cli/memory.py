@@ -56,6 +56,13 @@ def _child_env() -> dict[str, str]:
 
 
 
+def note_name(path: str) -> str:
+    """Notes are markdown files: a name whose last part has no `.` means that name with `.md`
+    (`people/lina` is people/lina.md), for every command that takes a note."""
+    leaf = path.rsplit("/", 1)[-1]
+    return f"{path}.md" if leaf and "." not in leaf else path
+
+
 def _refusal(exc: NoteError) -> str:
     """A refusal as the person sees it: a refused secret is named here (the model is never told
     which one; the person, whose vault it is, may be)."""
@@ -172,18 +179,11 @@ def cat_cmd(path: str, as_json: bool) -> None:
     into --json."""
     mem = _memory()
     try:
-        note = mem.read(path)
+        note = mem.read(note_name(path))
+    except NotFound:
+        fail(f"no note at {visible(note_name(path))}")
     except NoteError as exc:
-        # notes are markdown files: `memory cat people/lina` means people/lina.md
-        leaf = path.rsplit("/", 1)[-1]
-        if not leaf or "." in leaf:
-            fail(str(exc))
-        try:
-            note = mem.read(f"{path}.md")
-        except NotFound:
-            fail(f"no note at {visible(path)}.md")
-        except NoteError:
-            fail(str(exc))
+        fail(str(exc))
     if as_json:
         echo_json({"path": note.path, "revision": note.revision, "content": note.content})
         return
@@ -236,6 +236,7 @@ def edit_cmd(path: str) -> None:
     the exact original value back for every marker you leave as it is (delete a marker to
     drop that secret). A marker that cannot be put back is an error and nothing is saved.
     """
+    path = note_name(path)
     mem = _memory()
     try:
         mem.check_path(path)
@@ -313,6 +314,7 @@ def edit_cmd(path: str) -> None:
               help="Only remove the note if it is still at this revision.")
 def rm_cmd(path: str, base: str | None) -> None:
     """Remove a note."""
+    path = note_name(path)
     mem = _memory()
     try:
         result = mem.remove(path, base=base)
