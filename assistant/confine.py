@@ -584,6 +584,47 @@ class Root:
             _refuse_non_file_leaf(parent, leaf, rel)
             fileio.write_atomic(leaf, data, dir_fd=parent)
 
+    def write_over(self, rel: str, data: bytes, *, expect: bytes | None,
+                   keep: Callable[[bytes], None] | None = None, max_bytes: int | None = None) -> bool:
+        """Write `data` at `rel` only over exactly `expect` (None: only where nothing is): True
+        if written, False if `rel` held something else when the new bytes went in (nothing of
+        ours stays; see policy.fileio.swap_in). The exchange is in the parent descriptor:
+        renameat2(RENAME_EXCHANGE) swaps the new file in, what it displaced is compared with
+        `expect`, and a difference (a save that landed after the caller's last look) is swapped
+        back; a save landing meanwhile is handed to `keep` before it leaves the name. Where the
+        kernel or filesystem cannot exchange, a plain rename as `write_bytes` does (True)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        limit = self.max_read_bytes if max_bytes is None else max_bytes
+        with self._at("write", rel, create=True) as (parent, leaf):
+            _refuse_non_file_leaf(parent, leaf, rel)
+            if expect is None:
+                try:
+                    fileio.write_atomic(leaf, data, dir_fd=parent, replace=False)
+                except FileExistsError:
+                    return False      # created meanwhile: that file stays
+                return True
+            try:
+                return fileio.swap_in(leaf, data, dir_fd=parent, expect=bytes(expect), keep=keep, max_bytes=limit)
+            except fileio.ExchangeUnsupported:
+                fileio.write_atomic(leaf, data, dir_fd=parent)    # today's path (doctor says so)
+                return True
+
+    def remove_if(self, rel: str, *, expect: bytes, keep: Callable[[bytes], None] | None = None,
+                  max_bytes: int | None = None) -> bool:
+        """Remove the file `rel` only if it holds exactly `expect`: True if removed, False if it
+        held something else (it stays, or a save that took its name meanwhile goes to `keep`;
+        see policy.fileio.take_out)."""
+        limit = self.max_read_bytes if max_bytes is None else max_bytes
+        with self._at("remove", rel) as (parent, leaf):
+            return fileio.take_out(leaf, dir_fd=parent, expect=bytes(expect), keep=keep, max_bytes=limit)
+
+    def can_exchange(self, rel: str = "") -> bool:
+        """Can `write_over` swap entries in the folder `rel` (renameat2 RENAME_EXCHANGE on this
+        kernel and filesystem)? Probed with two temp files of ours, removed again."""
+        with self._at("list", rel, whole=True) as (fd, _):
+            return fileio.exchange_supported(fd)
+
     def mkdirs(self, rel: str) -> None:
         """Create `rel` and any missing parents (0o700); existing directories are fine."""
         with self._at("mkdirs", rel, whole=True, create=True):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from assistant.confine import Root
 from assistant.workspace.config import SECTIONS, ConfigError
 from assistant.workspace.layout import (
     CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
@@ -122,6 +123,29 @@ def _check_layout(ws: Workspace, r: Report) -> None:
         if real == files_real or real.startswith(files_real + os.sep):
             r.problem("layout", f"{name}/ is inside files/ (the file tools' mount)",
                       f"move {root / name} out of {files_real}")
+
+
+def _check_writes(ws: Workspace, r: Report) -> None:
+    """Can memory/ and files/ swap a new file in (renameat2 RENAME_EXCHANGE)? Without it the
+    writer falls back to a plain rename, and a hand edit saved in the instant between its last
+    check and that rename is overwritten unseen. Not a problem (nothing to fix in the
+    workspace), but said, with where the hole closes."""
+    from assistant.confine import Root
+
+    for name, folder in ((MEMORY, ws.memory_dir), (FILES, ws.files_dir)):
+        try:
+            with Root(folder) as root:
+                swaps = root.can_exchange()
+        except OSError:
+            continue    # missing or unreadable: reported with the layout
+        if swaps:
+            r.ok("writes", f"{name}/ swaps each new version in atomically (renameat2 RENAME_EXCHANGE): a hand "
+                           "edit saved while it is written is kept")
+        else:
+            r.ok("writes", f"{name}/ is on a kernel or filesystem without renameat2 RENAME_EXCHANGE: writes "
+                           "fall back to a plain rename, so a hand edit saved in the instant between the writer's "
+                           "last check and its rename can be overwritten without becoming a version (a local "
+                           "ext4, xfs, btrfs or tmpfs folder on Linux 3.15 or later closes this)")
 
 
 def _check_config(ws: Workspace, r: Report) -> None:
@@ -378,6 +402,7 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
             _check_layout(ws, r)    # the rest needs a readable config
     else:
         _check_layout(ws, r)
+        _check_writes(ws, r)
         _check_config(ws, r)
         # each further check reads its own section: a broken one was reported above
         if not ws.config.problems_in("model"):

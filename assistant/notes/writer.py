@@ -432,13 +432,21 @@ class GatedWriter:
                                      f"it) before {path} was written; nothing was written")
                     version = self._begin(path, data, origin, grant, removed=False)
                     try:
-                        root.write_bytes(path, data)
+                        # swapped in over exactly the bytes just checked: a save that lands
+                        # after the recheck is swapped back, never overwritten unseen
+                        written = root.write_over(path, data, expect=current, keep=self._keeper(path),
+                                                  max_bytes=self.m.read_limit)
                     except ConfinementError as exc:
                         self._abandon()
                         raise PathRefused(f"path refused: {exc}") from None
-                    except OSError as exc:
+                    except (OSError, HistoryError) as exc:
                         self._abandon()
-                        raise Refused(f"{path} could not be written: {exc.strerror or exc}") from None
+                        raise Refused(f"{path} could not be written: {getattr(exc, 'strerror', None) or exc}") from None
+                    if not written:
+                        self._abandon()
+                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it was saved by someone else while this write "
+                                       "was being made; that save is kept, and nothing was written)",
+                                       path=path, why="raced")
                     history_warning = self._commit(version)
                     event: dict[str, object] = {
                         "event": "written", "run": self.m.run_id, "kind": self.m.kind, "target": path,
@@ -480,10 +488,17 @@ class GatedWriter:
                         raise Denied(f"the call was given up on before {path} was removed; nothing was removed")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:
-                        root.remove(path)
-                    except OSError as exc:
+                        # removed only if it still holds the bytes just checked (see write)
+                        removed = root.remove_if(path, expect=current, keep=self._keeper(path),
+                                                 max_bytes=self.m.read_limit)
+                    except (OSError, HistoryError) as exc:
                         self._abandon()
-                        raise Refused(f"{path} could not be removed: {exc.strerror or exc}") from None
+                        raise Refused(f"{path} could not be removed: {getattr(exc, 'strerror', None) or exc}") from None
+                    if not removed:
+                        self._abandon()
+                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it was saved by someone else while it was "
+                                       "being removed; that save is kept, and nothing was removed)",
+                                       path=path, why="raced")
                     history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "removed", "run": self.m.run_id, "kind": self.m.kind, "target": path,
@@ -511,6 +526,13 @@ class GatedWriter:
                            path=path, why="created")
         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the {what} was being decided)",
                        path=path, why="raced")
+
+    def _keeper(self, path: str) -> Callable[[bytes], None] | None:
+        """What keeps a save displaced while the new bytes went in: a hand-edit version."""
+        history = self.m.history
+        if history is None:
+            return None
+        return lambda data: history.notice(path, data, run=self.m.run_id) and None
 
     def catch_up(self, root: Root, path: str, now: bytes | None) -> None:
         """Under the lock, before a write: finish a crashed writer's version, then save unseen
