@@ -70,6 +70,10 @@ class _Failed(OSError):
     """Another OSError, already put into words by the resolver."""
 
 
+class _Exists(FileExistsError):
+    """A rename that never replaces found its destination taken (already in words)."""
+
+
 FileTooLarge = FileTooLargeError  # name used in docs/interfaces.md
 
 
@@ -189,7 +193,7 @@ _WORDS: dict[tuple[str, int], tuple[type[OSError], str]] = {
     **{("rename onto", e): (ConfinementError, "cannot rename {q} onto {p}: {s}")
        for e in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)},
 }
-_SAID = (ConfinementError, _NotFound, _Failed, FileTooLargeError)
+_SAID = (ConfinementError, _NotFound, _Failed, _Exists, FileTooLargeError)
 
 
 def _translate(op: str, rel: str, other: str, exc: OSError) -> OSError:
@@ -637,11 +641,13 @@ class Root:
             (os.rmdir if _stat.S_ISDIR(st.st_mode) else os.unlink)(leaf, dir_fd=parent)
             fileio.fsync_dir(parent)
 
-    def rename(self, old: str, new: str) -> None:
+    def rename(self, old: str, new: str, *, replace: bool = True) -> None:
         """Move `old` to `new` inside the root (missing parents of `new` made 0o700).
 
-        A symlink at `new` is replaced as an entry. A symlink at `old` is refused: links are
-        only ever replaced or removed, never carried around.
+        A symlink at `new` is replaced as an entry; with `replace=False` nothing at `new` is
+        ever replaced (FileExistsError; renameat2 RENAME_NOREPLACE, or a link then an unlink
+        where that is missing). A symlink at `old` is refused: links are only ever replaced or
+        removed, never carried around.
         """
         old_parts, new_parts = validate_relpath(old), validate_relpath(new)
         with self._at("rename", old) as (po, lo):
@@ -656,7 +662,13 @@ class Root:
             with self._at("rename onto", new, create=True, other=old) as (pn, ln):
                 if _stat.S_ISREG(st.st_mode):
                     _refuse_non_file_leaf(pn, ln, new)
-                os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
+                if not replace:
+                    try:
+                        fileio.rename_noreplace(po, lo, pn, ln)
+                    except FileExistsError:
+                        raise _Exists(errno.EEXIST, f"{_show(new)} already exists") from None
+                else:
+                    os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
                 fileio.fsync_dir(pn)
                 if pn != po:
                     fileio.fsync_dir(po)

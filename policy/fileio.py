@@ -45,7 +45,7 @@ __all__ = [
     "READ_FLAGS", "NotRegularFile", "FileTooLargeError", "open_regular", "read_regular", "read_upto",
     "check_in_place", "write_all",
     "write_atomic", "replacing", "fsync_dir",
-    "ExchangeUnsupported", "exchange", "exchange_supported", "swap_in", "take_out",
+    "ExchangeUnsupported", "exchange", "exchange_supported", "swap_in", "take_out", "rename_noreplace",
     "kind_of", "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock", "locked",
     "watch_dir",
 ]
@@ -263,6 +263,7 @@ def _write_in(dfd: int, name: str, data: bytes | bytearray | memoryview, mode: i
 
 # ---------------------------------------------------------------------------- exchanging
 
+RENAME_NOREPLACE = 1           # linux/fs.h: fail with EEXIST rather than replace
 RENAME_EXCHANGE = 2            # linux/fs.h: swap the two entries atomically
 _EXCHANGE_MISSING = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP))
 _SYS_RENAMEAT2 = {"x86_64": 316, "aarch64": 276, "riscv64": 276, "i686": 353, "i386": 353, "armv7l": 382,
@@ -298,27 +299,46 @@ def _lookup_renameat2():
     return _renameat2
 
 
-def exchange(dir_fd: int, a: str, b: str) -> None:
-    """Swap the entries `a` and `b` of the folder `dir_fd` in one atomic step (neither is
-    followed if it is a link). ExchangeUnsupported where the kernel or filesystem cannot."""
+def _rename2(src_fd: int, a: str, dst_fd: int, b: str, flags: int) -> None:
+    """renameat2(src_fd, a, dst_fd, b, flags); ExchangeUnsupported where the kernel or filesystem
+    has no such flag (or no renameat2)."""
     fn, number = _lookup_renameat2()
     if fn is None:
         raise ExchangeUnsupported(errno.ENOSYS, "renameat2 is not available here")
     ea, eb = os.fsencode(a), os.fsencode(b)
     while True:
         if number is not None:
-            rc = fn(ctypes.c_long(number), ctypes.c_int(dir_fd), ctypes.c_char_p(ea),
-                    ctypes.c_int(dir_fd), ctypes.c_char_p(eb), ctypes.c_uint(RENAME_EXCHANGE))
+            rc = fn(ctypes.c_long(number), ctypes.c_int(src_fd), ctypes.c_char_p(ea),
+                    ctypes.c_int(dst_fd), ctypes.c_char_p(eb), ctypes.c_uint(flags))
         else:
-            rc = fn(dir_fd, ea, dir_fd, eb, RENAME_EXCHANGE)
+            rc = fn(src_fd, ea, dst_fd, eb, flags)
         if rc == 0:
             return
         err = ctypes.get_errno()
         if err == errno.EINTR:
             continue
         if err in _EXCHANGE_MISSING:
-            raise ExchangeUnsupported(err, f"this filesystem cannot swap entries ({os.strerror(err)})")
+            raise ExchangeUnsupported(err, f"this filesystem cannot do that rename ({os.strerror(err)})")
         raise OSError(err, os.strerror(err), a)
+
+
+def exchange(dir_fd: int, a: str, b: str) -> None:
+    """Swap the entries `a` and `b` of the folder `dir_fd` in one atomic step (neither is
+    followed if it is a link). ExchangeUnsupported where the kernel or filesystem cannot."""
+    _rename2(dir_fd, a, dir_fd, b, RENAME_EXCHANGE)
+
+
+def rename_noreplace(src_fd: int, a: str, dst_fd: int, b: str) -> None:
+    """Move entry `a` of folder `src_fd` to `b` of folder `dst_fd`, never replacing: FileExistsError
+    if `b` exists. renameat2(RENAME_NOREPLACE), atomic; where that is missing, a regular file is
+    linked at `b` (link never replaces) and then unlinked at `a`."""
+    try:
+        _rename2(src_fd, a, dst_fd, b, RENAME_NOREPLACE)
+        return
+    except ExchangeUnsupported:
+        pass
+    os.link(a, b, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+    os.unlink(a, dir_fd=src_fd)
 
 
 def exchange_supported(dir_fd: int) -> bool:

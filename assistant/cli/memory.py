@@ -27,6 +27,7 @@ from assistant.notes.store import (
     Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
+from assistant.notes.names import not_nfc, shown
 from assistant.display.localtime import local_time
 from assistant.display.terminal import escape, one_line
 from assistant.cli.common import (
@@ -74,11 +75,11 @@ def _refusal(exc: NoteError) -> str:
 def person_conflict(exc: Conflict, *, action: str = "write") -> str:
     """A read-before-overwrite refusal worded for the person at the CLI (`--base REV`, `memory
     cat`), not for the model (whose message speaks of memory_read and `base`). action: "write",
-    "edit" or "rm" (what the person ran)."""
+    "edit", "rm" or "rename" (what the person ran)."""
     path = visible(exc.path, keep_newlines=False) if exc.path else "the note"
     quoted = shlex.quote(exc.path) if exc.path else "PATH"
     where = f"`assistant memory cat --json {quoted}` shows its revision"
-    force = "" if action == "rm" else "; --force replaces it whatever it holds"
+    force = "" if action in ("rm", "rename") else "; --force replaces it whatever it holds"
     gave = f"--base {exc.given}" if exc.given else "the --base you gave"
     if action == "edit" and exc.why in ("exists", "created"):
         return (f"{path} was created by someone else while you were editing: run "
@@ -92,8 +93,10 @@ def person_conflict(exc: Conflict, *, action: str = "write") -> str:
     if exc.why == "removed":
         return f"{path} no longer exists: it was removed since you read it (write it without --base to create it)"
     if exc.why == "raced":
-        what = "removal" if action == "rm" else "edit" if action == "edit" else "write"
+        what = {"rm": "removal", "edit": "edit", "rename": "rename"}.get(action, "write")
         return f"{path} changed since you read it, read it again: it changed on disk while this {what} was being decided"
+    if exc.why == "created" and action == "rename":
+        return f"{path} was created by someone else while this rename was being decided; nothing was renamed"
     if exc.why == "created":
         return (f"{path} was created by someone else while this write was being decided: read it "
                 f"(`assistant memory cat {quoted}`) and pass --base REV to replace it")
@@ -328,6 +331,31 @@ def rm_cmd(path: str, base: str | None) -> None:
         fail(str(exc))
     _report(result)
     click.echo(f"removed {result.path} (was revision {result.revision})")
+
+
+@memory_group.command("rename")
+@click.argument("old")
+@click.argument("new")
+def rename_cmd(old: str, new: str) -> None:
+    """Give note OLD the name NEW (refused if NEW exists).
+
+    Goes through the same checks as `memory write` and `memory rm` (NEW is a write of the same
+    text, OLD a removal; history records both), done as one rename, so a failure leaves
+    nothing half-done. OLD may be a name stored in decomposed Unicode (as macOS or a sync
+    tool writes it): type it as it reads, and NEW gets the usual (NFC) spelling.
+    """
+    old, new = note_name(old), note_name(new)
+    mem = _memory()
+    try:
+        result = mem.rename(old, new)
+    except Conflict as exc:
+        fail(person_conflict(exc, action="rename"))
+    except NoteError as exc:
+        fail(_refusal(exc))
+    _report(result)
+    # an old name in another Unicode spelling is shown escaped: it reads like the new one
+    was = shown(result.old) if not_nfc([result.old]) else result.old
+    click.echo(f"renamed {one_line(was)} to {one_line(result.new)} (revision {result.revision})")
 
 
 @memory_group.command("catalog")
