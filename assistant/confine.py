@@ -257,6 +257,32 @@ class Root:
             raise
         self._fd = fd
 
+    @classmethod
+    def beneath(cls, base: str | os.PathLike, rel: str, *, create: bool = True,
+                use_openat2: bool | None = None) -> "Root":
+        """A Root at the private folder `base`/`rel` (a workspace's `state/transcripts`,
+        `history`), reached from `base` without following a link at any level (each
+        component opened O_NOFOLLOW; missing ones made 0o700 with `create`). A link or a file
+        on the way is policy.fileio.LinkedFolder, whose message says the fix."""
+        fd = fileio.open_folder(base, rel, create=create)
+        self = cls.__new__(cls)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._refs = 0
+        self._fd = None
+        self.path = os.path.join(os.fspath(base), rel)
+        if use_openat2 is None:
+            use_openat2 = not _env_forbids_openat2()
+        self._use_openat2 = bool(use_openat2) and openat2_available()
+        self.max_read_bytes = DEFAULT_MAX_READ
+        try:
+            self._dev = os.fstat(fd).st_dev
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return self
+
     # -- lifecycle
     @property
     def uses_openat2(self) -> bool:

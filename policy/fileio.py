@@ -16,6 +16,11 @@ Guards four things, for policy/ and assistant/ alike (it imports nothing from th
   saved in the window between a writer's last check and its rename). `take_out` does the same
   for a removal with plain renames. Where the kernel or filesystem has no exchange
   (`ExchangeUnsupported`; `exchange_supported` probes a folder) the caller falls back.
+- **A private folder is reached without following a link.** `open_folder(base, rel)` opens
+  `base` (a workspace folder) and then each component of `rel` (`state/transcripts`) with
+  `O_DIRECTORY|O_NOFOLLOW`, making missing ones 0o700 and opening them the same way; a link
+  at any level is `LinkedFolder`, whose message says the fix (`rm` the link). Writers of
+  state/ and history/ work in the descriptor it returns, never by a path string.
 - **No lock waits forever.** `FileLock` takes an exclusive `flock` with a bounded wait; the
   timeout is `LockTimeout` naming the holder's pid, which callers turn into a deny with a
   message. A lock dies with its holder (flock belongs to the open file description).
@@ -34,6 +39,7 @@ import os
 import platform
 import re
 import secrets
+import shlex
 import shutil
 import stat as _stat
 import time
@@ -46,6 +52,7 @@ __all__ = [
     "check_in_place", "write_all",
     "write_atomic", "replacing", "fsync_dir",
     "ExchangeUnsupported", "exchange", "exchange_supported", "swap_in", "take_out", "rename_noreplace",
+    "LinkedFolder", "open_folder",
     "kind_of", "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock", "locked",
     "watch_dir",
 ]
@@ -259,6 +266,62 @@ def _write_in(dfd: int, name: str, data: bytes | bytearray | memoryview, mode: i
     except BaseException:
         _unlink_quietly(dfd, tmp)
         raise
+
+
+# ---------------------------------------------------------------------------- private folders
+
+class LinkedFolder(OSError):
+    """A folder on the way to a private one (state/, state/transcripts, history/objects, ...)
+    is a symbolic link or not a folder: refused, never followed. The message says the fix."""
+
+
+def open_folder(base: str | os.PathLike[str], rel: str, *, create: bool = False) -> int:
+    """A real (O_RDONLY) descriptor of the folder `base`/`rel`, reached from `base` one component
+    at a time with O_DIRECTORY|O_NOFOLLOW (a link at any level is refused, never followed);
+    with `create`, missing folders are made 0o700 and then opened the same way (one raced into
+    a link is refused too). LinkedFolder names the entry and the fix; FileNotFoundError a
+    missing folder (without `create`). The caller closes the descriptor."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
+    done: list[str] = []
+    try:
+        for part in [p for p in rel.split("/") if p]:
+            if part in (".", ".."):
+                raise ValueError(f"{rel!r}: a private folder's path has no '.' or '..'")
+            done.append(part)
+            for attempt in (0, 1):
+                try:
+                    sub = os.open(part, flags, dir_fd=fd)
+                    break
+                except FileNotFoundError:
+                    if not create or attempt:
+                        raise FileNotFoundError(errno.ENOENT, f"no folder {'/'.join(done)} in {base}") from None
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o700, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                        raise _linked(fd, part, base, "/".join(done)) from None
+                    raise
+            os.close(fd)
+            fd = sub
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _linked(dirfd: int, name: str, base: str | os.PathLike[str], shown: str) -> LinkedFolder:
+    full = os.path.join(os.fspath(base), shown)
+    try:
+        st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+    except OSError:
+        return LinkedFolder(errno.ELOOP, f"{shown} changed while being opened; try again", full)
+    if _stat.S_ISLNK(st.st_mode):
+        return LinkedFolder(errno.ELOOP, f"{shown} is a symbolic link; the assistant never follows a link in "
+                                         f"its private folders: remove it (rm {shlex.quote(full)}) and it is made "
+                                         "again as a real folder", full)
+    return LinkedFolder(errno.ENOTDIR, f"{shown} is {kind_of(st.st_mode)}, not a folder: move it aside "
+                                       f"(mv {shlex.quote(full)} {shlex.quote(full + '.aside')}) and it is made again", full)
 
 
 # ---------------------------------------------------------------------------- exchanging
@@ -556,8 +619,13 @@ class FileLock:
     """
 
     def __init__(self, path: str | os.PathLike[str], timeout: float = DEFAULT_LOCK_TIMEOUT, *,
-                 what: str = "memory", record_pid: bool = True) -> None:
+                 what: str = "memory", record_pid: bool = True, dir_fd: int | None = None,
+                 beneath: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path)
+        self.dir_fd = dir_fd     # `path` is a name in that folder (opened by `open_folder`)
+        # `beneath`: `path` is relative to this folder (a workspace), and its folders are reached
+        # from it without following a link (open_folder, made 0o700 if missing)
+        self.beneath = beneath
         self.timeout = float(timeout)
         self.what = what
         # False for locks taken on every append (history, audit): rewriting the pid each time
@@ -568,12 +636,23 @@ class FileLock:
     def acquire(self) -> None:
         if self._fd is not None:
             raise RuntimeError(f"{self.path}: already held by this FileLock")
+        name, dir_fd, opened = self.path, self.dir_fd, None
+        if self.beneath is not None:
+            try:
+                opened = dir_fd = open_folder(self.beneath, str(self.path.parent), create=True)
+            except LinkedFolder as exc:
+                raise LockTimeout(f"refusing to take the {self.what} lock: {exc.strerror}") from None
+            name = Path(self.path.name)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _O_CLOEXEC | os.O_NOFOLLOW | _O_NONBLOCK, 0o600)
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | _O_CLOEXEC | os.O_NOFOLLOW | _O_NONBLOCK, 0o600,
+                         dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise LockTimeout(f"{self.path} is a symlink; refusing to use it as the {self.what} lock") from None
             raise
+        finally:
+            if opened is not None:
+                os.close(opened)
         try:
             try:
                 check_in_place(fd, str(self.path))

@@ -23,11 +23,14 @@ from pathlib import Path
 
 import click
 
+from policy.fileio import LinkedFolder, open_folder
+
 from assistant.notes.store import (
     Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
 from assistant.notes.names import not_nfc, shown
+from assistant.workspace.layout import STATE
 from assistant.display.localtime import local_time
 from assistant.display.terminal import escape, one_line
 from assistant.cli.common import (
@@ -110,14 +113,13 @@ def _edit_folder(mem: Memory) -> Path:
     edits = mem.ws.state_dir / EDITS
     try:
         mem.ws.ensure_state()
-        try:
-            os.mkdir(edits, 0o700)
-        except FileExistsError:
-            pass
+        os.close(open_folder(mem.ws.root, f"{STATE}/{EDITS}", create=True))   # no link at state/ or edits/
         st = os.lstat(edits)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
             fail(f"{edits} is not a folder of yours (a link or a file?): move it aside")
         folder = Path(tempfile.mkdtemp(prefix="edit-", dir=edits))
+    except LinkedFolder as exc:
+        fail(f"no folder for the editor's copy: {exc.strerror}")
     except OSError as exc:
         fail(f"cannot make a folder for the editor's copy in {edits}: {exc.strerror or exc}")
     os.chmod(folder, 0o700)

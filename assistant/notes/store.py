@@ -148,8 +148,9 @@ class Memory:
                 return root.sweep_temp(older_than)
 
     def _lock(self) -> FileLock:
-        self.ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return FileLock(self.ws.lock_path, timeout=self.lock_timeout)
+        """The writers' lock, state/memory.lock (state/ reached without following a link)."""
+        return FileLock(os.path.relpath(self.ws.lock_path, self.ws.root), timeout=self.lock_timeout,
+                        beneath=self.ws.root)
 
     def _current(self, root: Root, path: str) -> bytes | None:
         """The note's bytes now, None if there is none; Unreadable if it is not a readable note."""
