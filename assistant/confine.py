@@ -630,7 +630,7 @@ class Root:
             _refuse_non_file_leaf(parent, leaf, rel)
             if expect is None:
                 try:
-                    fileio.write_atomic(leaf, data, dir_fd=parent, replace=False)
+                    fileio.write_new(leaf, data, dir_fd=parent)
                 except FileExistsError:
                     return False      # created meanwhile: that file stays
                 return True

@@ -51,7 +51,7 @@ __all__ = [
     "READ_FLAGS", "NotRegularFile", "FileTooLargeError", "open_regular", "read_regular", "read_upto",
     "check_in_place", "write_all",
     "write_atomic", "replacing", "fsync_dir",
-    "ExchangeUnsupported", "exchange", "exchange_supported", "swap_in", "take_out", "rename_noreplace",
+    "ExchangeUnsupported", "exchange", "exchange_supported", "swap_in", "take_out", "rename_noreplace", "write_new",
     "LinkedFolder", "open_folder",
     "kind_of", "DEFAULT_LOCK_TIMEOUT", "LockTimeout", "FileLock", "locked",
     "watch_dir",
@@ -402,6 +402,30 @@ def rename_noreplace(src_fd: int, a: str, dst_fd: int, b: str) -> None:
         pass
     os.link(a, b, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
     os.unlink(a, dir_fd=src_fd)
+
+
+def write_new(name: str, data: bytes | bytearray | memoryview, *, dir_fd: int, mode: int | None = 0o600) -> None:
+    """Make `name` (in folder `dir_fd`) hold `data` only where nothing is: FileExistsError if
+    something took the name meanwhile (it stays). The temp file (fsynced) is put in place with
+    renameat2(RENAME_NOREPLACE), else a link; a filesystem with neither: a plain rename."""
+    tmp = temp_name()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC,
+                 0o666 if mode is None else mode, dir_fd=dir_fd)
+    try:
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        try:
+            rename_noreplace(dir_fd, tmp, dir_fd, name)
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)):
+                raise
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)   # no link here either: today's path
+        fsync_dir(dir_fd)
+    except BaseException:
+        _unlink_quietly(dir_fd, tmp)
+        raise
 
 
 def exchange_supported(dir_fd: int) -> bool:

@@ -459,9 +459,12 @@ class GatedWriter:
                     except ConfinementError as exc:
                         self._abandon()
                         raise PathRefused(f"path refused: {exc}") from None
-                    except (OSError, HistoryError) as exc:
+                    except HistoryError as exc:     # a save that landed meanwhile could not be kept
                         self._abandon()
-                        raise Refused(f"{path} could not be written: {getattr(exc, 'strerror', None) or exc}") from None
+                        raise Refused(f"history could not be recorded ({exc}); nothing was written") from None
+                    except OSError as exc:
+                        self._abandon()
+                        raise Refused(f"{path} could not be written: {exc.strerror or exc}") from None
                     if not written:
                         self._abandon()
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it was saved by someone else while this write "
@@ -511,9 +514,12 @@ class GatedWriter:
                         # removed only if it still holds the bytes just checked (see write)
                         removed = root.remove_if(path, expect=current, keep=self._keeper(path),
                                                  max_bytes=self.m.read_limit)
-                    except (OSError, HistoryError) as exc:
+                    except HistoryError as exc:     # a save that landed meanwhile could not be kept
                         self._abandon()
-                        raise Refused(f"{path} could not be removed: {getattr(exc, 'strerror', None) or exc}") from None
+                        raise Refused(f"history could not be recorded ({exc}); nothing was removed") from None
+                    except OSError as exc:
+                        self._abandon()
+                        raise Refused(f"{path} could not be removed: {exc.strerror or exc}") from None
                     if not removed:
                         self._abandon()
                         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it was saved by someone else while it was "
@@ -650,7 +656,10 @@ class GatedWriter:
         history = self.m.history
         if history is None:
             return None
-        return lambda data: history.notice(path, data, run=self.m.run_id) and None
+
+        def keep(data: bytes) -> None:
+            history.notice(path, data, run=self.m.run_id)
+        return keep
 
     def catch_up(self, root: Root, path: str, now: bytes | None) -> None:
         """Under the lock, before a write: finish a crashed writer's version, then save unseen
