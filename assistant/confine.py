@@ -70,6 +70,10 @@ class _Failed(OSError):
     """Another OSError, already put into words by the resolver."""
 
 
+class _Exists(FileExistsError):
+    """A rename that never replaces found its destination taken (already in words)."""
+
+
 FileTooLarge = FileTooLargeError  # name used in docs/interfaces.md
 
 
@@ -189,7 +193,7 @@ _WORDS: dict[tuple[str, int], tuple[type[OSError], str]] = {
     **{("rename onto", e): (ConfinementError, "cannot rename {q} onto {p}: {s}")
        for e in (errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)},
 }
-_SAID = (ConfinementError, _NotFound, _Failed, FileTooLargeError)
+_SAID = (ConfinementError, _NotFound, _Failed, _Exists, FileTooLargeError)
 
 
 def _translate(op: str, rel: str, other: str, exc: OSError) -> OSError:
@@ -252,6 +256,32 @@ class Root:
             os.close(fd)
             raise
         self._fd = fd
+
+    @classmethod
+    def beneath(cls, base: str | os.PathLike, rel: str, *, create: bool = True,
+                use_openat2: bool | None = None) -> "Root":
+        """A Root at the private folder `base`/`rel` (a workspace's `state/transcripts`,
+        `history`), reached from `base` without following a link at any level (each
+        component opened O_NOFOLLOW; missing ones made 0o700 with `create`). A link or a file
+        on the way is policy.fileio.LinkedFolder, whose message says the fix."""
+        fd = fileio.open_folder(base, rel, create=create)
+        self = cls.__new__(cls)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._refs = 0
+        self._fd = None
+        self.path = os.path.join(os.fspath(base), rel)
+        if use_openat2 is None:
+            use_openat2 = not _env_forbids_openat2()
+        self._use_openat2 = bool(use_openat2) and openat2_available()
+        self.max_read_bytes = DEFAULT_MAX_READ
+        try:
+            self._dev = os.fstat(fd).st_dev
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return self
 
     # -- lifecycle
     @property
@@ -584,6 +614,47 @@ class Root:
             _refuse_non_file_leaf(parent, leaf, rel)
             fileio.write_atomic(leaf, data, dir_fd=parent)
 
+    def write_over(self, rel: str, data: bytes, *, expect: bytes | None,
+                   keep: Callable[[bytes], None] | None = None, max_bytes: int | None = None) -> bool:
+        """Write `data` at `rel` only over exactly `expect` (None: only where nothing is): True
+        if written, False if `rel` held something else when the new bytes went in (nothing of
+        ours stays; see policy.fileio.swap_in). The exchange is in the parent descriptor:
+        renameat2(RENAME_EXCHANGE) swaps the new file in, what it displaced is compared with
+        `expect`, and a difference (a save that landed after the caller's last look) is swapped
+        back; a save landing meanwhile is handed to `keep` before it leaves the name. Where the
+        kernel or filesystem cannot exchange, a plain rename as `write_bytes` does (True)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        limit = self.max_read_bytes if max_bytes is None else max_bytes
+        with self._at("write", rel, create=True) as (parent, leaf):
+            _refuse_non_file_leaf(parent, leaf, rel)
+            if expect is None:
+                try:
+                    fileio.write_new(leaf, data, dir_fd=parent)
+                except FileExistsError:
+                    return False      # created meanwhile: that file stays
+                return True
+            try:
+                return fileio.swap_in(leaf, data, dir_fd=parent, expect=bytes(expect), keep=keep, max_bytes=limit)
+            except fileio.ExchangeUnsupported:
+                fileio.write_atomic(leaf, data, dir_fd=parent)    # today's path (doctor says so)
+                return True
+
+    def remove_if(self, rel: str, *, expect: bytes, keep: Callable[[bytes], None] | None = None,
+                  max_bytes: int | None = None) -> bool:
+        """Remove the file `rel` only if it holds exactly `expect`: True if removed, False if it
+        held something else (it stays, or a save that took its name meanwhile goes to `keep`;
+        see policy.fileio.take_out)."""
+        limit = self.max_read_bytes if max_bytes is None else max_bytes
+        with self._at("remove", rel) as (parent, leaf):
+            return fileio.take_out(leaf, dir_fd=parent, expect=bytes(expect), keep=keep, max_bytes=limit)
+
+    def can_exchange(self, rel: str = "") -> bool:
+        """Can `write_over` swap entries in the folder `rel` (renameat2 RENAME_EXCHANGE on this
+        kernel and filesystem)? Probed with two temp files of ours, removed again."""
+        with self._at("list", rel, whole=True) as (fd, _):
+            return fileio.exchange_supported(fd)
+
     def mkdirs(self, rel: str) -> None:
         """Create `rel` and any missing parents (0o700); existing directories are fine."""
         with self._at("mkdirs", rel, whole=True, create=True):
@@ -596,11 +667,13 @@ class Root:
             (os.rmdir if _stat.S_ISDIR(st.st_mode) else os.unlink)(leaf, dir_fd=parent)
             fileio.fsync_dir(parent)
 
-    def rename(self, old: str, new: str) -> None:
+    def rename(self, old: str, new: str, *, replace: bool = True) -> None:
         """Move `old` to `new` inside the root (missing parents of `new` made 0o700).
 
-        A symlink at `new` is replaced as an entry. A symlink at `old` is refused: links are
-        only ever replaced or removed, never carried around.
+        A symlink at `new` is replaced as an entry; with `replace=False` nothing at `new` is
+        ever replaced (FileExistsError; renameat2 RENAME_NOREPLACE, or a link then an unlink
+        where that is missing). A symlink at `old` is refused: links are only ever replaced or
+        removed, never carried around.
         """
         old_parts, new_parts = validate_relpath(old), validate_relpath(new)
         with self._at("rename", old) as (po, lo):
@@ -615,7 +688,13 @@ class Root:
             with self._at("rename onto", new, create=True, other=old) as (pn, ln):
                 if _stat.S_ISREG(st.st_mode):
                     _refuse_non_file_leaf(pn, ln, new)
-                os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
+                if not replace:
+                    try:
+                        fileio.rename_noreplace(po, lo, pn, ln)
+                    except FileExistsError:
+                        raise _Exists(errno.EEXIST, f"{_show(new)} already exists") from None
+                else:
+                    os.rename(lo, ln, src_dir_fd=po, dst_dir_fd=pn)
                 fileio.fsync_dir(pn)
                 if pn != po:
                     fileio.fsync_dir(po)

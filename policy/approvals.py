@@ -19,7 +19,6 @@ The model has no tool that reaches this folder: it lives under state/, beside th
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -33,7 +32,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from policy.audit import timestamp
 from policy.fileio import (
-    FileTooLargeError, NotRegularFile, StopEvent, read_regular, watch_dir, write_atomic,
+    FileTooLargeError, LinkedFolder, NotRegularFile, StopEvent, open_folder, read_regular, watch_dir,
+    write_atomic,
 )
 from policy.grants import GrantsError, GrantStore
 from policy.kinds import DURABLE, KINDS, SCOPES, Offer, TargetError
@@ -249,13 +249,17 @@ class Inbox:
 
     # ------------------------------------------------------------ files, by descriptor
     def _dirfd(self) -> int:
+        """The inbox folder, reached from its grandparent (the workspace of state/approvals)
+        one component at a time without following a link: a link planted at state/ or at
+        state/approvals is refused with the fix, never followed."""
+        base = self.path.parent.parent
         try:
-            return os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            return open_folder(base, f"{self.path.parent.name}/{self.path.name}")
         except FileNotFoundError:
             raise InboxError(f"approval inbox {self.path} does not exist") from None
+        except LinkedFolder as exc:
+            raise InboxError(f"approval inbox refused: {exc.strerror}") from None
         except OSError as exc:
-            if exc.errno in (errno.ENOTDIR, errno.ELOOP):
-                raise InboxError(f"approval inbox {self.path} is not a folder (or is a symbolic link)") from None
             raise InboxError(f"cannot open approval inbox {self.path}: {exc.strerror or exc}") from None
 
     def _read(self, name: str) -> bytes | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import stat
 import sys
 import tempfile
@@ -37,6 +38,7 @@ from assistant.models.scripted import load_script
 from assistant.notes.catalog import scan
 from assistant.secrets.scanner import VAULT_RULE
 from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock, unlock_if_present
+from assistant.notes.names import nfc, not_nfc, shown
 from assistant.workspace.config import SECTIONS, ConfigError
 from assistant.workspace.layout import (
     CONFIG, FILES, GRANTS, HISTORY, MEMORY, PERSONA, STATE, VAULT, Workspace, WorkspaceError,
@@ -138,6 +140,47 @@ def _check_layout(ws: Workspace, r: Report) -> None:
         if real == files_real or real.startswith(files_real + os.sep):
             r.problem("layout", f"{name}/ is inside files/ (the file tools' mount)",
                       f"move {root / name} out of {files_real}")
+
+
+def _check_writes(ws: Workspace, r: Report) -> None:
+    """Can memory/ and files/ swap a new file in (renameat2 RENAME_EXCHANGE)? Without it the
+    writer falls back to a plain rename, and a hand edit saved in the instant between its last
+    check and that rename is overwritten unseen. Not a problem (nothing to fix in the
+    workspace), but said, with where the hole closes."""
+    for name, folder in ((MEMORY, ws.memory_dir), (FILES, ws.files_dir)):
+        try:
+            with Root(folder) as root:
+                swaps = root.can_exchange()
+        except OSError:
+            continue    # missing or unreadable: reported with the layout
+        if swaps:
+            r.ok("writes", f"{name}/ swaps each new version in atomically (renameat2 RENAME_EXCHANGE): a hand "
+                           "edit saved while it is written is kept")
+        else:
+            r.ok("writes", f"{name}/ is on a kernel or filesystem without renameat2 RENAME_EXCHANGE: writes "
+                           "fall back to a plain rename, so a hand edit saved in the instant between the writer's "
+                           "last check and its rename can be overwritten without becoming a version (a local "
+                           "ext4, xfs, btrfs or tmpfs folder on Linux 3.15 or later closes this)")
+
+
+def _check_note_names(ws: Workspace, r: Report) -> None:
+    """Notes whose name is stored in decomposed Unicode (NFD, as macOS or a sync tool may write
+    it): they read and can be renamed, but every write refuses the name (one spelling per name),
+    so each is named with the `memory rename` that gives it its NFC spelling."""
+    from assistant.notes.catalog import scan
+
+    try:
+        paths = [e.path for e in scan(ws.memory_dir) if e.problem is None]
+    except OSError:
+        return      # memory/ unreadable: reported with the layout
+    odd = not_nfc(paths)
+    for path in odd:
+        fixed = nfc(path)
+        r.problem("notes", f"memory/{shown(path)} is named in decomposed Unicode (NFD, as macOS or a sync tool "
+                           f"may store it): it reads like {fixed!r}, but no write can reach it under that name",
+                  f"assistant memory rename $'{shown(path)}' {shlex.quote(fixed)}")
+    if paths and not odd:
+        r.ok("notes", "every note's name is in the usual Unicode spelling (NFC)")
 
 
 def _check_config(ws: Workspace, r: Report) -> None:
@@ -368,6 +411,8 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
             _check_layout(ws, r)    # the rest needs a readable config
     else:
         _check_layout(ws, r)
+        _check_writes(ws, r)
+        _check_note_names(ws, r)
         _check_config(ws, r)
         # each further check reads its own section: a broken one was reported above
         if not ws.config.problems_in("model"):

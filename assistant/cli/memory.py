@@ -23,10 +23,14 @@ from pathlib import Path
 
 import click
 
+from policy.fileio import LinkedFolder, open_folder
+
 from assistant.notes.store import (
     Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
+from assistant.notes.names import not_nfc, shown
+from assistant.workspace.layout import STATE
 from assistant.display.localtime import local_time
 from assistant.display.terminal import escape, invisible_line, one_line
 from assistant.notes.watch import MemoryWatcher
@@ -62,6 +66,13 @@ def _child_env() -> dict[str, str]:
 
 
 
+def note_name(path: str) -> str:
+    """Notes are markdown files: a name whose last part has no `.` means that name with `.md`
+    (`people/lina` is people/lina.md), for every command that takes a note."""
+    leaf = path.rsplit("/", 1)[-1]
+    return f"{path}.md" if leaf and "." not in leaf else path
+
+
 def _refusal(exc: NoteError) -> str:
     """A refusal as the person sees it: a refused secret is named here (the model is never told
     which one; the person, whose vault it is, may be)."""
@@ -73,11 +84,11 @@ def _refusal(exc: NoteError) -> str:
 def person_conflict(exc: Conflict, *, action: str = "write") -> str:
     """A read-before-overwrite refusal worded for the person at the CLI (`--base REV`, `memory
     cat`), not for the model (whose message speaks of memory_read and `base`). action: "write",
-    "edit" or "rm" (what the person ran)."""
+    "edit", "rm" or "rename" (what the person ran)."""
     path = visible(exc.path, keep_newlines=False) if exc.path else "the note"
     quoted = shlex.quote(exc.path) if exc.path else "PATH"
     where = f"`assistant memory cat --json {quoted}` shows its revision"
-    force = "" if action == "rm" else "; --force replaces it whatever it holds"
+    force = "" if action in ("rm", "rename") else "; --force replaces it whatever it holds"
     gave = f"--base {exc.given}" if exc.given else "the --base you gave"
     if action == "edit" and exc.why in ("exists", "created"):
         return (f"{path} was created by someone else while you were editing: run "
@@ -91,8 +102,10 @@ def person_conflict(exc: Conflict, *, action: str = "write") -> str:
     if exc.why == "removed":
         return f"{path} no longer exists: it was removed since you read it (write it without --base to create it)"
     if exc.why == "raced":
-        what = "removal" if action == "rm" else "edit" if action == "edit" else "write"
+        what = {"rm": "removal", "edit": "edit", "rename": "rename"}.get(action, "write")
         return f"{path} changed since you read it, read it again: it changed on disk while this {what} was being decided"
+    if exc.why == "created" and action == "rename":
+        return f"{path} was created by someone else while this rename was being decided; nothing was renamed"
     if exc.why == "created":
         return (f"{path} was created by someone else while this write was being decided: read it "
                 f"(`assistant memory cat {quoted}`) and pass --base REV to replace it")
@@ -106,14 +119,13 @@ def _edit_folder(mem: Memory) -> Path:
     edits = mem.ws.state_dir / EDITS
     try:
         mem.ws.ensure_state()
-        try:
-            os.mkdir(edits, 0o700)
-        except FileExistsError:
-            pass
+        os.close(open_folder(mem.ws.root, f"{STATE}/{EDITS}", create=True))   # no link at state/ or edits/
         st = os.lstat(edits)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
             fail(f"{edits} is not a folder of yours (a link or a file?): move it aside")
         folder = Path(tempfile.mkdtemp(prefix="edit-", dir=edits))
+    except LinkedFolder as exc:
+        fail(f"no folder for the editor's copy: {exc.strerror}")
     except OSError as exc:
         fail(f"cannot make a folder for the editor's copy in {edits}: {exc.strerror or exc}")
     os.chmod(folder, 0o700)
@@ -178,18 +190,11 @@ def cat_cmd(path: str, as_json: bool) -> None:
     into --json."""
     mem = _memory()
     try:
-        note = mem.read(path)
+        note = mem.read(note_name(path))
+    except NotFound:
+        fail(f"no note at {visible(note_name(path))}")
     except NoteError as exc:
-        # notes are markdown files: `memory cat people/lina` means people/lina.md
-        leaf = path.rsplit("/", 1)[-1]
-        if not leaf or "." in leaf:
-            fail(str(exc))
-        try:
-            note = mem.read(f"{path}.md")
-        except NotFound:
-            fail(f"no note at {visible(path)}.md")
-        except NoteError:
-            fail(str(exc))
+        fail(str(exc))
     if as_json:
         echo_json({"path": note.path, "revision": note.revision, "content": note.content})
         return
@@ -248,6 +253,7 @@ def edit_cmd(path: str) -> None:
     the exact original value back for every marker you leave as it is (delete a marker to
     drop that secret). A marker that cannot be put back is an error and nothing is saved.
     """
+    path = note_name(path)
     mem = _memory()
     try:
         mem.check_path(path)
@@ -324,6 +330,7 @@ def edit_cmd(path: str) -> None:
               help="Only remove the note if it is still at this revision.")
 def rm_cmd(path: str, base: str | None) -> None:
     """Remove a note."""
+    path = note_name(path)
     mem = _memory()
     try:
         result = mem.remove(path, base=base)
@@ -337,6 +344,31 @@ def rm_cmd(path: str, base: str | None) -> None:
         fail(str(exc))
     _report(result)
     click.echo(f"removed {result.path} (was revision {result.revision})")
+
+
+@memory_group.command("rename")
+@click.argument("old")
+@click.argument("new")
+def rename_cmd(old: str, new: str) -> None:
+    """Give note OLD the name NEW (refused if NEW exists).
+
+    Goes through the same checks as `memory write` and `memory rm` (NEW is a write of the same
+    text, OLD a removal; history records both), done as one rename, so a failure leaves
+    nothing half-done. OLD may be a name stored in decomposed Unicode (as macOS or a sync
+    tool writes it): type it as it reads, and NEW gets the usual (NFC) spelling.
+    """
+    old, new = note_name(old), note_name(new)
+    mem = _memory()
+    try:
+        result = mem.rename(old, new)
+    except Conflict as exc:
+        fail(person_conflict(exc, action="rename"))
+    except NoteError as exc:
+        fail(_refusal(exc))
+    _report(result)
+    # an old name in another Unicode spelling is shown escaped: it reads like the new one
+    was = shown(result.old) if not_nfc([result.old]) else result.old
+    click.echo(f"renamed {one_line(was)} to {one_line(result.new)} (revision {result.revision})")
 
 
 @memory_group.command("catalog")

@@ -28,7 +28,7 @@ from assistant.notes.frontmatter import decode_head, head_meta, staleness
 from assistant.notes.history import HistoryError, Origin, Version
 from assistant.notes.store import Memory, NoteError, NotFound
 from assistant.cli.common import echo_json, fail, is_tty, json_option, visible
-from assistant.cli.memory import _memory, _refusal, _report, memory_group
+from assistant.cli.memory import _memory, _refusal, _report, memory_group, note_name
 
 
 def _history(mem: Memory):
@@ -201,6 +201,7 @@ def log_cmd(path: str | None, as_json: bool) -> None:
     """Every recorded version (of PATH, or of all notes), newest first: revision, time,
     source (assistant, person, hand-edit, revert, removal, mcp:NAME), approval or the rule that
     allowed it, the model, and what the turn had read from untrusted places before writing."""
+    path = note_name(path) if path is not None else None
     mem = _memory()
     if path is not None:
         _check(mem, path)
@@ -228,6 +229,7 @@ def log_cmd(path: str | None, as_json: bool) -> None:
 @click.option("--raw", is_flag=True, help="Write the exact bytes (not redacted): for `> FILE`.")
 def show_cmd(path: str, rev: str, raw: bool) -> None:
     """Print one version of a note, redacted and escaped like `memory cat` (--raw: exact bytes)."""
+    path = note_name(path)
     mem = _memory()
     _check(mem, path)
     v = _resolve(mem, path, rev)
@@ -268,6 +270,7 @@ def _text_of(mem: Memory, path: str, rev: str | None) -> tuple[str, str]:
 @click.option("--to", "to", metavar="REV", default=None, help="To this version (default: the note now).")
 def diff_cmd(path: str, rev: str | None, to: str | None) -> None:
     """A unified diff between two versions of a note (secrets redacted, text escaped)."""
+    path = note_name(path)
     mem = _memory()
     _check(mem, path)
     _notice(mem)
@@ -305,6 +308,7 @@ def revert_cmd(path: str, to: str) -> None:
     (source `revert`). A version the writer refuses (e.g. one holding a vault value) is not
     restored: the error says why and how to get its bytes with `memory show --raw`.
     """
+    path = note_name(path)
     mem = _memory()
     _check(mem, path)
     v = _resolve(mem, path, to)
@@ -364,6 +368,7 @@ def forget_cmd(path: str) -> None:
 
     The note itself is not touched: remove it with `assistant memory rm` first to have it
     gone entirely (otherwise its current text is recorded again as a first version)."""
+    path = note_name(path)
     mem = _memory()
     _check(mem, path)
     hist = _history(mem)

@@ -188,7 +188,10 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
     if problem:
         click.echo(f"warning: {problem}", err=True)
     if flavour == "cron":
-        block = crontab_lines(ws.root, schedules)
+        try:
+            block = crontab_lines(ws.root, schedules)
+        except ScheduleError as exc:
+            fail(str(exc))
         if action == "print":
             click.echo("\n".join(block))
             return
@@ -196,8 +199,11 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
         click.echo(f"installed {len(schedules)} schedule(s) into your crontab (block for {ws.root})")
         return
     keyring = ws.config.vault.unlock == "keyring"
-    units = systemd_units(ws.root, schedules,
-                          environment={"DBUS_SESSION_BUS_ADDRESS": SYSTEMD_SESSION_BUS} if keyring else None)
+    try:
+        units = systemd_units(ws.root, schedules,
+                              environment={"DBUS_SESSION_BUS_ADDRESS": SYSTEMD_SESSION_BUS} if keyring else None)
+    except ScheduleError as exc:
+        fail(str(exc))
     if action == "print":
         for fname, text in units.items():
             click.echo(f"# ---- {fname}")

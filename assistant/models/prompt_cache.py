@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from policy.fileio import read_upto, write_atomic
+from policy.fileio import open_folder, read_upto, write_atomic
 
 MAGIC = b"ASSISTANT-PROMPT-CACHE-1\n"
 MAC_BYTES = 32
@@ -68,8 +68,8 @@ def _pack_tokens(tokens: Sequence[int]) -> bytes:
     return struct.pack(f"<{len(tokens)}I", *tokens)
 
 
-def _open_private(path: Path, flags: int) -> int:
-    return os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+def _open_private(name: str, flags: int, dir_fd: int) -> int:
+    return os.open(name, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dir_fd)
 
 
 class PromptCache:
@@ -84,10 +84,14 @@ class PromptCache:
     # -- the MAC key
     def _load_key(self) -> bytes:
         path = self.state_dir / KEY_FILE
+        try:   # state/ reached from the workspace without following a link (the message says the fix)
+            self.state_dir.parent.mkdir(parents=True, exist_ok=True)
+            dfd = open_folder(self.state_dir.parent, self.state_dir.name, create=True)
+        except OSError as exc:
+            raise PromptCacheError(f"{path}: {exc.strerror or exc}") from None
         try:
-            self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             try:
-                fd = _open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                fd = _open_private(KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dfd)
             except FileExistsError:
                 pass
             else:
@@ -96,7 +100,7 @@ class PromptCache:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
-            fd = _open_private(path, os.O_RDONLY | os.O_NONBLOCK)
+            fd = _open_private(KEY_FILE, os.O_RDONLY | os.O_NONBLOCK, dfd)
             try:
                 st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
@@ -107,6 +111,8 @@ class PromptCache:
                 os.close(fd)
         except OSError as exc:
             raise PromptCacheError(f"{path}: {exc.strerror or exc}") from None
+        finally:
+            os.close(dfd)
         if len(key) != 32:
             raise PromptCacheError(f"{path} is damaged (delete it: a new one is made)")
         return key
@@ -121,14 +127,8 @@ class PromptCache:
         """A descriptor of state/prompt_cache/, never followed through a link: a planted link
         would make the cache read, write and trim (delete) files outside state/. None when it
         is missing (and not created) or is not a private directory of ours."""
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        try:
-            if create:
-                try:
-                    os.mkdir(self.dir, 0o700)
-                except FileExistsError:
-                    pass
-            fd = os.open(self.dir, flags)
+        try:   # state/ and state/prompt_cache/ both reached without following a link
+            fd = open_folder(self.state_dir.parent, f"{self.state_dir.name}/{DIR}", create=create)
         except OSError:
             return None
         try:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from policy.audit import timestamp
-from policy.fileio import FileLock, NotRegularFile, check_in_place, write_all
+from policy.fileio import FileLock, LinkedFolder, NotRegularFile, check_in_place, open_folder, write_all
 
 from assistant.confine import Root
 from assistant.notes.locking import LockTimeout
@@ -226,31 +226,27 @@ class History:
     # -- setup ---------------------------------------------------------------------------
 
     def ensure(self) -> None:
-        """Create history/ and history/objects/ (0700) if missing; refuse a non-folder."""
+        """Create history/ and history/objects/ (0700) if missing, each reached from the
+        workspace folder without following a link (a link or a file at either is refused,
+        with the fix)."""
         try:
-            st = os.lstat(self.dir)
-        except FileNotFoundError:
-            self.dir.mkdir(mode=0o700, parents=False, exist_ok=True)
-            st = os.lstat(self.dir)
-        if not stat.S_ISDIR(st.st_mode):
-            raise HistoryError(f"{self.dir} is not a folder (a link or a file); history needs a real folder")
-        objects = self.dir / OBJECTS
-        try:
-            ost = os.lstat(objects)
-        except FileNotFoundError:
-            objects.mkdir(mode=0o700, exist_ok=True)
-            ost = os.lstat(objects)
-        if not stat.S_ISDIR(ost.st_mode):
-            raise HistoryError(f"{objects} is not a folder")
+            os.close(open_folder(self.dir.parent, f"{self.dir.name}/{OBJECTS}", create=True))
+        except LinkedFolder as exc:
+            raise HistoryError(exc.strerror) from None
 
     @property
     def log_path(self) -> Path:
         return self.dir / LOG_NAME
 
     def root(self) -> Root:
+        """The confined Root of history/ (reached without following a link; every write of
+        history goes through it, by descriptor)."""
         if self._root is None:
             self.ensure()
-            self._root = Root(self.dir)
+            try:
+                self._root = Root.beneath(self.dir.parent, self.dir.name, create=False)
+            except LinkedFolder as exc:
+                raise HistoryError(exc.strerror) from None
         return self._root
 
     def close(self) -> None:
@@ -264,8 +260,8 @@ class History:
     def _lock(self) -> FileLock:
         """The exclusive flock on history/.lock, waited for at most lock_timeout (LockTimeout);
         no pid recorded: it is taken on every append."""
-        self.ensure()
-        return FileLock(self.dir / LOCK, self.lock_timeout, what="history's log", record_pid=False)
+        return FileLock(LOCK, self.lock_timeout, what="history's log", record_pid=False,
+                        dir_fd=self.root().fileno())
 
     # -- objects -------------------------------------------------------------------------
 
@@ -355,11 +351,21 @@ class History:
 
     # -- the log -------------------------------------------------------------------------
 
+    def _open_log(self, flags: int) -> int:
+        """history/log.jsonl, opened in the confined history/ (never through a link)."""
+        if self._root is None and not (flags & os.O_CREAT) and not os.path.lexists(self.dir):
+            raise FileNotFoundError(errno.ENOENT, "no history yet")   # a read makes no folder
+        try:
+            dir_fd = self.root().fileno()
+        except HistoryError as exc:
+            raise OSError(errno.ELOOP, str(exc)) from None
+        return os.open(LOG_NAME, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600, dir_fd=dir_fd)
+
     def _refresh(self) -> _LogCache:
         """Read lines appended since the last call (all of them if the log was replaced)."""
         c = self._cache
         try:
-            fd = os.open(self.log_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = self._open_log(os.O_RDONLY)
         except FileNotFoundError:
             self._cache = _LogCache()
             return self._cache
@@ -451,8 +457,7 @@ class History:
         current = False     # the cache had read the whole log before this append
         try:
             with self._lock():
-                fd = os.open(self.log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-                             | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+                fd = self._open_log(os.O_RDWR | os.O_APPEND | os.O_CREAT)
                 try:
                     try:
                         st = check_in_place(fd, str(self.log_path))

@@ -16,7 +16,7 @@ import os
 from contextlib import nullcontext
 from pathlib import Path
 
-from policy.fileio import read_regular, write_atomic
+from policy.fileio import open_folder, read_regular, write_atomic
 
 from assistant.notes import catalog as _catalog
 from assistant.notes.history import Version
@@ -26,16 +26,24 @@ CACHE_NAME = "history-seen.json"
 
 
 def _load(path) -> dict:
-    try:    # no link followed, no wait on a FIFO: a cache that is not a plain file is no cache
-        data = json.loads(read_regular(path, max_bytes=16 << 20))
+    try:    # no link followed (state/ included), no wait on a FIFO: a cache that is not a plain file is no cache
+        dfd = open_folder(path.parent.parent, path.parent.name, create=False)
+        try:
+            data = json.loads(read_regular(path.name, dir_fd=dfd, max_bytes=16 << 20))
+        finally:
+            os.close(dfd)
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
 def _save(path, data: dict) -> None:
-    try:   # atomic, private, never through a link (policy.fileio)
-        write_atomic(path, json.dumps(data, separators=(",", ":")).encode("utf-8"), mode=0o600)
+    try:   # atomic, private, never through a link, state/ included (policy.fileio)
+        dfd = open_folder(path.parent.parent, path.parent.name, create=True)
+        try:
+            write_atomic(path.name, json.dumps(data, separators=(",", ":")).encode("utf-8"), dir_fd=dfd, mode=0o600)
+        finally:
+            os.close(dfd)
     except OSError:
         pass   # a cache: losing it costs one re-read
 

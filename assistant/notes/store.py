@@ -12,6 +12,7 @@ Reads are ungated (context, not reach) but confined, bounded, and redacted by th
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -24,7 +25,7 @@ from assistant.gating.context import AuditSink, Authorizer, Call, CallAuthority
 from assistant.confine import Root
 from assistant.notes.writer import (
     CONFLICT_MESSAGE, Busy, Conflict, ContentRefused, Denied, GatedWriter, Mount, NotFound,
-    PathRefused, Refused, RemoveResult, SecretRefused, SecretWouldBeLost, Unreadable, WriteResult,
+    PathRefused, Refused, RemoveResult, RenameResult, SecretRefused, SecretWouldBeLost, Unreadable, WriteResult,
 )
 from assistant.notes.history import History, HistoryError, Origin, Version
 from assistant.notes.intake import notice_all
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
 
 __all__ = [
-    "Memory", "Note", "WriteResult", "RemoveResult", "Entry", "REVISION_CHARS",
+    "Memory", "Note", "WriteResult", "RemoveResult", "RenameResult", "Entry", "REVISION_CHARS",
     "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "SecretWouldBeLost", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
 ]
@@ -166,10 +167,11 @@ class Memory:
                 return root.sweep_temp(older_than)
 
     def writers_lock(self) -> FileLock:
-        """The workspace's writers' lock (every write, removal and history change takes it); the
-        person's history commands hold it while they prune or forget."""
-        self.ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return FileLock(self.ws.lock_path, timeout=self.lock_timeout)
+        """The workspace's writers' lock, state/memory.lock (every write, removal and history change
+        takes it; state/ reached without following a link); the person's history commands hold it
+        while they prune or forget."""
+        return FileLock(os.path.relpath(self.ws.lock_path, self.ws.root), timeout=self.lock_timeout,
+                        beneath=self.ws.root)
 
     def _current(self, root: Root, path: str) -> bytes | None:
         """The note's bytes now, None if there is none; Unreadable if it is not a readable note."""
@@ -208,6 +210,13 @@ class Memory:
         `call`: as for write (its gate view and cancellation); None: this Memory's gate."""
         return self._writer().remove(path, base, call=call or Call(self.gate), origin=origin or Origin("person"))
 
+    def rename(self, old: str, new: str, *, origin: Origin | None = None, call: Call | None = None) -> RenameResult:
+        """Give a note a new name: gated as a write of NEW and a removal of OLD (kind memory),
+        done as one rename that never replaces; NEW must not exist. OLD may be a name stored in
+        another Unicode spelling (NFD, as macOS or a sync tool writes it), found by its NFC name.
+        History records NEW's version and OLD's removal."""
+        return self._writer().rename(old, new, call=call or Call(self.gate), origin=origin or Origin("person"))
+
     # -- history ------------------------------------------------------------------------
 
     def notice(self, paths: list[str] | None = None) -> list[Version]:
@@ -229,8 +238,7 @@ class Memory:
         writer = self._writer()
         path = writer.check_path(path)
         with self._root() as root:
-            writer.check_spelling(root, path)
-            data = writer.current(root, path)
+            data = writer.current(root, writer.on_disk(root, path))   # (a name stored in NFD is found too)
         if data is None:
             raise NotFound(f"no note at {path}")
         try:

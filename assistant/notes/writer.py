@@ -19,7 +19,9 @@ In this order, and nowhere else:
      a refusal), history records unseen hand edits, the call must still be wanted, history's
      intent, the exact approved bytes written atomically through the Root, history's version
   7. one audit line (sha256 and size, never content)
-Removal (memory only) takes steps 1, 4, 5, 6 and 7.
+Removal (memory only) takes steps 1, 4, 5, 6 and 7. A rename (memory only) is a write of the
+new name with the old one's bytes and a removal of the old one, each asked of the gate, done
+as one rename that never replaces (so nothing is ever half-done), and recorded as both.
 """
 
 from __future__ import annotations
@@ -41,12 +43,12 @@ from assistant.confine import ConfinementError, FileTooLargeError, Root
 from assistant.notes.history import AllowedBy, History, HistoryError, Origin, Version
 from assistant.secrets.scanner import VAULT_RULE, Scanner
 from assistant.notes.locking import LockTimeout
-from assistant.notes.names import clash_message, nfc, spelling_clash
+from assistant.notes.names import SpellingClash, clash_message, nfc, spelled_on_disk, spelling_clash
 from assistant.notes.frontmatter import REVISION_CHARS
 from assistant.display.terminal import char_name, control_character
 
 __all__ = [
-    "GatedWriter", "Mount", "WriteResult", "RemoveResult", "CONFLICT_MESSAGE",
+    "GatedWriter", "Mount", "WriteResult", "RemoveResult", "RenameResult", "CONFLICT_MESSAGE",
     "Refused", "PathRefused", "ContentRefused", "SecretRefused", "SecretWouldBeLost", "Conflict",
     "Denied", "NotFound", "Unreadable", "Busy",
 ]
@@ -141,6 +143,14 @@ class WriteResult:
 class RemoveResult:
     path: str
     revision: str     # of the removed bytes
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class RenameResult:
+    old: str          # as it was spelled on disk
+    new: str
+    revision: str     # of the bytes moved
     warning: str | None = None
 
 
@@ -304,6 +314,16 @@ class GatedWriter:
         if on_disk is not None:
             raise PathRefused(f"path refused: {clash_message(path, on_disk)}")
 
+    @staticmethod
+    def on_disk(root: Root, path: str) -> str:
+        """Where an existing entry of this NFC name is on disk: the name itself, or its one
+        other spelling (a note a sync tool stored in NFD), for reading, removing and renaming
+        it; a refusal if the name is on disk in two spellings."""
+        try:
+            return spelled_on_disk(root, path)
+        except SpellingClash as exc:
+            raise PathRefused(f"path refused: {clash_message(path, exc.on_disk)}") from None
+
     def current(self, root: Root, path: str) -> bytes | None:
         """The bytes now, None if there are none; a refusal if it is not a readable regular file."""
         noun = self.m.noun
@@ -432,13 +452,24 @@ class GatedWriter:
                                      f"it) before {path} was written; nothing was written")
                     version = self._begin(path, data, origin, grant, removed=False)
                     try:
-                        root.write_bytes(path, data)
+                        # swapped in over exactly the bytes just checked: a save that lands
+                        # after the recheck is swapped back, never overwritten unseen
+                        written = root.write_over(path, data, expect=current, keep=self._keeper(path),
+                                                  max_bytes=self.m.read_limit)
                     except ConfinementError as exc:
                         self._abandon()
                         raise PathRefused(f"path refused: {exc}") from None
+                    except HistoryError as exc:     # a save that landed meanwhile could not be kept
+                        self._abandon()
+                        raise Refused(f"history could not be recorded ({exc}); nothing was written") from None
                     except OSError as exc:
                         self._abandon()
                         raise Refused(f"{path} could not be written: {exc.strerror or exc}") from None
+                    if not written:
+                        self._abandon()
+                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it was saved by someone else while this write "
+                                       "was being made; that save is kept, and nothing was written)",
+                                       path=path, why="raced")
                     history_warning = self._commit(version)
                     event: dict[str, object] = {
                         "event": "written", "run": self.m.run_id, "kind": self.m.kind, "target": path,
@@ -480,10 +511,20 @@ class GatedWriter:
                         raise Denied(f"the call was given up on before {path} was removed; nothing was removed")
                     version = self._begin(path, current, origin, grant, removed=True)
                     try:
-                        root.remove(path)
+                        # removed only if it still holds the bytes just checked (see write)
+                        removed = root.remove_if(path, expect=current, keep=self._keeper(path),
+                                                 max_bytes=self.m.read_limit)
+                    except HistoryError as exc:     # a save that landed meanwhile could not be kept
+                        self._abandon()
+                        raise Refused(f"history could not be recorded ({exc}); nothing was removed") from None
                     except OSError as exc:
                         self._abandon()
                         raise Refused(f"{path} could not be removed: {exc.strerror or exc}") from None
+                    if not removed:
+                        self._abandon()
+                        raise Conflict(f"{path} {CONFLICT_MESSAGE} (it was saved by someone else while it was "
+                                       "being removed; that save is kept, and nothing was removed)",
+                                       path=path, why="raced")
                     history_warning = self._commit(version)
                     warning = self._audit_line({
                         "event": "removed", "run": self.m.run_id, "kind": self.m.kind, "target": path,
@@ -492,6 +533,104 @@ class GatedWriter:
             except LockTimeout as exc:
                 raise Busy(f"{exc}; nothing was removed") from None
         return RemoveResult(path=path, revision=revision, warning=warning)
+
+    def rename(self, old: object, new: object, *, call: CallAuthority, origin: Origin) -> RenameResult:
+        """Move one entry to a new name: gated as a write of NEW (the same bytes) and a removal
+        of OLD. OLD may be on disk in another spelling (NFD): it is found by its NFC name.
+        NEW must not exist (nor clash with another spelling). One rename that never replaces
+        does it, under the lock, after the bytes are rechecked; history records NEW's version
+        and OLD's removal. On any failure nothing has moved."""
+        old = self.check_path(old)
+        new = self.check_path(new)
+        self.check_secrets(new, b"")            # a new name: scanned like any path written
+        with self.m.root() as root:
+            src = self.on_disk(root, old)
+            clash = spelling_clash(root, new)
+            if clash is not None and clash != src and not src.startswith(clash + "/"):
+                # (a clash with OLD itself, or with a folder on OLD's way, is what the rename ends)
+                raise PathRefused(f"path refused: {clash_message(new, clash)}")
+            current = self.current(root, src)
+            if current is None:
+                raise NotFound(f"no {self.m.noun} at {old}")
+            if src == new:
+                raise Refused(f"{old} already has that name; nothing was renamed")
+            if self.current(root, new) is not None:
+                raise Refused(f"{new} already exists; nothing was renamed (remove it first, or choose "
+                              "another name)")
+            if origin.source != "person" and self.secrets_in(current):
+                raise SecretWouldBeLost(f"refused: {src} holds a secret (shown to you as a [redacted:...] "
+                                        f"marker); a {self.m.noun} holding a secret can only be renamed by the person")
+            revision = self._revision(current)
+            written = self.authorize(call, new, current, None,
+                                     f"{self.m.tool} {new} ({len(current)} bytes, renamed from {src}, "
+                                     f"revision {revision})")
+            removed = self.authorize(call, src, b"", current,
+                                     f"{self.m.kind} remove {src} (renamed to {new}, revision {revision})")
+            try:
+                with self._lock():
+                    self._recheck(root, src, current, "rename")
+                    self._recheck(root, new, None, "rename")
+                    if not call.commit():
+                        raise Denied(f"the call was given up on before {src} was renamed; nothing was renamed")
+                    version = self._begin(new, current, origin, written, removed=False)
+                    try:
+                        root.rename(src, new, replace=False)
+                    except FileExistsError:
+                        self._abandon()
+                        raise Conflict(f"{new} was created by another writer meanwhile; nothing was renamed",
+                                       path=new, why="created") from None
+                    except ConfinementError as exc:
+                        self._abandon()
+                        raise PathRefused(f"path refused: {exc}") from None
+                    except OSError as exc:
+                        self._abandon()
+                        raise Refused(f"{src} could not be renamed: {exc.strerror or exc}") from None
+                    if self.current(root, new) != current:     # a save landed in between: moved back
+                        self._abandon()
+                        try:
+                            root.rename(new, src, replace=False)
+                        except OSError:
+                            pass    # (src was made again meanwhile: both stay, nothing is lost)
+                        raise Conflict(f"{src} {CONFLICT_MESSAGE} (it was saved by someone else while it was "
+                                       "being renamed; nothing was renamed)", path=src, why="raced")
+                    warning = self._commit(version)
+                    warning = self._record_removal(src, current, origin, removed) or warning
+                    self._drop_empty_spellings(root, src, new)
+                    warning = self._audit_line({
+                        "event": "renamed", "run": self.m.run_id, "kind": self.m.kind, "target": new,
+                        "from": src, "sha256": _sha256(current), "revision": revision, "source": origin.source,
+                    }) or warning
+            except LockTimeout as exc:
+                raise Busy(f"{exc}; nothing was renamed") from None
+        return RenameResult(old=src, new=new, revision=revision, warning=warning)
+
+    @staticmethod
+    def _drop_empty_spellings(root: Root, src: str, new: str) -> None:
+        """After a rename out of folders spelled in another Unicode form (NFD): each such
+        folder left empty is removed (rmdir: never one with anything in it), so no second
+        spelling of the new name's folders stays behind."""
+        parts = src.split("/")[:-1]
+        keep = set(new.split("/")[:-1])
+        for depth in range(len(parts), 0, -1):
+            folder = "/".join(parts[:depth])
+            if parts[depth - 1] in keep or nfc(parts[depth - 1]) == parts[depth - 1]:
+                continue
+            try:
+                root.remove(folder)
+            except OSError:
+                return      # not empty (or gone): it and the folders above it stay
+
+    def _record_removal(self, path: str, data: bytes, origin: Origin, grant: AllowedBy) -> str | None:
+        """The old name's removal after a rename (its bytes are stored already, as the new name's)."""
+        history = self.m.history
+        if history is None:
+            return None
+        try:
+            history.record(history.make_version(path, data, origin, run=self.m.run_id, grant=grant,
+                                                removed=True), data)
+            return None
+        except HistoryError as exc:
+            return f"the removal of {path} was not logged yet ({exc}); it will be at the next session start"
 
     # -- under the lock ---------------------------------------------------------------------
 
@@ -511,6 +650,16 @@ class GatedWriter:
                            path=path, why="created")
         raise Conflict(f"{path} {CONFLICT_MESSAGE} (it changed while the {what} was being decided)",
                        path=path, why="raced")
+
+    def _keeper(self, path: str) -> Callable[[bytes], None] | None:
+        """What keeps a save displaced while the new bytes went in: a hand-edit version."""
+        history = self.m.history
+        if history is None:
+            return None
+
+        def keep(data: bytes) -> None:
+            history.notice(path, data, run=self.m.run_id)
+        return keep
 
     def catch_up(self, root: Root, path: str, now: bytes | None) -> None:
         """Under the lock, before a write: finish a crashed writer's version, then save unseen

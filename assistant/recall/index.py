@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
+from policy.fileio import LinkedFolder, open_folder
+
 from assistant.confine import ConfinementError, Root
 from assistant.notes.frontmatter import parse
 
@@ -352,6 +354,7 @@ class Index:
         self.notice = notice or (lambda message: None)
         self._identity = identity
         self._db: sqlite3.Connection | None = None
+        self._state_fd: int | None = None
         self._lock = threading.RLock()
         self._pending: set[str] = set()
         self._known: dict[str, tuple[int, dict]] = {}     # source -> (data_version, indexed metadata)
@@ -371,20 +374,39 @@ class Index:
                 self._identity = os.path.realpath(self.memory_dir)
         return self._identity
 
+    def _state(self) -> int:
+        """A descriptor of state/, reached from the workspace without following a link (held
+        while the database is open: SQLite opens the index and its -wal/-shm through it)."""
+        if self._state_fd is None:
+            try:
+                self._state_fd = open_folder(self.state_dir.parent, self.state_dir.name, create=True)
+            except LinkedFolder as exc:
+                raise IndexUnavailable(f"the search index is not opened: {exc.strerror}") from None
+        return self._state_fd
+
+    def _where(self, dfd: int) -> str:
+        """The index's name for SQLite: through the held descriptor where /proc shows it (no
+        path string is resolved again), else the path (state/ was just checked to be no link)."""
+        via = f"/proc/self/fd/{dfd}"
+        return f"{via}/{INDEX_FILE}" if os.path.isdir(via) else str(self.path)
+
     def _connect(self) -> sqlite3.Connection:
-        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
-            raise IndexUnavailable(f"{self.path} is not a regular file; remove it and the index is rebuilt")
-        if not self.path.exists():
+        dfd = self._state()
+        try:
+            st = os.stat(INDEX_FILE, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
             # a WAL left beside a deleted index belongs to the old file: never replay it into a new one
             for suffix in ("-wal", "-shm", "-journal"):
                 try:
-                    os.unlink(str(self.path) + suffix)
+                    os.unlink(INDEX_FILE + suffix, dir_fd=dfd)
                 except FileNotFoundError:
                     pass
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        if st is not None and not _stat.S_ISREG(st.st_mode):
+            raise IndexUnavailable(f"{self.path} is not a regular file; remove it and the index is rebuilt")
+        fd = os.open(INDEX_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
         os.close(fd)
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+        db = sqlite3.connect(self._where(dfd), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                              check_same_thread=False)
         try:
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -465,9 +487,10 @@ class Index:
         return self._db
 
     def _remove_files(self) -> None:
+        dfd = self._state()
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
-                os.unlink(str(self.path) + suffix)
+                os.unlink(INDEX_FILE + suffix, dir_fd=dfd)
             except FileNotFoundError:
                 pass
 
@@ -517,11 +540,16 @@ class Index:
         with self._lock:
             self._known.clear()
             self._df = None
-            if self._db is not None:
-                try:
-                    self._db.close()
-                finally:
-                    self._db = None
+            try:
+                if self._db is not None:
+                    try:
+                        self._db.close()
+                    finally:
+                        self._db = None
+            finally:
+                if self._state_fd is not None:
+                    os.close(self._state_fd)
+                    self._state_fd = None
 
     def __enter__(self) -> "Index":
         return self

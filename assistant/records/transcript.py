@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policy.fileio import open_folder
+
 if TYPE_CHECKING:
     from assistant.secrets.scanner import Scanner
 
@@ -56,7 +58,11 @@ def redact_value(value: object, scanner: "Scanner | None") -> object:
 class Transcript:
     """Append-only JSONL log of one session. Thread-safe; each event is one line."""
 
-    def __init__(self, transcripts_dir: str | os.PathLike[str], session: str, scanner: "Scanner | None"):
+    def __init__(self, transcripts_dir: str | os.PathLike[str], session: str, scanner: "Scanner | None", *,
+                 beneath: str | os.PathLike[str] | None = None):
+        """`beneath`: the folder `transcripts_dir` is reached from without following a link at
+        any level (default: its grandparent, the workspace of state/transcripts): a link planted
+        at state/ or state/transcripts is refused (policy.fileio.LinkedFolder, with the fix)."""
         if not _SESSION_RE.match(session):
             raise ValueError(f"bad session id {session!r}: letters, digits, '.', '_' and '-' only")
         self.session = session
@@ -64,11 +70,15 @@ class Transcript:
         self.dir = Path(transcripts_dir)
         self.path = self.dir / f"{session}.jsonl"
         self._lock = threading.Lock()
-        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        base = Path(beneath) if beneath is not None else self.dir.parent.parent
+        dir_fd = open_folder(base, os.path.relpath(self.dir, base), create=True)
         # O_NOFOLLOW: a symlink planted at the path is refused; O_NONBLOCK: so is a FIFO (the
         # open would wait for a reader forever); anything but a regular file is refused.
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-        fd = os.open(self.path, flags, 0o600)
+        try:
+            fd = os.open(self.path.name, flags, 0o600, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise OSError(errno.EINVAL, f"{self.path.name} is not a regular file")

@@ -17,7 +17,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from policy.fileio import write_atomic
+from policy.fileio import LinkedFolder, open_folder, write_atomic
 
 KEY_FILE = "revision.key"
 KEY_BYTES = 32
@@ -59,9 +59,10 @@ def load_key(state_dir: str | os.PathLike[str], *, name: str = KEY_FILE, what: s
     cannot hold one. `name`/`what`: another key of the same kind in state/ (the approval-link
     key, state/approval_links.key, is one: its loss costs only a re-sent link)."""
     path = Path(state_dir)
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:   # state/ reached from the workspace without following a link (LinkedFolder says the fix)
+        dfd = open_folder(path.parent, path.name, create=True)
+    except LinkedFolder as exc:
+        raise RevisionKeyError(f"the {what} cannot be kept: {exc.strerror}") from None
     except OSError as exc:
         raise RevisionKeyError(f"{path}: cannot open state/ for the {what}: {exc.strerror or exc}") from None
     try:

@@ -11,6 +11,7 @@ a stored secret (the agent redacts every output, and writes carrying one are ref
 from __future__ import annotations
 
 import errno
+import os
 import stat as _s
 from contextlib import nullcontext
 
@@ -117,8 +118,7 @@ def _writer(ctx: ToolContext) -> GatedWriter:
     ws = ctx.workspace
 
     def writers_lock() -> FileLock:
-        ws.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return FileLock(ws.files_lock_path, what="files/")
+        return FileLock(os.path.relpath(ws.files_lock_path, ws.root), what="files/", beneath=ws.root)
 
     return GatedWriter(Mount(
         kind="file", tool="file_write", noun="file", root=lambda: nullcontext(root), scanner=ctx.scanner,

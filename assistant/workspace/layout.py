@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from policy.fileio import replacing, write_atomic
+from policy.fileio import open_folder, replacing, write_atomic
 
 from assistant.workspace.config import SECTIONS, Config, ConfigError
 from assistant.workspace.config import defaults as default_config
@@ -146,9 +146,10 @@ class Workspace:
             return ""
 
     def ensure_state(self) -> None:
-        """Create state/ and its subfolders (0o700) if missing."""
-        for d in (self.state_dir, self.approvals_dir, self.transcripts_dir):
-            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        """Create state/ and its subfolders (0o700) if missing, each reached without following a
+        link (a link at any level is policy.fileio.LinkedFolder, an OSError naming the fix)."""
+        for rel in (f"{STATE}/approvals", f"{STATE}/transcripts"):
+            os.close(open_folder(self.root, rel, create=True))
 
 
 def select_workspace(option: str | os.PathLike[str] | None) -> Path:

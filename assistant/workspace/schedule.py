@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 import sys
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -254,6 +255,30 @@ def assistant_executable() -> str:
     return str(Path(found).absolute()) if found else "assistant"
 
 
+def _breaks_a_line(c: str) -> bool:
+    """A character a crontab line or a systemd unit line cannot carry as data: a control
+    character (C0, DEL, C1: a newline ends the line, so what follows is a new entry or
+    directive) or a Unicode line or paragraph separator."""
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp")
+
+
+def _escaped(text: str) -> str:
+    return "".join(c.encode("unicode_escape").decode("ascii") if _breaks_a_line(c) else c for c in text)
+
+
+def check_scheduler_paths(workspace: Path, exe: str) -> None:
+    """Refuse a workspace path or an `assistant` command path that cannot go into a crontab line
+    or a systemd unit as one line: each is written there whole (in the command and in the
+    marker comment), and a newline in it would start a line of its own (a crontab entry, a
+    unit directive). No quoting carries a newline in both formats, so it is refused."""
+    for value, what, fix in ((str(workspace), "workspace path", "move the workspace to a folder whose path has none"),
+                             (exe, "assistant command's path", "install assistant where its path has none")):
+        if any(_breaks_a_line(c) for c in value):
+            raise ScheduleError(
+                f"the {what} {_escaped(value)!r} holds a control or line-break character, which would "
+                f"break the crontab line or systemd unit into lines of its own; nothing was written: {fix}")
+
+
 def run_argv(workspace: Path, task: str, exe: str | None = None) -> list[str]:
     return [exe or assistant_executable(), "-w", str(workspace), "run", task]
 
@@ -264,7 +289,10 @@ def _block_marker(workspace: Path) -> tuple[str, str]:
 
 
 def crontab_lines(workspace: Path, schedules: list[Schedule], exe: str | None = None) -> list[str]:
-    """Crontab lines (one per schedule, inside a marked block) running `assistant -w WS run TASK`."""
+    """Crontab lines (one per schedule, inside a marked block) running `assistant -w WS run TASK`.
+    ScheduleError for a path that cannot be written as one line (`check_scheduler_paths`)."""
+    exe = exe or assistant_executable()
+    check_scheduler_paths(workspace, exe)
     begin, end = _block_marker(workspace)
     lines = [begin]
     for s in schedules:
@@ -347,7 +375,10 @@ def unit_name(schedule: Schedule) -> str:
 def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = None,
                   environment: dict[str, str] | None = None) -> dict[str, str]:
     """File name -> contents of a user .service and .timer per schedule. `environment`: extra
-    Environment= lines the service needs (e.g. the session bus for a keyring unlock)."""
+    Environment= lines the service needs (e.g. the session bus for a keyring unlock).
+    ScheduleError for a path that cannot be written as one line (`check_scheduler_paths`)."""
+    exe = exe or assistant_executable()
+    check_scheduler_paths(workspace, exe)
     units: dict[str, str] = {}
     ws_tag = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
     for s in schedules:

@@ -99,7 +99,9 @@ def test_an_edits_folder_that_is_a_link_is_refused(tmp_path):
     os.symlink(elsewhere, ws / "state" / "edits")
     ok = _editor(tmp_path, "ok.py", "p.write_text('rewritten\\n')")
     r = _cli(ws, {**_env(tmp_path), "EDITOR": ok, "VISUAL": ""}, "memory", "edit", "people/lina.md")
-    assert r.returncode == 1 and "not a folder of yours" in r.stderr
+    # issue 23 item 5: the refusal names the link and the fix
+    assert r.returncode == 1 and "state/edits is a symbolic link" in r.stderr
+    assert f"rm {ws / 'state' / 'edits'}" in r.stderr
     assert list(elsewhere.iterdir()) == []
 
 
