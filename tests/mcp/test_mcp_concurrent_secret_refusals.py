@@ -2,7 +2,10 @@
 `refusals.ended` before its first await and counts the refusal later, in a worker thread, so a
 client that sends many calls at once gets every one of them scanned and answered: each call
 carrying a vault value is refused on its own (one bit each), and the session ends only after
-all of them. With a word list sent in one burst that is a full oracle; the rule allows two."""
+all of them. With a word list sent in one burst that is a full oracle; the rule allows two.
+(Over the real stdio door the transport hands the SDK one line per thread round-trip, which
+narrowed the window enough that a 40-call burst got 2 refusals in two trials: a race, not
+an atomic rule.)"""
 
 from __future__ import annotations
 
