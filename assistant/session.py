@@ -170,15 +170,17 @@ def unlock_scanner(ws: Workspace, *, interactive: bool) -> tuple[Scanner, Vault 
     return (vault.scanner(), vault) if vault is not None else (Scanner({}), None)
 
 
-def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | None" = None) -> PolicyFiles:
+def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | None" = None,
+                 scanner: Scanner | None = None) -> PolicyFiles:
     """The light accessor for doors that list or answer without a session (`approvals
     list|show|approve|deny`, `approvals serve`, `grants`, `doctor`): the approvals inbox,
     grants.json and the audit log. It reads no config section and unlocks no vault, so it works
     with a broken config.toml and asks for no passphrase. Such doors log no free text but the
     person's reason: every line is scanned for credential shapes (a vault's values are not
-    known here; a session's own audit log redacts them too). `audit_key`: the vault's audit key
+    known here unless the door unlocked the vault without asking and passes its `scanner`; a
+    session's own audit log redacts them too). `audit_key`: the vault's audit key
     (assistant.secrets.audit_key.unattended_audit_key), None for unkeyed lines."""
-    shapes = Scanner({})
+    shapes = scanner if scanner is not None else Scanner({})
     return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
                        audit=AuditLog(ws.audit_path, redact=shapes.redact, key=audit_key))
 

@@ -302,6 +302,10 @@ class Agent:
                 self.conversation.add_error(parse_error or "invalid action")
                 continue
             assert isinstance(action, ToolCall)
+            if self.refusals.ended:
+                # The session's refusal rule ended it (through any door): no call runs any more.
+                return self._stop(result, "this session takes no more tool calls: calls carried values from "
+                                          "your vault (you have been told)")
             if result.tool_calls >= self.limits.max_steps:
                 # Refused before it runs: nothing half-done.
                 return self._stop(result, f"the model asked for more than {self.limits.max_steps} tool calls "

@@ -25,7 +25,8 @@ from assistant.approvals import answering as approving
 from assistant.approvals.answering import diff_text
 from assistant.display.colour import diff, status, wanted
 from assistant.display.localtime import local_time
-from assistant.secrets.audit_key import unattended_audit_key
+from assistant.secrets.audit_key import audit_key, unattended_unlock
+from assistant.secrets.scanner import Scanner
 from assistant.display.terminal import hidden_text_warning
 from assistant.workspace.layout import Workspace
 from assistant.session import policy_files
@@ -204,9 +205,10 @@ def approve_cmd(request_id: str, remember: str, sha: str | None) -> None:
         if len(sha) < 8 or not req.sha256.startswith(sha):
             fail(f"--sha256 {sha} does not match approval {request_id} ({req.sha256}); "
                  "the content is not what you checked: run `assistant approvals show` again")
-    key, unkeyed = unattended_audit_key(ws)     # no prompt: env, key_file or keyring, as a scheduled run
+    vault, unkeyed = unattended_unlock(ws)     # no prompt: env, key_file or keyring, as a scheduled run
+    files = policy_files(ws, audit_key=audit_key(vault), scanner=vault.scanner() if vault is not None else None)
     try:
-        done = approving.approve(policy_files(ws, audit_key=key), request_id, remember=remember, sha256=req.sha256,
+        done = approving.approve(files, request_id, remember=remember, sha256=req.sha256,
                                  by="cli")
     except approving.AnswerError as exc:
         fail(str(exc))
@@ -230,9 +232,11 @@ def deny_cmd(request_id: str, reason: str) -> None:
     """Deny a pending request. ID may be any unique prefix."""
     ws, inbox = _inbox()
     request_id = _full_id(inbox, request_id)
-    key, unkeyed = unattended_audit_key(ws)     # no prompt: env, key_file or keyring, as a scheduled run
-    try:
-        done = approving.deny(policy_files(ws, audit_key=key), request_id, reason=reason, by="cli")
+    vault, unkeyed = unattended_unlock(ws)     # no prompt: env, key_file or keyring, as a scheduled run
+    scanner = vault.scanner() if vault is not None else Scanner({})
+    files = policy_files(ws, audit_key=audit_key(vault), scanner=scanner)
+    try:   # the reason is the person's free text: redacted before the inbox or the log keeps it
+        done = approving.deny(files, request_id, reason=scanner.redact(reason), by="cli")
     except approving.AnswerError as exc:
         fail(str(exc))
     if done.warning:

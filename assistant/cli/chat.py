@@ -419,7 +419,7 @@ def chat_command(model_spec: str | None) -> None:
             # a chat interrupted while loading returns normally: its process exits 0
             model = load_session_model(session, model_spec, interrupted_exit_code=0)
         except ModelError as exc:
-            fail(str(exc))
+            fail(session.scanner.redact(str(exc)))
         except LoadInterrupted as stop:   # Ctrl-C while llama.cpp loads: leave at once
             click.echo("\ninterrupted while loading the model", file=stop.err)
             stop.err.flush()

@@ -17,6 +17,7 @@ from policy.grants import GrantsError
 from assistant.display.colour import status, wanted
 from assistant.display.terminal import escape, one_line
 from assistant.workspace.config import ConfigError
+from assistant.secrets.scanner import Scanner
 from assistant.workspace.layout import (
     ENV_WORKSPACE, Workspace, WorkspaceError, open_workspace, select_workspace,
 )
@@ -131,9 +132,21 @@ def is_tty(stream: object) -> bool:
         return False
 
 
+_SHAPES: list[Scanner] = []
+
+
+def redact_shapes(text: str) -> str:
+    """`text` with the credential shapes the scanner knows without a vault redacted: what a door
+    prints when it has no session's scanner (a config error quotes the value it refuses)."""
+    if not _SHAPES:
+        _SHAPES.append(Scanner({}))
+    return _SHAPES[0].redact(text)
+
+
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
-    """Print `error: message` to stderr and exit non-zero."""
-    click.echo(f"{status('error', on=wanted(sys.stderr))}: {message}", err=True)
+    """Print `error: message` to stderr and exit non-zero (credential shapes redacted: a door
+    that has a session redacts with its scanner first)."""
+    click.echo(f"{status('error', on=wanted(sys.stderr))}: {redact_shapes(message)}", err=True)
     sys.exit(code)
 
 

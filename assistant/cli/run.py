@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Callable
 
 import click
 
@@ -34,7 +35,7 @@ from assistant.models.base import ModelError
 from assistant.session import SessionError, open_session
 from assistant.cli.common import (
     EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, is_tty, model_spec_or_group,
-    visible, warn_unusable_grants, workspace_option,
+    redact_shapes, visible, warn_unusable_grants, workspace_option,
 )
 from assistant.cli.model_load import LoadInterrupted, load_session_model
 
@@ -80,10 +81,12 @@ def _one_screen() -> bool:
     return is_tty(sys.stdout) and is_tty(sys.stderr) and (out.st_rdev, out.st_ino) == (err.st_rdev, err.st_ino)
 
 
-def _early_error(message: str, code: int = EXIT_ERROR) -> int:
+def _early_error(message: str, code: int = EXIT_ERROR, *, redact: Callable[[str], str] = redact_shapes) -> int:
     """A run that failed before its turn: the outcome line on stdout (the contract: one line,
     always); the full text on stderr only when the line had to cut or flatten it. On a terminal
-    that shows both streams, the error is printed once, in full (a list stays a list)."""
+    that shows both streams, the error is printed once, in full (a list stays a list). Redacted:
+    by the session's scanner once there is a session, else for credential shapes."""
+    message = redact(message)
     line = _one_line(message)
     if line != message and _one_screen():
         first, _, rest = message.partition("\n")
@@ -130,7 +133,7 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
         try:
             model = load_session_model(session, model_spec, interrupted_exit_code=EXIT_ERROR)
         except ModelError as exc:
-            return _early_error(str(exc))
+            return _early_error(str(exc), redact=session.scanner.redact)
         except LoadInterrupted as stop:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
             click.echo("error: interrupted while loading the model; nothing was done", file=stop.out)
             # the abandoned load may still be inside llama.cpp when the interpreter shuts down:

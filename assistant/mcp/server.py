@@ -40,7 +40,7 @@ from policy.notify import run_notify
 from assistant.agent.events import Event, GateEvents, ToolCalled, ToolFinished, VaultValueRefused, record
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.notes.history import Origin
-from assistant.notes.store import NoteError, NotFound, RemoveResult, WriteResult
+from assistant.notes.store import NoteError, NotFound, RemoveResult, SecretRefused, WriteResult
 from assistant.display.terminal import escape
 from assistant.tools import memory as model_tools
 from assistant.tools.base import ToolError
@@ -365,6 +365,12 @@ class MemoryServer:
                 removal = model_tools.remove_args(args)
                 r = self.memory.remove(removal.path, base=removal.base, origin=origin, call=call)
                 text = f"removed {r.path} (it was at revision {r.revision}; its history keeps every version)"
+        except SecretRefused as exc:
+            if not exc.vault:
+                return str(exc), False
+            # the writer found a vault value the request scan could not see (a value split
+            # across folder names): the same rule as any other refusal for a vault value
+            return self._secret_refused(spec.name, args, exc.names), False
         except (ToolError, NoteError) as exc:
             return str(exc), False
         except Exception as exc:  # noqa: BLE001 - a tool error, never a traceback

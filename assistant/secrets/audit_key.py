@@ -70,22 +70,29 @@ def audit_key(vault: Vault | None) -> Callable[[], bytes] | None:
     return provide
 
 
-def unattended_audit_key(ws: "Workspace") -> tuple[Callable[[], bytes] | None, str | None]:
-    """The audit key for a door that answers approvals (`approvals approve|deny`, `approvals
-    serve`), got the way a scheduled run gets the vault: ASSISTANT_VAULT_PASSPHRASE, [vault]
-    key_file or the OS keyring, never a prompt. (provider, None) when unlocked; (None, None)
-    with no vault.enc; (None, why) when the vault exists but cannot be opened that way: the
-    door then writes its lines unkeyed, as before the keyed chain, and says so."""
+def unattended_unlock(ws: "Workspace") -> tuple[Vault | None, str | None]:
+    """The vault for a door that answers approvals (`approvals approve|deny`, `approvals serve`),
+    unlocked the way a scheduled run unlocks it: ASSISTANT_VAULT_PASSPHRASE, [vault] key_file
+    or the OS keyring, never a prompt. (vault, None) when unlocked; (None, None) with no
+    vault.enc; (None, why) when the vault exists but cannot be opened that way: the door then
+    writes its audit lines unkeyed, as before the keyed chain, and says so. The door redacts
+    the person's free text (a deny reason) with the vault's scanner when it has it."""
     if not (Path(ws.vault_path).exists() or Path(ws.vault_path).is_symlink()):
         return None, None
     try:
-        vault = unlock(ws, interactive=False)
+        return unlock(ws, interactive=False), None
     except (VaultError, ConfigError) as exc:    # a broken config.toml must not stop an answer either
         return None, (f"the vault cannot be unlocked without asking ({exc}), so the audit lines of answers "
                       "given here are written without the audit key, and `assistant audit verify` reports them "
                       "once the log is keyed; set [vault] key_file in config.toml or run `assistant vault "
                       "remember` so that answers are keyed too")
-    return audit_key(vault), None
 
 
-__all__ = ["ENTRY", "audit_key", "stored_audit_key", "unattended_audit_key"]
+def unattended_audit_key(ws: "Workspace") -> tuple[Callable[[], bytes] | None, str | None]:
+    """The audit key of `unattended_unlock`'s vault: (provider, None), (None, None) with no
+    vault, (None, why) when it cannot be unlocked without asking."""
+    vault, why = unattended_unlock(ws)
+    return (audit_key(vault) if vault is not None else None), why
+
+
+__all__ = ["ENTRY", "audit_key", "stored_audit_key", "unattended_audit_key", "unattended_unlock"]

@@ -26,8 +26,9 @@ import urllib.request
 from dataclasses import dataclass
 
 from assistant.workspace.config import WebConfig
-from assistant.tools.base import Tool, ToolContext, ToolError
+from assistant.tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from assistant.tools.fetch_summary import FetchSummary
+from assistant.secrets.scanner import VAULT_RULE
 from assistant.secrets.vault import split_host
 
 MAX_URL_CHARS = 2048
@@ -44,6 +45,11 @@ _ASCII_HOST = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_
 class SecretInUrl(ToolError):
     """The URL carries a vault value or a credential: refused before the gate, nothing sent.
     The message never says which secret (that would make the refusal an oracle)."""
+
+
+class VaultValueInUrl(SecretInUrl, SecretRefusal):
+    """SecretInUrl for a vault value: a refusal for a vault value like any other (the session's
+    rule counts and audits it, the agent ends the turn), whichever layer of encoding hid it."""
 
 
 def normal_host(host: str) -> str:
@@ -148,11 +154,14 @@ def url_secret_check(url: str, scanner) -> None:
     query = urllib.parse.urlsplit(url).query
     if query:
         views.append(urllib.parse.unquote_plus(query, errors="replace"))
-    for view in views:
-        if scanner.find(view):
-            raise SecretInUrl(
-                "refused: the URL would carry a secret (a stored vault value or a credential). "
-                "Secrets never leave in a URL; nothing was sent and nobody was asked.")
+    message = ("refused: the URL would carry a secret (a stored vault value or a credential). "
+               "Secrets never leave in a URL; nothing was sent and nobody was asked.")
+    found = [f for view in views for f in scanner.find(view)]
+    vault = tuple(dict.fromkeys(f.name for f in found if f.rule == VAULT_RULE))
+    if vault:
+        raise VaultValueInUrl(message, names=vault)
+    if found:
+        raise SecretInUrl(message)
 
 
 def _host_of(target: str) -> str:

@@ -45,6 +45,7 @@ from policy.audit import AuditError
 
 from assistant.approvals import answering as approving
 from assistant.approvals.links import ACTIONS, LinkClaim, LinkSigner, link_expiry, parse_expiry
+from assistant.secrets.scanner import Scanner
 from assistant.session import policy_files
 from assistant.workspace.layout import Workspace
 from assistant.web import pages
@@ -98,12 +99,13 @@ class ApprovalApp:
     def __init__(self, ws: Workspace, signer: LinkSigner, *, login_token: str, prefix: str = "",
                  secure_cookies: bool = False, allowed_hosts: HostRule | None = None,
                  clock: Callable[[], float] = time.time,
-                 audit_key: "bytes | Callable[[], bytes] | None" = None) -> None:
+                 audit_key: "bytes | Callable[[], bytes] | None" = None, scanner: Scanner | None = None) -> None:
         self.ws = ws
         self.audit_key = audit_key      # the vault's audit key, got once at start (None: unkeyed lines)
         # the inbox and the audit log (credential shapes scanned, keyed when the vault could be
         # unlocked without asking) from the composition root: no config read
-        self.files = policy_files(ws, audit_key=audit_key)
+        self.scanner = scanner if scanner is not None else Scanner({})   # the vault's, when unlocked
+        self.files = policy_files(ws, audit_key=audit_key, scanner=self.scanner)
         self.signer = signer
         self._login_hash = hashlib.sha256(login_token.encode()).digest()
         self.prefix = prefix.rstrip("/")
@@ -427,6 +429,7 @@ class ApprovalApp:
                 reason = form.get("reason", "").strip()
                 if len(reason) > MAX_REASON:
                     raise PageRefused(400, "Reason too long", f"Keep the reason under {MAX_REASON} characters.")
+                reason = self.scanner.redact(reason)   # free text: redacted before the inbox or the log keeps it
                 done = await run_in_threadpool(lambda: approving.deny(
                     self.files, rid, reason=reason, sha256=req.sha256, by="web", via=access.via))
         except PageRefused as exc:

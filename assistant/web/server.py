@@ -34,7 +34,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from assistant.approvals.links import load_signer
-from assistant.secrets.audit_key import unattended_audit_key
+from assistant.secrets.audit_key import audit_key, unattended_unlock
 from assistant.web.app import ApprovalApp
 from assistant.web.hosts import HostRule
 from assistant.workspace.layout import Workspace
@@ -189,7 +189,7 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
         raise ServeError(f"the approval-link key cannot be set up in {ws.state_dir}: {exc}") from None
     # the audit key the way a scheduled run unlocks the vault (env, key_file, keyring), never a
     # prompt: without it the page's audit lines are written unkeyed, and that is said here
-    key, unkeyed = unattended_audit_key(ws)
+    vault, unkeyed = unattended_unlock(ws)
     if unkeyed:
         warn(f"warning: {unkeyed}")
     sock = bind(listen)
@@ -199,7 +199,8 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
     prefix = urlsplit(settings.web_url).path.rstrip("/") if settings.web_url else ""
     app = ApprovalApp(ws, signer, login_token=token, prefix=prefix,
                       secure_cookies=urlsplit(settings.web_url).scheme == "https" if settings.web_url else False,
-                      allowed_hosts=allowed_hosts(bound, settings.web_url), audit_key=key)
+                      allowed_hosts=allowed_hosts(bound, settings.web_url), audit_key=audit_key(vault),
+                      scanner=vault.scanner() if vault is not None else None)
     local_host = "127.0.0.1" if bound.wildcard and ":" not in bound.host else "::1" if bound.wildcard else bound.host
     local = f"http://{Listen(local_host, port).shown}"
     if not bound.loopback:
