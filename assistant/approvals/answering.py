@@ -24,6 +24,7 @@ from policy.fileio import open_regular, read_upto
 from policy.grants import GrantStore
 
 from assistant.display.terminal import unified_diff
+from assistant.secrets.budget import RefusalBudget
 from assistant.workspace.layout import Workspace
 
 REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
@@ -45,6 +46,9 @@ class PolicyFiles:
     inbox: Inbox
     grants: GrantStore
     audit: AuditLog
+    # the workspace's secret-refusal budget (state/secret_refusals.json): its block is shown and
+    # lifted without a session (`approvals list`, `approvals ack`, `doctor`); counting is a session's
+    refusals: RefusalBudget
 
 
 @dataclass(frozen=True)

@@ -416,6 +416,9 @@ def chat_command(model_spec: str | None) -> None:
         changed: dict[str, str] = {}
         click.echo(f"chat in {ws.root} with {getattr(model, 'name', 'the model')} (watched: writes are "
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
+        blocked = session.refusals.blocked()    # a chat starts (you are here); the block is said once
+        if blocked is not None:
+            click.echo(f"note: {blocked.reason()}", err=True)
         try:
             interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
             while True:

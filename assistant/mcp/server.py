@@ -13,7 +13,9 @@ Guards that an MCP client is one more door into the same session, never a second
   depth, a resource address) is refused before any other check, with one message that never
   names the secret (an "unknown tool" echoed through the redactor would); the person is told,
   and the second such request ends the session's calls (the session's own rule,
-  assistant.secrets.refusals, the same as a chat's);
+  assistant.secrets.refusals, the same as a chat's); each is counted toward the workspace's
+  refusal budget, and once it is spent, writes and removals are refused until the person runs
+  `assistant approvals ack` (reads go on);
 - every output is redacted and text from notes is marked as data; every refusal is a tool error
   with the writer's own specific message (a refused secret is never named), never a traceback;
   bad input gets an error and the server keeps serving.
@@ -40,7 +42,7 @@ from policy.notify import run_notify
 from assistant.agent.events import Event, GateEvents, ToolCalled, ToolFinished, VaultValueRefused, record
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.notes.history import Origin
-from assistant.notes.store import NoteError, NotFound, RemoveResult, WriteResult
+from assistant.notes.store import NoteError, NotFound, RemoveResult, SecretRefused, WriteResult
 from assistant.display.terminal import escape
 from assistant.tools import memory as model_tools
 from assistant.tools.base import ToolError
@@ -255,7 +257,10 @@ class MemoryServer:
             return self._result(problem, ok=False)
         self.tool_calls += 1
         self._record(ToolCalled(spec.name, args))
-        if spec.name in GATED_TOOLS:
+        blocked = self.session.refusals.blocked() if spec.name in GATED_TOOLS else None
+        if blocked is not None:
+            text, ok = f"refused: {spec.name} did not start; nothing was changed. {blocked.reason()}", False
+        elif spec.name in GATED_TOOLS:
             text, ok = await self._gated(spec, args)
         else:
             text, ok = await anyio.to_thread.run_sync(self._read_tool, spec, args)
@@ -365,6 +370,11 @@ class MemoryServer:
                 removal = model_tools.remove_args(args)
                 r = self.memory.remove(removal.path, base=removal.base, origin=origin, call=call)
                 text = f"removed {r.path} (it was at revision {r.revision}; its history keeps every version)"
+        except SecretRefused as exc:
+            if not exc.vault:
+                return str(exc), False
+            # the writer found a vault value the request scan did not: the same rule (told, counted)
+            return self._secret_refused(spec.name, args, exc.names), False
         except (ToolError, NoteError) as exc:
             return str(exc), False
         except Exception as exc:  # noqa: BLE001 - a tool error, never a traceback
