@@ -141,3 +141,15 @@ def test_refusals_at_the_cli_are_audited_like_chat_and_mcp_but_not_counted(tmp_p
     assert refused[0]["target"] == "wifi.md" and "-cli-" in refused[0]["run"]
     assert RefusalBudget(ws / "state").counted() == 0
     assert _clean_run(tmp_path, ws).returncode == 0
+
+
+def test_a_chat_refusal_that_begins_the_block_says_it(tmp_path):
+    ws = make_ws(tmp_path, secrets={"WIFI": WIFI})
+    cfg = ws / "config.toml"
+    cfg.write_text(cfg.read_text().replace("secret_refusals_per_day = 3", "secret_refusals_per_day = 1"))
+    script = write_script(tmp_path, [{"tool": "memory_write", "args": {"path": "a.md", "content": f"{WIFI}\n"}},
+                                     {"reply": "ok"}])
+    r = cli("-w", str(ws), "chat", "--model", f"script:{script}", input="one\n", environ=vault_env())
+    assert "unattended runs and MCP writes are blocked" in r.stdout and "approvals ack" in r.stdout, r.stdout
+    assert WIFI not in r.stdout + r.stderr
+    assert RefusalBudget(ws / "state").block() is not None
