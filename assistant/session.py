@@ -62,10 +62,11 @@ MODES = ("watched", "unattended")
 SESSION_SECTIONS = ("memory", "policy", "approvals", "vault", "web", "files", "recall")
 TURN_SECTIONS = ("model", "limits")
 # The doors where the person is the one asking (their own CLI, their own script through the
-# Python API): a secret refused there is audited but not counted toward the workspace's refusal
-# budget, because whoever can open such a session has unlocked the vault and could read its
-# values; a refusal tells them nothing. Every other door (chat, run, MCP, any new one) counts,
-# and needs [limits] for secret_refusals_per_day.
+# Python API), when no model turns run in them: a secret refused there is audited but not
+# counted toward the workspace's refusal budget, because whoever can open such a session has
+# unlocked the vault and could read its values; a refusal tells them nothing. Every other
+# session (chat, run, MCP, any new door, any session that runs model turns) counts, and needs
+# [limits] for secret_refusals_per_day.
 PERSON_KINDS = ("cli", "api")
 
 
@@ -291,7 +292,7 @@ def open_session(
         except WorkspaceError as exc:
             raise SessionError(str(exc)) from None
     turns = transcript if turns is None else turns
-    counted = kind not in PERSON_KINDS
+    counted = turns or kind not in PERSON_KINDS
     try:   # every problem in the sections this session reads, listed at once
         ws.config.require(*SESSION_SECTIONS, *(TURN_SECTIONS if turns else ("limits",) if counted else ()))
     except ConfigError as exc:

@@ -108,7 +108,7 @@ class SecretRefusals:
         except BudgetError as exc:
             with self._lock:
                 self._unrecorded = True
-            self._append({"event": "secret_refusal_block", "run": self.run_id, "problem": str(exc)})
+            self._append({"event": "secret_refusal_uncounted", "run": self.run_id, "problem": str(exc)})
             self._tell(f"assistant: a refused secret in session {self.run_id} could not be counted ({exc}); "
                        "that session takes no more calls")
             return False

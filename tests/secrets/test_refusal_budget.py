@@ -153,3 +153,21 @@ def test_a_chat_refusal_that_begins_the_block_says_it(tmp_path):
     assert "unattended runs and MCP writes are blocked" in r.stdout and "approvals ack" in r.stdout, r.stdout
     assert WIFI not in r.stdout + r.stderr
     assert RefusalBudget(ws / "state").block() is not None
+
+
+def test_a_refusal_that_cannot_be_counted_ends_the_session(tmp_path):
+    """Fail closed: when the count cannot be recorded (here state/ is not a folder), the refusal
+    stands, it is audited as uncounted, and the session takes no more calls."""
+    from assistant.secrets.refusals import SecretRefusals
+
+    not_a_folder = tmp_path / "state"
+    not_a_folder.write_text("")
+    lines: list[dict] = []
+
+    class Audit:
+        def append(self, event: dict) -> None:
+            lines.append(event)
+
+    refusals = SecretRefusals(None, Audit(), run_id="r", budget=RefusalBudget(not_a_folder))
+    assert refusals.refuse("memory_write", "a.md", ["WIFI"]) is True and refusals.ended
+    assert [e["event"] for e in lines] == ["secret_refused", "secret_refusal_uncounted"]
