@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Protocol
 
-from assistant.secrets.budget import ACK, Block, BudgetError, RefusalBudget
+from assistant.secrets.budget import Block, BudgetError, RefusalBudget
 from assistant.secrets.scanner import VAULT_RULE, Scanner
 
 MAX_SECRET_REFUSALS = 2      # refusals for a vault value before the session takes no more calls
@@ -129,4 +129,4 @@ class SecretRefusals:
         return self.scanner.redact(text) if self.scanner is not None else text
 
 
-__all__ = ["ACK", "MAX_SECRET_REFUSALS", "SecretRefusals"]
+__all__ = ["MAX_SECRET_REFUSALS", "SecretRefusals"]
