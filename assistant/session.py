@@ -29,6 +29,7 @@ from policy.approvals import Inbox, Request
 from policy.audit import AuditLog
 from policy.gate import Gate, Question
 from policy.grants import GrantStore
+from policy.notify import run_notify
 
 from assistant.agent.loop import Agent, Limits, reply_limit
 from assistant.agent.events import EventSink
@@ -46,6 +47,7 @@ from assistant.recall.index import Index, vault_fingerprint
 from assistant.recall.turn import Recaller
 from assistant.records.transcript import Transcript, new_session_id
 from assistant.secrets.audit_key import audit_key
+from assistant.secrets.budget import RefusalBudget
 from assistant.secrets.refusals import SecretRefusals
 from assistant.secrets.scanner import Scanner
 from assistant.secrets.vault import Vault, VaultLocked, unlock_if_present
@@ -59,6 +61,13 @@ MODES = ("watched", "unattended")
 # a door that runs no turns (the memory CLI, the Python API) is not stopped by a bad [model].
 SESSION_SECTIONS = ("memory", "policy", "approvals", "vault", "web", "files", "recall")
 TURN_SECTIONS = ("model", "limits")
+# The doors where the person is the one asking (their own CLI, their own script through the
+# Python API), when no model turns run in them: a secret refused there is audited but not
+# counted toward the workspace's refusal budget, because whoever can open such a session has
+# unlocked the vault and could read its values; a refusal tells them nothing. Every other
+# session (chat, run, MCP, any new door, any session that runs model turns) counts, and needs
+# [limits] for secret_refusals_per_day.
+PERSON_KINDS = ("cli", "api")
 
 
 class SessionError(Exception):
@@ -173,8 +182,9 @@ def unlock_scanner(ws: Workspace, *, interactive: bool) -> tuple[Scanner, Vault 
 def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | None" = None,
                  scanner: Scanner | None = None) -> PolicyFiles:
     """The light accessor for doors that list or answer without a session (`approvals
-    list|show|approve|deny`, `approvals serve`, `grants`, `doctor`): the approvals inbox,
-    grants.json and the audit log. It reads no config section and unlocks no vault, so it works
+    list|show|approve|deny|ack`, `approvals serve`, `grants`, `doctor`): the approvals inbox,
+    grants.json, the audit log and the secret-refusal budget (its block shown and lifted; only a
+    session counts, with [limits] secret_refusals_per_day). It reads no config section and unlocks no vault, so it works
     with a broken config.toml and asks for no passphrase. Such doors log no free text but the
     person's reason: every line is scanned for credential shapes (a vault's values are not
     known here unless the door unlocked the vault without asking and passes its `scanner`; a
@@ -182,7 +192,8 @@ def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | Non
     (assistant.secrets.audit_key.unattended_audit_key), None for unkeyed lines."""
     shapes = scanner if scanner is not None else Scanner({})
     return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
-                       audit=AuditLog(ws.audit_path, redact=shapes.redact, key=audit_key))
+                       audit=AuditLog(ws.audit_path, redact=shapes.redact, key=audit_key),
+                       refusals=RefusalBudget(ws.state_dir))
 
 
 def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
@@ -218,6 +229,14 @@ def _build_recall(ws: Workspace, scanner: Scanner, vault: Vault | None,
                   redact_prefix=scanner.redact_prefix, fingerprint=vault_fingerprint(vault),
                   notice=notices.append)
     return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl")
+
+
+def _teller(gate: Gate) -> Callable[[str], object]:
+    """Tell the person a one-line message through the notify command ([approvals] notify), run
+    the way an approval notification runs it (no shell, no vault variables, bounded)."""
+    def tell(message: str) -> object:
+        return run_notify(list(gate.notify or []), message, timeout=gate.notify_timeout)
+    return tell
 
 
 def _mount_reach(ws: Workspace) -> str | None:
@@ -276,8 +295,9 @@ def open_session(
         except WorkspaceError as exc:
             raise SessionError(str(exc)) from None
     turns = transcript if turns is None else turns
+    counted = turns or kind not in PERSON_KINDS
     try:   # every problem in the sections this session reads, listed at once
-        ws.config.require(*SESSION_SECTIONS, *(TURN_SECTIONS if turns else ()))
+        ws.config.require(*SESSION_SECTIONS, *(TURN_SECTIONS if turns else ("limits",) if counted else ()))
     except ConfigError as exc:
         raise SessionError(str(exc)) from None
     limits = Limits.from_config(ws.config) if turns else None
@@ -286,6 +306,11 @@ def open_session(
     except OSError as exc:
         raise SessionError(f"the workspace's state/ (approvals, transcripts, audit) cannot be set up: "
                            f"{exc.filename or ''}: {exc.strerror or exc}") from None
+    budget = RefusalBudget(ws.state_dir, per_day=ws.config.limits.secret_refusals_per_day) if counted else None
+    if budget is not None and mode == "unattended" and turns:
+        block = budget.block()      # before the vault is unlocked: a blocked run never starts
+        if block is not None:
+            raise SessionError(f"this unattended {kind} does not start: {block.reason()}")
     scanner, vault = unlock_scanner(ws, interactive=interactive)
     session_id = new_session_id(kind)
     # Everything opened from here on is closed again if any later step fails, whatever it raises.
@@ -349,8 +374,9 @@ def open_session(
         session = AssistantSession(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
                                    memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log,
                                    limits=limits, index=index, recall=recaller, history=history,
-                                   refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id))
+                                   refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id, budget=budget,
+                                                           tell=_teller(real_gate)))
         opened.pop_all()    # from now on the session's close() closes them
     return session
 
-__all__ = ["MODES", "AssistantSession", "SessionError", "open_session", "unlock_scanner"]
+__all__ = ["MODES", "PERSON_KINDS", "AssistantSession", "SessionError", "open_session", "unlock_scanner"]

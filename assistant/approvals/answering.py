@@ -25,6 +25,7 @@ from policy.grants import GrantStore
 
 from assistant.display.terminal import unified_diff
 from assistant.secrets.scanner import MARKER_RE
+from assistant.secrets.budget import RefusalBudget
 from assistant.workspace.layout import Workspace
 
 REDACTED_MARK = "   <<< redacted: this line's real text is not shown and may differ"
@@ -46,6 +47,9 @@ class PolicyFiles:
     inbox: Inbox
     grants: GrantStore
     audit: AuditLog
+    # the workspace's secret-refusal budget (state/secret_refusals.json): its block is shown and
+    # lifted without a session (`approvals list`, `approvals ack`, `doctor`); counting is a session's
+    refusals: RefusalBudget
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from policy.approvals import (
     APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json, ended_at,
     requested_by, waiter_alive,
 )
+from policy.audit import AuditError
 from policy.duration import parse_duration
 from policy.kinds import SCOPES
 
@@ -28,6 +29,7 @@ from assistant.display.localtime import local_time
 from assistant.secrets.audit_key import audit_key, unattended_unlock
 from assistant.secrets.scanner import Scanner
 from assistant.display.terminal import hidden_text_warning
+from assistant.secrets.budget import BudgetError
 from assistant.workspace.layout import Workspace
 from assistant.session import policy_files
 from assistant.cli.common import (
@@ -102,6 +104,9 @@ def list_cmd(show_all: bool, as_json: bool, follow: bool, max_events: int | None
     if as_json and not follow:
         echo_json([entry_json(e) for e in entries])
         return
+    blocked = policy_files(ws).refusals.block()
+    if blocked is not None and not as_json:
+        click.echo(_visible(f"blocked: {blocked.reason()}"))
 
     def show(e: Entry) -> None:
         click.echo(json.dumps(entry_json(e), sort_keys=True) if as_json else _line(e, on=wanted(sys.stdout)))
@@ -245,6 +250,49 @@ def deny_cmd(request_id: str, reason: str) -> None:
         click.echo(f"warning: {unkeyed}", err=True)
     req = done.request
     click.echo(_visible(f"denied {req.id}: {req.kind} {req.target}" + (f" ({reason})" if reason else "")))
+
+
+@approvals.command("ack")
+def ack_cmd() -> None:
+    """Lift the block that refused secrets put on unattended runs and MCP writes.
+
+    Once [limits] secret_refusals_per_day tool calls carrying a value from your vault were
+    refused within 24 hours (or the counter in state/ is unreadable), unattended runs and MCP
+    writes do not start. Check what asked (`assistant runs`, `assistant audit show`), then run
+    this: it says what it reset, starts the count afresh, and is audited.
+    """
+    ws = get_workspace()
+    try:
+        ws.ensure_state()
+    except OSError as exc:
+        fail(f"the workspace's state/ cannot be set up: {exc.strerror or exc}")
+    vault, unkeyed = unattended_unlock(ws)     # no prompt: env, key_file or keyring, as a scheduled run
+    files = policy_files(ws, audit_key=audit_key(vault))
+    try:
+        before = files.refusals.reset()
+    except BudgetError as exc:
+        fail(f"{exc}; nothing was reset")
+    block = before.block
+    if block is None:
+        said = (f"no block to lift; the count of refused secrets ({before.refusals} in the last 24 hours) "
+                "starts afresh" if before.refusals else "no block to lift, and no refused secret counted")
+    elif block.problem is not None:
+        said = f"replaced the unreadable secret-refusal counter ({block.problem}); unattended runs and MCP writes may start"
+    else:
+        said = (f"lifted the block of {local_time(block.since)} ({block.refusals} refused secrets within 24 hours, "
+                f"the last in session {block.run}); the count starts afresh; unattended runs and MCP writes may start")
+    record = {"event": "secret_refusal_ack", "by": "cli", "refusals": before.refusals,
+              "reset": "count" if block is None else "unreadable counter" if block.problem else "block"}
+    if block is not None and block.problem is None:
+        record.update(blocked_since=block.since, blocked_by=block.run)
+    try:
+        files.audit.append(record)
+    except AuditError as exc:
+        click.echo(f"warning: reset, but the audit log could not be written: {exc}", err=True)
+    else:
+        if unkeyed:
+            click.echo(f"warning: {unkeyed}", err=True)
+    click.echo(_visible(said))
 
 
 @approvals.command("prune")

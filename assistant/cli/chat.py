@@ -430,6 +430,10 @@ def chat_command(model_spec: str | None) -> None:
         changed: dict[str, str] = {}
         click.echo(f"chat in {ws.root} with {getattr(model, 'name', 'the model')} (watched: writes are "
                    "shown as they happen; web fetches ask). /help for commands.", err=True)
+        blocked = session.refusals.blocked()    # a chat starts (you are here); the block is said once
+        said_block = blocked is not None
+        if blocked is not None:
+            click.echo(f"note: {blocked.reason()}", err=True)
         try:
             interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
             while True:
@@ -491,6 +495,10 @@ def chat_command(model_spec: str | None) -> None:
                 ui.end_stream()
                 # an error ending the turn was already shown in place, by on_event(TurnFailed(...))
                 if result.secret_refused:
+                    blocked = session.refusals.blocked()
+                    if blocked is not None and not said_block:     # said once per chat
+                        said_block = True
+                        ui.echo(f"  {blocked.reason()}")
                     if session.refusals.ended:
                         # a second probe of the vault in one chat: the chat ends (each refusal
                         # is one bit an injected instruction could collect)

@@ -361,6 +361,20 @@ def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
            ok=f"notify command {argv[0]!r} ran (test notification sent)")
 
 
+def _check_refusals(ws: Workspace, r: Report) -> None:
+    """The secret-refusal block (state/secret_refusals.json): unattended runs and MCP writes do
+    not start while it holds."""
+    budget = policy_files(ws).refusals
+    block = budget.block()
+    if block is not None:
+        r.problem("refusals", block.reason(), "check `assistant runs` and `assistant audit show`, then "
+                                              "`assistant approvals ack`")
+        return
+    n = budget.counted()
+    r.ok("refusals", "no refused secret in the last 24 hours" if not n else
+         f"{n} tool call(s) carrying a vault value refused in the last 24 hours (not yet a block)")
+
+
 def _tried(r: Report, why: str | None, *, fix: str, ok: str) -> None:
     """One approval channel tried for real: a problem (requests would be denied) or ok."""
     if why:
@@ -421,6 +435,7 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
             _check_notes(ws, _check_vault(ws, r), r)
         if not ws.config.problems_in("approvals"):
             _check_approvals(ws, r, notify=not no_notify)
+        _check_refusals(ws, r)
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:

@@ -109,6 +109,9 @@ def serve_cmd() -> None:
     server = MemoryServer(session, calls)
     click.echo(f"assistant mcp serve: workspace {ws.root}, mode {session.mode}, approval timeout "
                f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)
+    blocked = session.refusals.blocked()
+    if blocked is not None:     # reads are served; every write and removal is refused until the ack
+        click.echo(f"assistant mcp serve: writes and removals are refused: {blocked.reason()}", err=True)
 
     def stop(signum: int, frame: object) -> None:
         server.stopping = True

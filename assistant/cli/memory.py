@@ -73,9 +73,14 @@ def note_name(path: str) -> str:
     return f"{path}.md" if leaf and "." not in leaf else path
 
 
-def _refusal(exc: NoteError) -> str:
+def _refusal(exc: NoteError, session=None, *, command: str = "", target: str = "") -> str:
     """A refusal as the person sees it: a refused secret is named here (the model is never told
-    which one; the person, whose vault it is, may be)."""
+    which one; the person, whose vault it is, may be). With the `session` the command ran in, a
+    vault value refused is audited (`secret_refused`, tool = the command) through the session's
+    refusal rule, the same record a chat or MCP refusal makes. It is not counted toward the
+    refusal budget: a CLI session is the person's own (assistant.session.PERSON_KINDS)."""
+    if session is not None and isinstance(exc, SecretRefused) and exc.vault:
+        session.refusals.refuse(command, target, exc.names)
     if isinstance(exc, SecretRefused) and exc.names:
         return f"{exc} (found: {', '.join(exc.names)})"
     return str(exc)
@@ -227,7 +232,8 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
     if sys.stdin.isatty():
         click.echo(f"reading the new text of {path} from stdin; end with Ctrl-D", err=True)
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    mem = _memory()
+    session = _session()
+    mem = session.memory
     try:
         result = mem.write(path, data, base=base, force=force)
     except Conflict as exc:
@@ -237,7 +243,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
              f"not keep, so nothing was written: `assistant memory edit {shlex.quote(path)}` keeps it behind its "
              "marker; --force replaces the whole note, dropping it (history keeps the old version)")
     except NoteError as exc:
-        fail(_refusal(exc))
+        fail(_refusal(exc, session, command="memory write", target=path))
     _report(result)
     click.echo(f"{'created' if result.created else 'replaced'} {one_line(result.path)} "
                f"({result.bytes} bytes, revision {result.revision})")
@@ -254,7 +260,8 @@ def edit_cmd(path: str) -> None:
     drop that secret). A marker that cannot be put back is an error and nothing is saved.
     """
     path = note_name(path)
-    mem = _memory()
+    session = _session()
+    mem = session.memory
     try:
         mem.check_path(path)
         try:
@@ -313,7 +320,8 @@ def edit_cmd(path: str) -> None:
             result = mem.write(path, restored, base=base, person_edit=True)
         except NoteError as exc:
             keep = True
-            why = person_conflict(exc, action="edit") if isinstance(exc, Conflict) else _refusal(exc)
+            why = (person_conflict(exc, action="edit") if isinstance(exc, Conflict)
+                   else _refusal(exc, session, command="memory edit", target=path))
             fail(f"{why}. Your edited text is kept at {tmp}")
         _report(result)
         click.echo(f"{'created' if result.created else 'saved'} {result.path} "

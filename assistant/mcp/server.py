@@ -13,7 +13,9 @@ Guards that an MCP client is one more door into the same session, never a second
   depth, a resource address) is refused before any other check, with one message that never
   names the secret (an "unknown tool" echoed through the redactor would); the person is told,
   and the second such request ends the session's calls (the session's own rule,
-  assistant.secrets.refusals, the same as a chat's);
+  assistant.secrets.refusals, the same as a chat's); each is counted toward the workspace's
+  refusal budget, and once it is spent, writes and removals are refused until the person runs
+  `assistant approvals ack` (reads go on);
 - every output is redacted and text from notes is marked as data; every refusal is a tool error
   with the writer's own specific message (a refused secret is never named), never a traceback;
   bad input gets an error and the server keeps serving.
@@ -255,7 +257,10 @@ class MemoryServer:
             return self._result(problem, ok=False)
         self.tool_calls += 1
         self._record(ToolCalled(spec.name, args))
-        if spec.name in GATED_TOOLS:
+        blocked = self.session.refusals.blocked() if spec.name in GATED_TOOLS else None
+        if blocked is not None:
+            text, ok = f"refused: {spec.name} did not start; nothing was changed. {blocked.reason()}", False
+        elif spec.name in GATED_TOOLS:
             text, ok = await self._gated(spec, args)
         else:
             text, ok = await anyio.to_thread.run_sync(self._read_tool, spec, args)

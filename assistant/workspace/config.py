@@ -58,6 +58,9 @@ class ModelConfig:
 class LimitsConfig:
     max_steps: int = 8             # tool calls per turn
     tool_timeout: float = 30.0     # seconds of tool work (approval waits excluded)
+    # refusals for a vault value within a rolling 24 hours before unattended runs and MCP writes
+    # are blocked until `assistant approvals ack` (assistant.secrets.budget)
+    secret_refusals_per_day: int = 3
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,8 @@ def _read_model(r: _Reader) -> ModelConfig:
 
 
 def _read_limits(r: _Reader) -> LimitsConfig:
-    return LimitsConfig(max_steps=r.integer("max_steps", 8, 0), tool_timeout=r.duration("tool_timeout", "30s"))
+    return LimitsConfig(max_steps=r.integer("max_steps", 8, 0), tool_timeout=r.duration("tool_timeout", "30s"),
+                        secret_refusals_per_day=r.integer("secret_refusals_per_day", 3, 1))
 
 
 def _read_memory(r: _Reader) -> MemoryConfig:
