@@ -167,7 +167,6 @@ def _check_note_names(ws: Workspace, r: Report) -> None:
     """Notes whose name is stored in decomposed Unicode (NFD, as macOS or a sync tool may write
     it): they read and can be renamed, but every write refuses the name (one spelling per name),
     so each is named with the `memory rename` that gives it its NFC spelling."""
-    from assistant.notes.catalog import scan
 
     try:
         paths = [e.path for e in scan(ws.memory_dir) if e.problem is None]
