@@ -1,11 +1,12 @@
-"""Memory tools: memory_write, memory_read, memory_list, memory_search (the model's only way to its notes).
+"""Memory tools: memory_write, memory_edit, memory_read, memory_list, memory_search (the model's only way to its notes).
 
 Guards the model's side of memory: every call goes through `ctx.memory` (assistant.memory),
 which does the path and content rules, the leak scan, read-before-overwrite, the gate and the
 confined write. The descriptions carry the judgement of what belongs in memory; the schemas
 bound every string. A refusal becomes a ToolError with the specific reason (never a secret).
-The argument schemas (`memory_schema`) and their parsing (`write_args`, `remove_args`) are
-defined here once: the MCP server (assistant.mcp) offers and checks the same ones.
+The argument schemas (`memory_schema`) and their parsing (`write_args`, `edit_args`,
+`remove_args`) are defined here once: the MCP server (assistant.mcp) offers and checks the same
+ones. memory_edit's change is computed by assistant.notes.edit (through `Memory.edit`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from assistant.notes.catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
 from assistant.notes.history import Origin
-from assistant.notes.store import REVISION_CHARS, Memory, NoteError
+from assistant.notes.edit import OPS, Edit
+from assistant.notes.store import REVISION_CHARS, Memory, NoteError, WriteResult
 from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
+MAX_HEADING_CHARS = 500         # one heading line
 DEFAULT_LIMIT = 50
 
 
@@ -66,6 +69,34 @@ class RemoveArgs:
     base: str | None
 
 
+@dataclass(frozen=True)
+class EditArgs:
+    path: str
+    base: str
+    edit: Edit
+
+
+def edit_args(args: dict, *, max_content: int = MAX_CONTENT_CHARS) -> EditArgs:
+    """memory_edit's arguments, checked like write_args: `base` is required (the revision
+    memory_read gave), `op` one of assistant.notes.edit.OPS; `old` and `heading` as the op needs
+    them (assistant.notes.edit refuses an argument the op does not take)."""
+    path = str_arg(args, "path", limit=MAX_PATH_CHARS)
+    base = str_arg(args, "base", limit=REVISION_CHARS)
+    if not base:
+        raise ToolError("base is required: the revision memory_read gave for this note")
+    op = str_arg(args, "op", limit=40)
+    if op not in OPS:
+        raise ToolError(f"op must be one of {', '.join(OPS)}")
+    return EditArgs(path, base, Edit(op=op, text=str_arg(args, "text", limit=max_content),
+                                     old=str_arg(args, "old", required=False, limit=max_content),
+                                     heading=str_arg(args, "heading", required=False, limit=MAX_HEADING_CHARS)))
+
+
+def edited_text(result: WriteResult, op: str) -> str:
+    """What the model (or an MCP client) is told after an edit (its warning, if any, is added by each)."""
+    return f"edited {result.path} ({op}; now {result.bytes} bytes); its revision is now {result.revision}"
+
+
 def write_args(args: dict, *, max_content: int = MAX_CONTENT_CHARS) -> WriteArgs:
     """memory_write's arguments, checked (ToolError naming the argument, never its value).
     max_content: the longest content a call may carry (the MCP server: the note byte cap)."""
@@ -94,6 +125,19 @@ def memory_write(args: dict, ctx: ToolContext) -> str:
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}"
 
 
+def memory_edit(args: dict, ctx: ToolContext) -> str:
+    """The tool: one small change of a note (Memory.edit), through the same gated writer."""
+    memory = _memory(ctx)
+    parsed = edit_args(args)
+    origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
+    try:
+        result = memory.edit(parsed.path, parsed.edit, base=parsed.base, origin=origin, call=ctx.call())
+    except NoteError as exc:
+        raise tool_error(exc) from None
+    warning = f" (warning: {result.warning})" if result.warning else ""
+    return edited_text(result, parsed.edit.op) + warning
+
+
 def memory_read(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_read(args, ctx) -> text for the model."""
     memory = _memory(ctx)
@@ -103,7 +147,7 @@ def memory_read(args: dict, ctx: ToolContext) -> str:
     except NoteError as exc:
         raise ToolError(str(exc)) from None
     return (f"path: {note.path}\nrevision: {note.revision}\n"
-            f"(to replace this note, pass base={note.revision!r} to memory_write)\n"
+            f"(to change this note, pass base={note.revision!r} to memory_edit or memory_write)\n"
             f"-----\n{note.content}")
 
 
@@ -171,8 +215,9 @@ def _base(description: str) -> dict[str, object]:
 
 def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[str, object]:
     """The JSON schema of a memory tool's arguments: memory_read, memory_list, memory_search,
-    memory_write, or memory_remove (the MCP server's). The one definition the model's tools and
-    the MCP server share; a fresh dict each call. max_content bounds memory_write's content."""
+    memory_write, memory_edit, or memory_remove (the MCP server's). The one definition the model's tools and
+    the MCP server share; a fresh dict each call. max_content bounds memory_write's content
+    (and memory_edit's text and old)."""
     if name == "memory_read":
         properties: dict[str, object] = {"path": _path()}
         required = ["path"]
@@ -192,6 +237,22 @@ def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[st
                                   "description": "The complete new text of the note."},
                       "base": _base("The revision memory_read gave; required to replace an existing note.")}
         required = ["path", "content"]
+    elif name == "memory_edit":
+        properties = {"path": _path(),
+                      "base": {**_base("The revision memory_read gave (required)."), "minLength": 1},
+                      "op": {"type": "string", "enum": list(OPS),
+                             "description": "append: add text at the end; replace: replace old (exactly once "
+                                            "in the note) by text; insert_after: insert text after the heading "
+                                            "line; replace_section: replace what is under the heading (up to the "
+                                            "next heading of the same or a higher level) by text."},
+                      "text": {"type": "string", "maxLength": max_content,
+                               "description": "The new text (for replace, what old becomes; may be empty)."},
+                      "old": {"type": "string", "minLength": 1, "maxLength": max_content,
+                              "description": "op replace: the exact text to replace, as memory_read showed it."},
+                      "heading": {"type": "string", "minLength": 2, "maxLength": MAX_HEADING_CHARS,
+                                  "description": "ops insert_after and replace_section: the whole heading "
+                                                 "line, e.g. '## Plans'."}}
+        required = ["path", "base", "op", "text"]
     elif name == "memory_remove":
         properties = {"path": _path(),
                       "base": _base("If given, the note is removed only while it is still at this revision.")}
@@ -210,9 +271,21 @@ WRITE_DESCRIPTION = (
     "never secrets, passwords or keys (a write carrying one is refused). "
     "One topic per note; start it with frontmatter like '---\\ndescription: one line\\n---'. "
     "To change an existing note, memory_read it first and pass its revision as base, then send "
-    "the whole new text; if it changed since you read it you must read it again. "
+    "the whole new text (for a small change, memory_edit sends only the change); if it "
+    "changed since you read it you must read it again. "
     "A new note needs no base. Depending on who is watching, the write may wait for approval "
     "or be denied."
+)
+
+
+EDIT_DESCRIPTION = (
+    "Make one small change to an existing note without sending it whole: op append (text at the "
+    "end), replace (old, copied exactly from memory_read and occurring once, becomes text), "
+    "insert_after (text right after the heading line) or replace_section (what is under the "
+    "heading, up to the next heading of the same or a higher level, becomes text; the heading "
+    "stays). heading is the whole heading line, e.g. '## Plans'. Pass the revision memory_read "
+    "gave as base. Text next to a [redacted:...] marker cannot be changed. What belongs in "
+    "memory is as for memory_write."
 )
 
 
@@ -223,6 +296,13 @@ def memory_tools() -> list[Tool]:
             description=WRITE_DESCRIPTION,
             parameters=memory_schema("memory_write"),
             run=memory_write,
+            kind="memory",
+        ),
+        Tool(
+            name="memory_edit",
+            description=EDIT_DESCRIPTION,
+            parameters=memory_schema("memory_edit"),
+            run=memory_edit,
             kind="memory",
         ),
         Tool(
