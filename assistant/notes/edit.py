@@ -191,12 +191,13 @@ def _region(view_text: str, edit: Edit, path: str) -> tuple[int, int, str]:
         return end, end, lead + _as_lines(edit.text)
     if op == "replace":
         if not edit.old:
-            raise EditRefused("op replace needs old: the exact text to replace, as memory_read showed it; "
+            raise EditRefused("op replace needs old: the exact text to replace, as the note reads; "
                               "nothing was written")
         hits = _occurrences(view_text, edit.old)
         if not hits:
             raise EditRefused(f"{_shown(edit.old)} does not occur in {path} (old must be copied exactly from "
-                              "what memory_read showed, line breaks and spaces included); nothing was written")
+                              "the note as it reads, secrets as their [redacted:...] markers, line breaks and "
+                              "spaces included); nothing was written")
         if len(hits) > 1:
             lines = ", ".join(str(_line_no(view_text, h)) for h in hits[:10])
             raise EditRefused(f"{_shown(edit.old)} occurs {len(hits)} times in {path} (lines {lines}); old must "

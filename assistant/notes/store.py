@@ -195,8 +195,8 @@ class Memory:
         try:
             data, raw = self.read_raw(path)
         except NotFound:
-            raise NotFound(f"no note at {path}: an edit changes an existing note (create one with a "
-                           "whole-note write); nothing was written") from None
+            raise NotFound(f"no note at {path}: an edit changes an existing note (a new note is written "
+                           "whole, with memory_write); nothing was written") from None
         if base is not None:
             writer.check_base(path, data, base, False)    # a stale base: refused before anything is matched
         current = self.revision(data)
