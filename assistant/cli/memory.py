@@ -24,7 +24,7 @@ from pathlib import Path
 import click
 
 from assistant.notes.store import (
-    Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
+    Conflict, Edit, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
 from assistant.display.localtime import local_time
@@ -344,8 +344,6 @@ def edit_cmd(path: str, append: str | None, replace: tuple[str, str] | None,
 def _edit_in_place(path: str, op: str, value: str | tuple[str, str], *, base: str | None) -> None:
     """`memory edit PATH --append TEXT` (and the other edit options): one change through
     Memory.edit, the model's and MCP's memory_edit, with the person's own wording of refusals."""
-    from assistant.notes.store import Edit
-
     if op == "append":
         change = Edit(op, str(value))
     elif op == "replace":

@@ -238,20 +238,15 @@ def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[st
                       "base": _base("The revision memory_read gave; required to replace an existing note.")}
         required = ["path", "content"]
     elif name == "memory_edit":
-        properties = {"path": _path(),
-                      "base": {**_base("The revision memory_read gave (required)."), "minLength": 1},
-                      "op": {"type": "string", "enum": list(OPS),
-                             "description": "append: add text at the end; replace: replace old (exactly once "
-                                            "in the note) by text; insert_after: insert text after the heading "
-                                            "line; replace_section: replace what is under the heading (up to the "
-                                            "next heading of the same or a higher level) by text."},
-                      "text": {"type": "string", "maxLength": max_content,
-                               "description": "The new text (for replace, what old becomes; may be empty)."},
+        # described in few words: every word here is in every prompt (EDIT_DESCRIPTION says the rest)
+        properties = {"path": {**_path(), "description": "The note's path, e.g. people/lina.md"},
+                      "base": {**_base("From memory_read."), "minLength": 1},
+                      "op": {"type": "string", "enum": list(OPS)},
+                      "text": {"type": "string", "maxLength": max_content, "description": "The new text."},
                       "old": {"type": "string", "minLength": 1, "maxLength": max_content,
-                              "description": "op replace: the exact text to replace, as memory_read showed it."},
+                              "description": "For replace."},
                       "heading": {"type": "string", "minLength": 2, "maxLength": MAX_HEADING_CHARS,
-                                  "description": "ops insert_after and replace_section: the whole heading "
-                                                 "line, e.g. '## Plans'."}}
+                                  "description": "For insert_after and replace_section."}}
         required = ["path", "base", "op", "text"]
     elif name == "memory_remove":
         properties = {"path": _path(),
@@ -271,21 +266,18 @@ WRITE_DESCRIPTION = (
     "never secrets, passwords or keys (a write carrying one is refused). "
     "One topic per note; start it with frontmatter like '---\\ndescription: one line\\n---'. "
     "To change an existing note, memory_read it first and pass its revision as base, then send "
-    "the whole new text (for a small change, memory_edit sends only the change); if it "
-    "changed since you read it you must read it again. "
+    "the whole new text (or use memory_edit for a small change); if it changed since you "
+    "read it you must read it again. "
     "A new note needs no base. Depending on who is watching, the write may wait for approval "
     "or be denied."
 )
 
 
 EDIT_DESCRIPTION = (
-    "Make one small change to an existing note without sending it whole: op append (text at the "
-    "end), replace (old, copied exactly from memory_read and occurring once, becomes text), "
-    "insert_after (text right after the heading line) or replace_section (what is under the "
-    "heading, up to the next heading of the same or a higher level, becomes text; the heading "
-    "stays). heading is the whole heading line, e.g. '## Plans'. Pass the revision memory_read "
-    "gave as base. Text next to a [redacted:...] marker cannot be changed. What belongs in "
-    "memory is as for memory_write."
+    "Change part of an existing note; memory_read it first and pass its revision as base. op: "
+    "append (text at the end), replace (old, found once in the note, becomes text), insert_after "
+    "(text after the heading line), replace_section (the heading's section becomes text). heading "
+    "is the whole line, e.g. '## Plans'. Text next to a [redacted:...] marker cannot be changed."
 )
 
 

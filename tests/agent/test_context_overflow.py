@@ -87,6 +87,8 @@ def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
     with open_session(ws, "watched", kind="chat") as s:
         agent = s.new_agent(model, on_event=events.append)
         for i in range(5):
-            result = agent.turn(f"Note {i}: " + "the garden needs watering on tuesdays. " * 25)
+            # ~110 tokens a message: the first fits beside the persona, tools and catalog
+            # (~1,600 tokens), and the context overflows after a few turns
+            result = agent.turn(f"Note {i}: " + "the garden needs watering on tuesdays. " * 12)
             assert result.outcome != "error", result.message
     assert any(isinstance(e, Notice) and "oldest exchange" in e.message for e in events)
