@@ -81,7 +81,7 @@ def edit_args(args: dict, *, max_content: int = MAX_CONTENT_CHARS) -> EditArgs:
     memory_read gave), `op` one of assistant.notes.edit.OPS; `old` and `heading` as the op needs
     them (assistant.notes.edit refuses an argument the op does not take)."""
     path = str_arg(args, "path", limit=MAX_PATH_CHARS)
-    base = str_arg(args, "base", limit=REVISION_CHARS)
+    base = str_arg(args, "base", required=False, limit=REVISION_CHARS)
     if not base:
         raise ToolError("base is required: the revision memory_read gave for this note")
     op = str_arg(args, "op", limit=40)
