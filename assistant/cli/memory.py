@@ -24,7 +24,7 @@ from pathlib import Path
 import click
 
 from assistant.notes.store import (
-    Conflict, Edit, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
+    Conflict, Edit, EditTouchesSecret, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
 from assistant.display.localtime import local_time
@@ -362,6 +362,11 @@ def _edit_in_place(path: str, op: str, value: str | tuple[str, str], *, base: st
             fail(f"{visible(path)} changed since you read it, read it again: {gave} is not its current "
                  f"revision ({where}; without --base the edit applies to the note as it is now)")
         fail(person_conflict(exc, action="edit"))
+    except EditTouchesSecret:
+        fail(f"the edit touches a secret in {visible(path)} (shown as a [redacted:...] marker by `memory cat`), "
+             "or the text right next to one, so nothing was written: edit other text, or open the note "
+             f"with `assistant memory edit {shlex.quote(path)}` (no option), which puts the secret back behind "
+             "its marker")
     except NoteError as exc:
         fail(_refusal(exc))
     _report(result)

@@ -241,7 +241,7 @@ def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[st
         # described in few words: every word here is in every prompt (EDIT_DESCRIPTION says the rest)
         properties = {"path": {**_path(), "description": "The note's path, e.g. people/lina.md"},
                       "base": {**_base("From memory_read."), "minLength": 1},
-                      "op": {"type": "string", "enum": list(OPS)},
+                      "op": {"type": "string", "enum": list(OPS), "maxLength": max(map(len, OPS))},
                       "text": {"type": "string", "maxLength": max_content, "description": "The new text."},
                       "old": {"type": "string", "minLength": 1, "maxLength": max_content,
                               "description": "For replace."},
