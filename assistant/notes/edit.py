@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from assistant.notes.writer import Refused
-from assistant.secrets.scanner import Scanner, marker
+from assistant.secrets.scanner import MARKER_RE, Scanner, marker
 
 __all__ = ["OPS", "Edit", "EditRefused", "EditTouchesSecret", "View", "apply", "check_view", "view_of"]
 
@@ -240,6 +240,11 @@ def _check_untouched(view: View, text: str, start: int, end: int, new: str) -> N
 
 def apply(view: View, edit: Edit, path: str) -> tuple[str, str]:
     """(new raw text, new redacted view) of `edit` applied to the note `view`, or EditRefused."""
+    if MARKER_RE.search(edit.text):
+        # a marker stands for a secret the editor never saw: written as text, it would read as one
+        raise EditTouchesSecret("refused: text carries a [redacted:...] marker; a marker stands for a secret "
+                                "and is never written as text (leave the marker where it is in the note "
+                                "and edit around it); nothing was written")
     text = view.text
     start, end, new = _region(text, edit, path)
     _check_untouched(view, text, start, end, new)

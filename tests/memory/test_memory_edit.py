@@ -113,6 +113,11 @@ def test_an_edit_touching_the_redaction_is_refused(edit):
     assert "nothing was written" in str(caught.value) and SECRET not in str(caught.value)
 
 
+def test_a_marker_is_never_written_as_text():
+    with pytest.raises(EditTouchesSecret, match="never written as text"):
+        edited(Edit("append", "the shed code is [redacted:shed]"))
+
+
 def test_an_edit_next_to_a_secret_that_keeps_its_neighbours_is_allowed():
     new = edited(Edit("replace", "The gate code is ", old="The shed code is "))
     assert new == NOTE.replace("The shed code is ", "The gate code is ") and SECRET in new
