@@ -85,6 +85,7 @@ class ChatUI:
         self.lock = threading.Lock()
         self.name = "assistant"
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
+        self.last_tool = ""                       # the tool of the call in progress
         self.failed_this_turn: list[str] = []     # "tool target" of each failed call this turn
         self.status_shown = False
         self.asking = False
@@ -295,6 +296,7 @@ class ChatUI:
         self.end_stream()
         match event:
             case ToolCalled(tool=tool, args=args):
+                self.last_tool = tool
                 if tool == "memory_write" and isinstance(args, dict):
                     if isinstance(args.get("path"), str) and isinstance(args.get("content"), str):
                         self.own_writes[args["path"]] = args["content"].encode("utf-8")
@@ -304,7 +306,10 @@ class ChatUI:
                 verdict = "allow" if allowed else verdict
                 self.echo(f"  [{status(one_line(verdict), on=self.colour)}] {one_line(kind)} {one_line(target)}: "
                           f"{_short(reason, 400)}")
-            case WriteShown(target=target, content=content, current=current):
+            case WriteShown(kind=kind, target=target, content=content, current=current):
+                if kind == "memory" and self.last_tool == "memory_edit":
+                    # an edit's whole new text is known only here (its call carries the change)
+                    self.own_writes[str(target)] = str(content).encode("utf-8")
                 self.show_write(str(target), str(content), current)
             case VaultValueRefused(tool=tool, names=names):
                 # the person may be told which secret; the model is not

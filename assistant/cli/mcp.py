@@ -78,7 +78,7 @@ mcp_group = workspace_group("mcp", "Serve your notes to MCP clients (Claude Desk
 def serve_cmd() -> None:
     """Speak MCP over stdin/stdout (start it from an MCP client's config, not by hand).
 
-    Tools: memory_read, memory_list, memory_search, memory_write and memory_remove; resources:
+    Tools: memory_read, memory_list, memory_search, memory_write, memory_edit and memory_remove; resources:
     memory://catalog and memory://notes/PATH. Reads are redacted. A write or removal goes
     through the same confined, leak-scanned, gated writer as the model's: by default ([mcp]
     mode = "unattended") it is put to you out of band (`assistant approvals`) and the client's

@@ -26,7 +26,7 @@ import click
 from policy.fileio import LinkedFolder, open_folder
 
 from assistant.notes.store import (
-    Conflict, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
+    Conflict, Edit, EditTouchesSecret, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
 from assistant.notes.names import not_nfc, shown
@@ -251,15 +251,44 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
 
 @memory_group.command("edit")
 @click.argument("path")
-def edit_cmd(path: str) -> None:
-    """Open a note in $EDITOR and save it back through the same checks.
+@click.option("--append", "append", metavar="TEXT", default=None, help="Add TEXT at the end of the note.")
+@click.option("--replace", "replace", nargs=2, metavar="OLD NEW", default=None,
+              help="Replace OLD (as `memory cat` shows it; it must occur exactly once) by NEW.")
+@click.option("--insert-after", "insert_after", nargs=2, metavar="HEADING TEXT", default=None,
+              help="Insert TEXT right after the heading line HEADING (the whole line, e.g. '## Plans').")
+@click.option("--replace-section", "replace_section", nargs=2, metavar="HEADING TEXT", default=None,
+              help="Replace what is under HEADING, up to the next heading of the same or a higher "
+                   "level, by TEXT (the heading stays).")
+@click.option("--base", "base", metavar="REV", default=None,
+              help="With an edit option: apply it only if the note is still at this revision "
+                   "(`memory cat --json`); without it, the edit applies to the note as it is now.")
+def edit_cmd(path: str, append: str | None, replace: tuple[str, str] | None,
+             insert_after: tuple[str, str] | None, replace_section: tuple[str, str] | None,
+             base: str | None) -> None:
+    """Open a note in $EDITOR and save it back through the same checks; or, with one of
+    --append, --replace, --insert-after or --replace-section, make that one change.
 
     Refused if the note changed on disk while you were editing (your text is kept and its
     location printed). Secrets in the note are shown as [redacted:NAME] markers; saving puts
     the exact original value back for every marker you leave as it is (delete a marker to
     drop that secret). A marker that cannot be put back is an error and nothing is saved.
+
+    An edit option matches OLD and HEADING in the note as `memory cat` shows it (secrets
+    redacted) and refuses an edit of a marker or of the text right next to one (use the
+    editor for that); the rest of the note, its secrets included, stays byte for byte.
     """
     path = note_name(path)
+    given = [(op, value) for op, value in (("append", append), ("replace", replace),
+                                            ("insert_after", insert_after),
+                                            ("replace_section", replace_section)) if value is not None]
+    if len(given) > 1:
+        fail("give one of --append, --replace, --insert-after or --replace-section, not several")
+    if given:
+        _edit_in_place(path, *given[0], base=base)
+        return
+    if base is not None:
+        fail("--base goes with an edit option (--append, --replace, --insert-after or --replace-section); "
+             "the editor always saves against the revision it opened")
     session = _session()
     mem = session.memory
     try:
@@ -330,6 +359,38 @@ def edit_cmd(path: str) -> None:
         if not keep:
             # the copy and whatever the editor left beside it (a backup, a swap file)
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _edit_in_place(path: str, op: str, value: str | tuple[str, str], *, base: str | None) -> None:
+    """`memory edit PATH --append TEXT` (and the other edit options): one change through
+    Memory.edit, the model's and MCP's memory_edit, with the person's own wording of refusals."""
+    if op == "append":
+        change = Edit(op, str(value))
+    elif op == "replace":
+        old, new = value
+        change = Edit(op, new, old=old)
+    else:
+        heading, text = value
+        change = Edit(op, text, heading=heading)
+    mem = _memory()
+    try:
+        result = mem.edit(path, change, base=base)
+    except Conflict as exc:
+        if exc.why == "changed":
+            where = f"`assistant memory cat --json {shlex.quote(path)}` shows its revision"
+            gave = f"--base {exc.given}" if exc.given else "the --base you gave"
+            fail(f"{visible(path)} changed since you read it, read it again: {gave} is not its current "
+                 f"revision ({where}; without --base the edit applies to the note as it is now)")
+        fail(person_conflict(exc, action="edit"))
+    except EditTouchesSecret:
+        fail(f"the edit touches a secret in {visible(path)} (shown as a [redacted:...] marker by `memory cat`), "
+             "or the text right next to one, so nothing was written: edit other text, or open the note "
+             f"with `assistant memory edit {shlex.quote(path)}` (no option), which puts the secret back behind "
+             "its marker")
+    except NoteError as exc:
+        fail(_refusal(exc))
+    _report(result)
+    click.echo(f"edited {one_line(result.path)} ({result.bytes} bytes, revision {result.revision})")
 
 
 @memory_group.command("rm")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class GatedCall:
-    """One memory_write or memory_remove from an MCP client: its writer's authority (a
+    """One memory_write, memory_edit or memory_remove from an MCP client: its writer's authority (a
     CallAuthority: it is both the Authorizer and the Cancellation)."""
 
     def __init__(self, tool: str, observed: "ObservedGate", gate: Gate) -> None:

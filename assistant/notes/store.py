@@ -5,7 +5,8 @@ through `assistant.notes.writer.GatedWriter` (path rules -> content rules -> lea
 read-before-overwrite -> the policy gate -> under the writers' lock: recheck, history, the
 confined atomic write -> an audit line), the same pipeline as the file tools; this module
 says only what is memory's own: `.md` names, the size cap from [memory], keyed revisions, the
-writers' lock and history. Whole-file replacement only.
+writers' lock and history. Whole-file replacement, and small edits (`Memory.edit`,
+assistant.notes.edit) computed into one.
 
 Reads are ungated (context, not reach) but confined, bounded, and redacted by the scanner.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from policy.gate import Gate
 
 from assistant.notes import catalog as _catalog
+from assistant.notes import edit as _edit
 from assistant.notes import frontmatter as _notes
 
 from assistant.gating.context import AuditSink, Authorizer, Call, CallAuthority
@@ -33,6 +35,7 @@ from assistant.secrets.revision_key import RevisionKeyError, load_key
 from assistant.secrets.scanner import Scanner
 from assistant.notes.locking import FileLock, LockTimeout
 from assistant.notes.frontmatter import REVISION_CHARS
+from assistant.notes.edit import Edit, EditRefused, EditTouchesSecret
 
 if TYPE_CHECKING:
     from assistant.workspace.layout import Workspace
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Memory", "Note", "WriteResult", "RemoveResult", "RenameResult", "Entry", "REVISION_CHARS",
     "NoteError", "PathRefused", "ContentRefused", "SecretRefused", "SecretWouldBeLost", "Conflict",
-    "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE",
+    "Denied", "NotFound", "Unreadable", "Busy", "CONFLICT_MESSAGE", "Edit", "EditRefused", "EditTouchesSecret",
 ]
 
 # --- refusals (the one gated-write pipeline's; see assistant.notes.writer) -----------------------
@@ -133,9 +136,9 @@ class Memory:
 
     # -- the mount: memory/'s side of the one gated-write pipeline -----------------------
 
-    def _writer(self) -> GatedWriter:
+    def _writer(self, tool: str = "memory_write") -> GatedWriter:
         return GatedWriter(Mount(
-            kind="memory", tool="memory_write", noun="note", root=self._root, scanner=self.scanner,
+            kind="memory", tool=tool, noun="note", root=self._root, scanner=self.scanner,
             max_bytes=self.max_note_bytes, read_limit=self.max_note_bytes,
             size_setting="memory.max_note_bytes",
             too_large_hint="Split it into several notes, one topic each.",
@@ -202,6 +205,29 @@ class Memory:
         """
         return self._writer().write(path, content, base, call=call or Call(self.gate),
                                     origin=origin or Origin("person"), force=force, person_edit=person_edit)
+
+    def edit(self, path: str, change: Edit, base: str | None = None, *, origin: Origin | None = None,
+             call: CallAuthority | None = None) -> WriteResult:
+        """One small change of an existing note (assistant.notes.edit: matched in the redacted
+        text the reader saw, applied to the raw bytes, refused if it touches a redaction),
+        computed into a whole-note write through the same gated writer (the approver sees the
+        diff; history, audit and the leak scan apply). `base`: the revision the editor read;
+        a stale one is refused before anything is matched. None (the person's CLI only): the
+        note as it is now. `origin`, `call`: as for write."""
+        path = self.check_path(path)
+        writer = self._writer("memory_edit")
+        try:
+            data, raw = self.read_raw(path)
+        except NotFound:
+            raise NotFound(f"no note at {path}: an edit changes an existing note (a new note is written "
+                           "whole, with memory_write); nothing was written") from None
+        if base is not None:
+            writer.check_base(path, data, base, False)    # a stale base: refused before anything is matched
+        current = self.revision(data)
+        new_raw, expected = _edit.apply(_edit.view_of(raw, self.scanner), change, path)
+        _edit.check_view(new_raw, expected, self.scanner, path)
+        return writer.write(path, new_raw, current, call=call or Call(self.gate),
+                                                 origin=origin or Origin("person"), edit=True)
 
     def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None,
                call: CallAuthority | None = None) -> RemoveResult:

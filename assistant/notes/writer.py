@@ -286,6 +286,22 @@ class GatedWriter:
         text = data.decode("utf-8", errors="replace")
         return frozenset(text[s:e] for s, e, _ in self.m.scanner.redaction_spans(text))
 
+    def check_edit_secrets(self, path: str, data: bytes, current: bytes | None) -> None:
+        """An edit of a note holding secrets (`memory_edit`): each secret already there may stay,
+        as often as it is there now and no more often (a copy would be a new one), none may go,
+        and any other secret is refused as in any write."""
+        before: dict[str, int] = {}
+        if current is not None:
+            old = current.decode("utf-8", errors="replace")
+            for f in self.m.scanner.find(old):
+                before[old[f.start:f.end]] = before.get(old[f.start:f.end], 0) + 1
+        text = data.decode("utf-8")
+        after: dict[str, int] = {}
+        for f in self.m.scanner.find(text):
+            after[text[f.start:f.end]] = after.get(text[f.start:f.end], 0) + 1
+        self.check_secrets(path, data, kept=frozenset(t for t, n in after.items() if n <= before.get(t, 0)))
+        self.check_keeps_secrets(path, data, current)
+
     def check_keeps_secrets(self, path: str, data: bytes, current: bytes | None) -> None:
         """Refuse a write that would drop a secret present in the current bytes: whoever wrote
         `data` saw them redacted, so the secret would be lost unseen (replaced by its marker).
@@ -416,7 +432,7 @@ class GatedWriter:
     # -- the write --------------------------------------------------------------------------
 
     def write(self, path: object, content: object, base: object = None, *, call: CallAuthority, origin: Origin,
-              force: bool = False, person_edit: bool = False) -> WriteResult:
+              force: bool = False, person_edit: bool = False, edit: bool = False) -> WriteResult:
         """Create or replace one entry (whole file), in the order of the module docstring.
 
         `base`: the revision the writer read; required to replace existing bytes unless
@@ -425,10 +441,12 @@ class GatedWriter:
         markers left in place: secrets already there may stay, and one whose marker the person
         deleted may go. Any new secret is still refused. The person replacing a whole note with
         `force` (`assistant memory write --force`: they typed the new text, not an edit of a
-        redacted view) may drop a secret it held; history keeps the version that had it."""
+        redacted view) may drop a secret it held; history keeps the version that had it.
+        `edit`: a small edit computed from the current bytes (assistant.notes.edit): the
+        secrets they hold may stay (as often as they are there, no more), none may go."""
         path = self.check_path(path)
         data = self.check_content(content)
-        if not person_edit:
+        if not person_edit and not edit:
             self.check_secrets(path, data)
         new_revision = self._revision(data)     # (the key is loaded before anything is written)
         with self.m.root() as root:
@@ -436,6 +454,8 @@ class GatedWriter:
             current = self.current(root, path)
             if person_edit:
                 self.check_secrets(path, data, kept=self.secrets_in(current) if current is not None else frozenset())
+            elif edit:
+                self.check_edit_secrets(path, data, current)
             elif not (force and origin.source == "person"):
                 self.check_keeps_secrets(path, data, current)
             self.check_base(path, current, base, force)

@@ -1,11 +1,12 @@
-"""Memory tools: memory_write, memory_read, memory_list, memory_search (the model's only way to its notes).
+"""Memory tools: memory_write, memory_edit, memory_read, memory_list, memory_search (the model's only way to its notes).
 
 Guards the model's side of memory: every call goes through `ctx.memory` (assistant.memory),
 which does the path and content rules, the leak scan, read-before-overwrite, the gate and the
 confined write. The descriptions carry the judgement of what belongs in memory; the schemas
 bound every string. A refusal becomes a ToolError with the specific reason (never a secret).
-The argument schemas (`memory_schema`) and their parsing (`write_args`, `remove_args`) are
-defined here once: the MCP server (assistant.mcp) offers and checks the same ones.
+The argument schemas (`memory_schema`) and their parsing (`write_args`, `edit_args`,
+`remove_args`) are defined here once: the MCP server (assistant.mcp) offers and checks the same
+ones. memory_edit's change is computed by assistant.notes.edit (through `Memory.edit`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from assistant.notes.catalog import LIST_LIMIT_MAX, ORDER_TEXT, line
 from policy.paths import MAX_PATH_CHARS
 
 from assistant.notes.history import Origin
-from assistant.notes.store import REVISION_CHARS, Memory, NoteError
+from assistant.notes.edit import OPS, Edit
+from assistant.notes.store import REVISION_CHARS, Memory, NoteError, WriteResult
 from assistant.recall.index import IndexUnavailable, query_terms
 from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
+MAX_HEADING_CHARS = 500         # one heading line
 DEFAULT_LIMIT = 50
 
 
@@ -67,6 +70,34 @@ class RemoveArgs:
     base: str | None
 
 
+@dataclass(frozen=True)
+class EditArgs:
+    path: str
+    base: str
+    edit: Edit
+
+
+def edit_args(args: dict, *, max_content: int = MAX_CONTENT_CHARS) -> EditArgs:
+    """memory_edit's arguments, checked like write_args: `base` is required (the revision
+    memory_read gave), `op` one of assistant.notes.edit.OPS; `old` and `heading` as the op needs
+    them (assistant.notes.edit refuses an argument the op does not take)."""
+    path = str_arg(args, "path", limit=MAX_PATH_CHARS)
+    base = str_arg(args, "base", required=False, limit=REVISION_CHARS)
+    if not base:
+        raise ToolError("base is required: the revision memory_read gave for this note")
+    op = str_arg(args, "op", limit=40)
+    if op not in OPS:
+        raise ToolError(f"op must be one of {', '.join(OPS)}")
+    return EditArgs(path, base, Edit(op=op, text=str_arg(args, "text", limit=max_content),
+                                     old=str_arg(args, "old", required=False, limit=max_content),
+                                     heading=str_arg(args, "heading", required=False, limit=MAX_HEADING_CHARS)))
+
+
+def edited_text(result: WriteResult, op: str) -> str:
+    """What the model (or an MCP client) is told after an edit (its warning, if any, is added by each)."""
+    return f"edited {result.path} ({op}; now {result.bytes} bytes); its revision is now {result.revision}"
+
+
 def write_args(args: dict, *, max_content: int = MAX_CONTENT_CHARS) -> WriteArgs:
     """memory_write's arguments, checked (ToolError naming the argument, never its value).
     max_content: the longest content a call may carry (the MCP server: the note byte cap)."""
@@ -95,6 +126,19 @@ def run_memory_write(args: dict, ctx: ToolContext) -> str:
     return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}"
 
 
+def run_memory_edit(args: dict, ctx: ToolContext) -> str:
+    """The tool: one small change of a note (Memory.edit), through the same gated writer."""
+    memory = _memory(ctx)
+    parsed = edit_args(args)
+    origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
+    try:
+        result = memory.edit(parsed.path, parsed.edit, base=parsed.base, origin=origin, call=ctx.call())
+    except NoteError as exc:
+        raise tool_error(exc) from None
+    warning = f" (warning: {result.warning})" if result.warning else ""
+    return edited_text(result, parsed.edit.op) + warning
+
+
 def run_memory_read(args: dict, ctx: ToolContext) -> str:
     """The tool: memory_read(args, ctx) -> text for the model."""
     memory = _memory(ctx)
@@ -104,7 +148,7 @@ def run_memory_read(args: dict, ctx: ToolContext) -> str:
     except NoteError as exc:
         raise ToolError(str(exc)) from None
     return (f"path: {note.path}\nrevision: {note.revision}\n"
-            f"(to replace this note, pass base={note.revision!r} to memory_write)\n"
+            f"(to change this note, pass base={note.revision!r} to memory_edit or memory_write)\n"
             f"-----\n{note.content}")
 
 
@@ -170,8 +214,9 @@ def _base(description: str) -> dict[str, object]:
 
 def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[str, object]:
     """The JSON schema of a memory tool's arguments: memory_read, memory_list, memory_search,
-    memory_write, or memory_remove (the MCP server's). The one definition the model's tools and
-    the MCP server share; a fresh dict each call. max_content bounds memory_write's content."""
+    memory_write, memory_edit, or memory_remove (the MCP server's). The one definition the model's tools and
+    the MCP server share; a fresh dict each call. max_content bounds memory_write's content
+    (and memory_edit's text and old)."""
     if name == "memory_read":
         properties: dict[str, object] = {"path": _path()}
         required = ["path"]
@@ -191,6 +236,17 @@ def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[st
                                   "description": "The complete new text of the note."},
                       "base": _base("The revision memory_read gave; required to replace an existing note.")}
         required = ["path", "content"]
+    elif name == "memory_edit":
+        # described in few words: every word here is in every prompt (EDIT_DESCRIPTION says the rest)
+        properties = {"path": {**_path(), "description": "The note's path, e.g. people/lina.md"},
+                      "base": {**_base("From memory_read."), "minLength": 1},
+                      "op": {"type": "string", "enum": list(OPS), "maxLength": max(map(len, OPS))},
+                      "text": {"type": "string", "maxLength": max_content, "description": "The new text."},
+                      "old": {"type": "string", "minLength": 1, "maxLength": max_content,
+                              "description": "For replace."},
+                      "heading": {"type": "string", "minLength": 2, "maxLength": MAX_HEADING_CHARS,
+                                  "description": "For insert_after and replace_section."}}
+        required = ["path", "base", "op", "text"]
     elif name == "memory_remove":
         properties = {"path": _path(),
                       "base": _base("If given, the note is removed only while it is still at this revision.")}
@@ -209,9 +265,18 @@ WRITE_DESCRIPTION = (
     "never secrets, passwords or keys (a write carrying one is refused). "
     "One topic per note; start it with frontmatter like '---\\ndescription: one line\\n---'. "
     "To change an existing note, memory_read it first and pass its revision as base, then send "
-    "the whole new text; if it changed since you read it you must read it again. "
+    "the whole new text (or use memory_edit for a small change); if it changed since you "
+    "read it you must read it again. "
     "A new note needs no base. Depending on who is watching, the write may wait for approval "
     "or be denied."
+)
+
+
+EDIT_DESCRIPTION = (
+    "Change part of an existing note; memory_read it first and pass its revision as base. op: "
+    "append (text at the end), replace (old, found once in the note, becomes text), insert_after "
+    "(text after the heading line), replace_section (the heading's section becomes text). heading "
+    "is the whole line, e.g. '## Plans'. Text next to a [redacted:...] marker cannot be changed."
 )
 
 
@@ -222,6 +287,13 @@ def memory_tools() -> list[Tool]:
             description=WRITE_DESCRIPTION,
             parameters=memory_schema("memory_write"),
             run=run_memory_write,
+            kind="memory",
+        ),
+        Tool(
+            name="memory_edit",
+            description=EDIT_DESCRIPTION,
+            parameters=memory_schema("memory_edit"),
+            run=run_memory_edit,
             kind="memory",
         ),
         Tool(

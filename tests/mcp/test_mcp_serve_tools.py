@@ -17,7 +17,7 @@ from mcp.shared.exceptions import McpError
 from mcp_harness import (PIN_NAME, PIN_VALUE, SECRET, RawServer, add_vault, audit_lines, entries, make_ws,
                          pin_server_params, pin_vault_ws, run_async, serve, text_of)
 
-TOOLS = ["memory_read", "memory_list", "memory_search", "memory_write", "memory_remove"]
+TOOLS = ["memory_read", "memory_list", "memory_search", "memory_write", "memory_edit", "memory_remove"]
 
 
 def test_lists_tools_and_resources_and_reads_notes_as_data(tmp_path):

@@ -453,8 +453,8 @@ def test_memory_list_pages_in_catalog_order(ws):
 
 def test_tool_definitions_bound_strings_and_carry_the_judgement():
     tools = {t.name: t for t in memory_tools()}
-    assert set(tools) == {"memory_write", "memory_read", "memory_list", "memory_search"}
-    assert tools["memory_write"].kind == "memory"
+    assert set(tools) == {"memory_write", "memory_edit", "memory_read", "memory_list", "memory_search"}
+    assert tools["memory_write"].kind == "memory" and tools["memory_edit"].kind == "memory"
     assert tools["memory_read"].kind is None and tools["memory_list"].kind is None
 
     def strings(schema):
@@ -472,6 +472,9 @@ def test_tool_definitions_bound_strings_and_carry_the_judgement():
                    "never secrets", "memory_read", "base", "one topic per note"):
         assert phrase in d, phrase
     assert tools["memory_write"].parameters["required"] == ["path", "content"]
+    assert tools["memory_edit"].parameters["required"] == ["path", "base", "op", "text"]
+    assert tools["memory_edit"].parameters["properties"]["op"]["enum"] == [
+        "append", "replace", "insert_after", "replace_section"]
 
 
 def test_tools_without_memory_say_so(ws):

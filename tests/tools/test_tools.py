@@ -52,9 +52,10 @@ def audit_lines(parts):
 def test_registry_offers_exactly_the_model_tools():
     tools = all_tools()
     names = {t.name for t in tools}
-    assert names == {"memory_write", "memory_read", "memory_list", "memory_search", "file_read", "file_write", "file_list", "web_fetch"}
+    assert names == {"memory_write", "memory_edit", "memory_read", "memory_list", "memory_search", "file_read",
+                     "file_write", "file_list", "web_fetch"}
     kinds = {t.name: t.kind for t in tools}
-    assert kinds["memory_write"] == "memory" and kinds["file_write"] == "file" and kinds["web_fetch"] == "net"
+    assert kinds["memory_write"] == "memory" and kinds["memory_edit"] == "memory" and kinds["file_write"] == "file" and kinds["web_fetch"] == "net"
     assert kinds["file_read"] is None and kinds["file_list"] is None and kinds["memory_read"] is None
     schema = action_schema(tools)         # every parameter schema is enforceable
     assert len(schema["anyOf"]) == len(tools) + 1
