@@ -23,6 +23,7 @@ Guards that an MCP client is one more door into the same session, never a second
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -239,11 +240,14 @@ class MemoryServer:
         # through the redactor, naming the vault secret it hit.
         names = self.session.refusals.vault_names([name, arguments])
         if names:
+            # counted now, before any await: concurrent calls cannot all pass the check above
+            if not self.session.refusals.reserve():
+                return self._result(SESSION_CLOSED, ok=False)
             tool = self._tool_shown(name)
             self.tool_calls += 1
             self._record(ToolCalled(tool, arguments if isinstance(arguments, dict) else {}))
-            text = await anyio.to_thread.run_sync(self._secret_refused, tool,
-                                                  arguments if isinstance(arguments, dict) else {}, names)
+            text = await anyio.to_thread.run_sync(functools.partial(
+                self._secret_refused, tool, arguments if isinstance(arguments, dict) else {}, names, reserved=True))
             self._record(ToolFinished(tool, ok=False, output=text, secret=True))
             return self._result(text, ok=False)
         spec = self.specs.get(name) if isinstance(name, str) else None
@@ -281,13 +285,14 @@ class MemoryServer:
         return types.CallToolResult(content=[types.TextContent(type="text", text=self.redact(text))],
                                     isError=not ok)
 
-    def _secret_refused(self, tool: str, args: dict, names: tuple[str, ...]) -> str:
+    def _secret_refused(self, tool: str, args: dict, names: tuple[str, ...], *, reserved: bool = False) -> str:
         """A call carried a vault value: the person is told which (transcript, audit log, notify
         command); the client is not. The second such call ends this session's tool calls (as a
-        second one ends a chat): refusals are no oracle to search the vault with."""
+        second one ends a chat): refusals are no oracle to search the vault with. `reserved`:
+        the count was taken already (SecretRefusals.reserve, before the caller's first await)."""
         target = args.get("path") if isinstance(args.get("path"), str) else ""
         self._record(VaultValueRefused(tool, target, tuple(names)))
-        last = self.session.refusals.refuse(tool, target, names)   # the audit line, and the count
+        last = self.session.refusals.refuse(tool, target, names, reserved=reserved)   # the audit line, the count
         if self.gate.notify:
             run_notify(list(self.gate.notify),
                        f"assistant: {self.client or 'an MCP client'} over MCP sent a value from your vault in a "
@@ -431,7 +436,9 @@ class MemoryServer:
         names = self.session.refusals.vault_names([uri, _decoded(uri)])
         if names:
             # Before any "not found": that answer would echo the address through the redactor.
-            text = self._secret_refused("resources/read", {"path": uri}, names)
+            if not self.session.refusals.reserve():
+                raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=SESSION_CLOSED))
+            text = self._secret_refused("resources/read", {"path": uri}, names, reserved=True)
             raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=text))
         try:
             if uri == CATALOG_URI:

@@ -37,7 +37,7 @@ def redact_value(value: object, scanner: "Scanner | None") -> object:
     """value with every string in it redacted (dicts and lists walked, keys too: a key is as much
     the caller's input as a value); other values kept. Two keys redacted alike are both kept."""
     if isinstance(value, str):
-        return scanner.redact(value) if scanner is not None else value
+        return scanner.redact_record(value) if scanner is not None else value
     if isinstance(value, dict):
         out: dict[str, object] = {}
         for k, v in value.items():

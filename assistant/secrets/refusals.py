@@ -77,11 +77,23 @@ class SecretRefusals:
             for v in value:
                 self._scan(v, found)
 
-    def refuse(self, tool: str, target: str, names: tuple[str, ...] | list[str]) -> bool:
-        """Record one refused call: its audit line (never failing the refusal: the transcript
-        has it too) and the count. True if this refusal ends the session."""
+    def reserve(self) -> bool:
+        """Take one refusal's place in the count at once, before anything waits; False when the
+        session has ended. A door that serves calls concurrently (MCP) reserves before its first
+        await, so a burst of calls cannot all pass the `ended` check before one is counted."""
         with self._lock:
+            if self.count >= MAX_SECRET_REFUSALS or self._unrecorded:
+                return False
             self.count += 1
+            return True
+
+    def refuse(self, tool: str, target: str, names: tuple[str, ...] | list[str], *, reserved: bool = False) -> bool:
+        """Record one refused call: its audit line (never failing the refusal: the transcript
+        has it too) and the count (`reserved`: already taken by `reserve`). True if this refusal
+        ends the session."""
+        with self._lock:
+            if not reserved:
+                self.count += 1
             last = self.count >= MAX_SECRET_REFUSALS
         record = {"event": "secret_refused", "run": self.run_id, "tool": tool,
                   "target": self._redact(str(target)), "secrets": list(names)}
@@ -126,7 +138,7 @@ class SecretRefusals:
                 pass
 
     def _redact(self, text: str) -> str:
-        return self.scanner.redact(text) if self.scanner is not None else text
+        return self.scanner.redact_record(text) if self.scanner is not None else text
 
 
 __all__ = ["MAX_SECRET_REFUSALS", "SecretRefusals"]

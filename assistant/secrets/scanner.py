@@ -473,6 +473,17 @@ class Scanner:
             return text
         return self._render(text, hits, len(text))
 
+    def redact_record(self, text: str) -> str:
+        """`redact(text)` for a record kept for the person (a transcript, an audit line), where
+        the text may be a path: a vault value split across its folder names ("ab-/cd") is the
+        value once the separators are taken out (the gated writer scans paths that way), so
+        then the whole text is one marker."""
+        if "/" in text:
+            names = [f.name for f in self.find(text.replace("/", "")) if f.rule == VAULT_RULE]
+            if names:
+                return marker(names[0])
+        return self.redact(text)
+
     def redact_prefix(self, text: str, marker: str = "\u2026") -> str:
         """Redact `text`, the beginning of a longer text (a note's head, output cut at a limit).
 
