@@ -314,6 +314,7 @@ def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str]
     KV cache then holds the stable prefix for every question). Returns the answers per
     baseline and the load seconds."""
     from assistant.models.loader import load_model
+    from assistant.agent.events import record
     from assistant.session import open_session
     from assistant.workspace.layout import open_workspace
 
@@ -332,7 +333,7 @@ def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str]
             model.seconds = 0.0
             t0 = time.perf_counter()
             with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
-                agent = session.new_agent(model, on_event=lambda n, d: events.append({"event": n, **d}))
+                agent = session.new_agent(model, on_event=lambda e: events.append({"event": e.EVENT, **record(e)}))
                 result = agent.turn(a.sent)
             a.wall_s = time.perf_counter() - t0
             a.model_s, a.harness_s = model.seconds, a.wall_s - model.seconds

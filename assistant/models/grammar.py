@@ -68,6 +68,9 @@ class _Builder:
         if t == "boolean":
             return self.add(name, '"true" | "false"')
         if t == "integer":
+            lo, hi = schema.get("minimum"), schema.get("maximum")
+            if isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi:
+                return self.add(name, " | ".join(integer_range(lo, hi)))
             return self.add(name, '"-"? ("0" | [1-9] [0-9]{0,15})')
         if t == "number":
             return self.add(name, '"-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?')
@@ -114,6 +117,39 @@ class _Builder:
             body += "(" + " | ".join(alts) + ")?"
         body += ' ws "}"'
         return self.add(name, body)
+
+
+def _digit_runs(lo: int, hi: int) -> list[tuple[str, str, int]]:
+    """[lo, hi] (same number of digits) as runs of (shared prefix, one digit range, k free digits)."""
+    runs = []
+    start = lo
+    while start <= hi:
+        k = 0
+        while k + 1 < len(str(start)) and start % 10 ** (k + 1) == 0 and start + 10 ** (k + 1) - 1 <= hi:
+            k += 1
+        step = 10 ** k
+        block_end = start - start % (step * 10) + step * 10 - 1   # the end of start's 10**(k+1) block
+        end = start + (min(hi, block_end) - start + 1) // step * step - 1
+        a, b = str(start), str(end)
+        shared = len(a) - k - 1
+        runs.append((a[:shared], f"{a[shared]}{b[shared]}", k))
+        start = end + 1
+    return runs
+
+
+def integer_range(lo: int, hi: int) -> list[str]:
+    """GBNF alternatives matching exactly the decimal integers lo..hi (0 <= lo <= hi), no leading
+    zeros: the grammar holds a model to an argument's bounds as the validator does, so a small
+    model cannot spend a step on `"limit": 1000000000000000`."""
+    out = []
+    for digits in range(len(str(lo)), len(str(hi)) + 1):
+        first = max(lo, 10 ** (digits - 1) if digits > 1 else 0)
+        last = min(hi, 10 ** digits - 1)
+        for prefix, (a, b), free in _digit_runs(first, last):
+            parts = ([f'"{prefix}"'] if prefix else []) + [f'"{a}"' if a == b else f"[{a}-{b}]"]
+            parts += ["[0-9]"] * free
+            out.append(" ".join(parts))
+    return out
 
 
 def schema_to_gbnf(schema: dict) -> str:
