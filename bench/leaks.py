@@ -161,7 +161,8 @@ def load_baseline(root: str):
 
     folder = os.path.join(os.path.abspath(root), "assistant")
     if not os.path.isfile(os.path.join(folder, "leaks.py")):
-        raise SystemExit(f"--baseline: no assistant/secrets/scanner.py under {root}")
+        raise SystemExit(f"--baseline: no assistant/leaks.py under {root}: --baseline loads a checkout of the flat "
+                         "layout (before 46ae573); for a later one, run this script from that checkout and compare")
     pkg = types.ModuleType("baseline_assistant")
     pkg.__path__ = [folder]
     sys.modules["baseline_assistant"] = pkg
