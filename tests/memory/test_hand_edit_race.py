@@ -18,6 +18,7 @@ import os
 import random
 import sys
 import threading
+import time
 
 import pytest
 
@@ -71,6 +72,10 @@ class Editor(threading.Thread):
                 prev = text
                 if self.rng.random() < 0.5:
                     os.sched_yield()
+                if i % 20 == 19:
+                    # a pause now and then, as a person's saves have: without one, a fast machine
+                    # can have every write meet a fresh save and end as a Conflict (none written)
+                    time.sleep(0.005)
         except BaseException as exc:   # noqa: BLE001 - reported by the test
             self.error = exc
 
