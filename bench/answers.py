@@ -91,7 +91,7 @@ def set_model_config(text: str, values: dict[str, object]) -> str:
 
 def make_workspace(root: Path, memory: Path | None, model_config: dict[str, object]) -> Path:
     """A workspace as `init --example` makes it, memory/ replaced by `memory` (None: empty)."""
-    from assistant.workspace.layout import init_workspace
+    from assistant.workspace import init_workspace   # the package (or, before 46ae573, the module)
 
     init_workspace(root, example=True)
     shutil.rmtree(root / "memory")
@@ -314,9 +314,15 @@ def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str]
     KV cache then holds the stable prefix for every question). Returns the answers per
     baseline and the load seconds."""
     from assistant.models.loader import load_model
-    from assistant.agent.events import record
     from assistant.session import open_session
-    from assistant.workspace.layout import open_workspace
+    try:
+        from assistant.agent.events import record
+        def on_event(events: list[dict]):
+            return lambda e: events.append({"event": e.EVENT, **record(e)})
+    except ImportError:      # a checkout from before the typed events (26651cd): (name, dict) pairs
+        def on_event(events: list[dict]):
+            return lambda n, d: events.append({"event": n, **d})
+    from assistant.workspace import open_workspace
 
     ws = open_workspace(ws_root)
     t = time.perf_counter()
@@ -333,7 +339,7 @@ def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str]
             model.seconds = 0.0
             t0 = time.perf_counter()
             with open_session(ws, "unattended", kind="run", approval_timeout=1.0) as session:
-                agent = session.new_agent(model, on_event=lambda e: events.append({"event": e.EVENT, **record(e)}))
+                agent = session.new_agent(model, on_event=on_event(events))
                 result = agent.turn(a.sent)
             a.wall_s = time.perf_counter() - t0
             a.model_s, a.harness_s = model.seconds, a.wall_s - model.seconds
