@@ -189,7 +189,7 @@ def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | Non
     person's reason: every line is scanned for credential shapes (a vault's values are not
     known here unless the door unlocked the vault without asking and passes its `scanner`; a
     session's own audit log redacts them too). `audit_key`: the vault's audit key
-    (assistant.secrets.audit_key.unattended_audit_key), None for unkeyed lines."""
+    (assistant.secrets.audit_key.audit_key of the vault unattended_unlock gave), None for unkeyed lines."""
     shapes = scanner if scanner is not None else Scanner({})
     return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
                        audit=AuditLog(ws.audit_path, redact=shapes.redact, key=audit_key),

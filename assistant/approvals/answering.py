@@ -71,8 +71,8 @@ def audit_answer(files: PolicyFiles, req: Request, verdict: str, *, remember: st
                  by: str = "cli", via: str | None = None) -> str | None:
     """One audit line per answer given by a person, even if the run that asked has died
     meanwhile (the run writes its own line when it acts on the answer). Never the content: its
-    sha256. `audit_key`: the vault's audit key (assistant.secrets.audit_key.unattended_audit_key),
-    None for an unkeyed line. Returns a warning if the line could not be written (the answer stands)."""
+    sha256. The line goes to `files.audit` (keyed when the door unlocked the vault without asking:
+    session.policy_files). Returns a warning if the line could not be written (the answer stands)."""
     record = {"event": "approval", "by": by, "request": req.id, "run": req.run_id, "kind": req.kind,
               "target": req.target, "verdict": verdict, "remember": remember, "reason": reason,
               "sha256": req.sha256}

@@ -6,6 +6,7 @@ non-zero exit, never a traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import TYPE_CHECKING, Callable, NoReturn, TypeVar
@@ -132,15 +133,15 @@ def is_tty(stream: object) -> bool:
         return False
 
 
-_SHAPES: list[Scanner] = []
+@functools.cache
+def _shapes() -> Scanner:
+    return Scanner({})     # built on the first error only: a door that prints none pays nothing
 
 
 def redact_shapes(text: str) -> str:
     """`text` with the credential shapes the scanner knows without a vault redacted: what a door
     prints when it has no session's scanner (a config error quotes the value it refuses)."""
-    if not _SHAPES:
-        _SHAPES.append(Scanner({}))
-    return _SHAPES[0].redact(text)
+    return _shapes().redact(text)
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:

@@ -88,11 +88,4 @@ def unattended_unlock(ws: "Workspace") -> tuple[Vault | None, str | None]:
                       "remember` so that answers are keyed too")
 
 
-def unattended_audit_key(ws: "Workspace") -> tuple[Callable[[], bytes] | None, str | None]:
-    """The audit key of `unattended_unlock`'s vault: (provider, None), (None, None) with no
-    vault, (None, why) when it cannot be unlocked without asking."""
-    vault, why = unattended_unlock(ws)
-    return (audit_key(vault) if vault is not None else None), why
-
-
-__all__ = ["ENTRY", "audit_key", "stored_audit_key", "unattended_audit_key", "unattended_unlock"]
+__all__ = ["ENTRY", "audit_key", "stored_audit_key", "unattended_unlock"]

@@ -101,9 +101,8 @@ class ApprovalApp:
                  clock: Callable[[], float] = time.time,
                  audit_key: "bytes | Callable[[], bytes] | None" = None, scanner: Scanner | None = None) -> None:
         self.ws = ws
-        self.audit_key = audit_key      # the vault's audit key, got once at start (None: unkeyed lines)
-        # the inbox and the audit log (credential shapes scanned, keyed when the vault could be
-        # unlocked without asking) from the composition root: no config read
+        # the inbox and the audit log from the composition root (no config read), keyed with the
+        # vault's audit key got once at start (None: unkeyed lines) and redacted with its scanner
         self.scanner = scanner if scanner is not None else Scanner({})   # the vault's, when unlocked
         self.files = policy_files(ws, audit_key=audit_key, scanner=self.scanner)
         self.signer = signer
