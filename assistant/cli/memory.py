@@ -139,7 +139,7 @@ def _edit_folder(mem: Memory) -> Path:
 
 def _report(result: WriteResult | RemoveResult) -> None:
     if result.warning:
-        click.echo(f"warning: {result.warning}", err=True)
+        click.echo(f"warning: {one_line(result.warning)}", err=True)
 
 
 memory_group = workspace_group("memory", """Your notes in memory/: list, read, write, edit, remove, and the catalog the model sees.
@@ -230,7 +230,7 @@ def write_cmd(path: str, base: str | None, force: bool) -> None:
     if base and force:
         fail("give --base or --force, not both")
     if sys.stdin.isatty():
-        click.echo(f"reading the new text of {path} from stdin; end with Ctrl-D", err=True)
+        click.echo(f"reading the new text of {one_line(path)} from stdin; end with Ctrl-D", err=True)
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     session = _session()
     mem = session.memory
@@ -333,7 +333,7 @@ def edit_cmd(path: str, append: str | None, replace: tuple[str, str] | None,
             fail(f"the editor exited with status {rc}; nothing was written")
         new = tmp.read_bytes()
         if new == shown.encode("utf-8"):
-            click.echo(f"no changes to {path}")
+            click.echo(f"no changes to {one_line(path)}")
             return
 
         try:
@@ -353,7 +353,7 @@ def edit_cmd(path: str, append: str | None, replace: tuple[str, str] | None,
                    else _refusal(exc, session, command="memory edit", target=path))
             fail(f"{why}. Your edited text is kept at {tmp}")
         _report(result)
-        click.echo(f"{'created' if result.created else 'saved'} {result.path} "
+        click.echo(f"{'created' if result.created else 'saved'} {one_line(result.path)} "
                    f"({result.bytes} bytes, revision {result.revision})")
     finally:
         if not keep:
@@ -412,7 +412,7 @@ def rm_cmd(path: str, base: str | None) -> None:
     except NoteError as exc:
         fail(str(exc))
     _report(result)
-    click.echo(f"removed {result.path} (was revision {result.revision})")
+    click.echo(f"removed {one_line(result.path)} (was revision {result.revision})")
 
 
 @memory_group.command("rename")
