@@ -251,7 +251,8 @@ class Agent:
         if problem:
             self._emit(Notice(f"memory search: {problem}"))
         self._emit(Recalled(tuple({"path": r.path, "score": r.score, "source": r.source,
-                                   **({"stale": r.stale} if r.stale else {})} for r in recalled)))
+                                   **({"stale": r.stale} if r.stale else {}),
+                                   **({"flagged": r.flagged} if r.flagged else {})} for r in recalled)))
         return recalled
 
     def _loop(self, result: TurnResult) -> None:

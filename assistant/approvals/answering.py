@@ -6,8 +6,9 @@ policy.approvals.Inbox.answer (bound to the request's sha256, first answer wins,
 recorded in grants.json only by the winner), then one audit line names who answered ("cli" or
 "web"), the scope and the sha256, never the content. The inbox, grants and audit log come from
 the composition root (assistant.session.policy_files), never built here. What the person is shown of a request (the
-full escaped diff, every line that holds a redaction marker marked as such) is made here too, so
-the terminal and the page show the same text.
+full escaped diff, every line that holds a redaction marker marked as such, the warning above a
+proposed text that reads like instructions to the assistant) is made here too, so the chat, the
+terminal and the page show the same text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from policy.fileio import open_regular, read_upto
 from policy.grants import GrantStore
 
 from assistant.display.terminal import unified_diff
+from assistant.notes.flagging import flag_reason, warning_line
 from assistant.secrets.scanner import MARKER_RE
 from assistant.secrets.budget import RefusalBudget
 from assistant.workspace.layout import Workspace
@@ -162,6 +164,26 @@ def mark_redacted(line: str) -> str:
     return f"{body}{REDACTED_MARK}{nl}"
 
 
+def added_text(current: str | None, content: str) -> str:
+    """The lines of `content` that `current` does not hold (all of it for a new note): what a
+    write adds, so a note that was already flagged does not flag every later edit of it."""
+    if current is None:
+        return content
+    kept = set(current.splitlines())
+    return "\n".join(line for line in content.splitlines() if line not in kept)
+
+
+def flag_of(current: str | None, content: str | None) -> str | None:
+    """Why the text a write adds reads like instructions to the assistant (notes.flagging), or None."""
+    return None if content is None else flag_reason(added_text(current, content))
+
+
+def flag_warning(current: str | None, content: str | None) -> str:
+    """The warning line shown above the approval question when the text a write adds reads like
+    instructions to the assistant, or "". A flag is advice: the question is asked as ever."""
+    return "" if content is None else warning_line(added_text(current, content))
+
+
 @dataclass(frozen=True)
 class Requester:
     """Who asked: the door (run, schedule, MCP client, ...), its label and task as the run's
@@ -213,5 +235,6 @@ def requester(ws: Workspace, req: Request) -> Requester:
     return Requester(door, label, task)
 
 
-__all__ = ["AnswerError", "Answered", "PolicyFiles", "REDACTED_MARK", "Requester", "approve", "audit_answer", "deny",
-           "diff_line_kinds", "diff_text", "mark_redacted", "requester"]
+__all__ = ["AnswerError", "Answered", "PolicyFiles", "REDACTED_MARK", "Requester", "added_text", "approve",
+           "audit_answer", "deny", "diff_line_kinds", "diff_text", "flag_of", "flag_warning", "mark_redacted",
+           "requester"]

@@ -23,7 +23,7 @@ from policy.duration import parse_duration
 from policy.kinds import SCOPES
 
 from assistant.approvals import answering as approving
-from assistant.approvals.answering import diff_text
+from assistant.approvals.answering import diff_text, flag_of, flag_warning
 from assistant.display.colour import diff, status, wanted
 from assistant.display.localtime import local_time
 from assistant.secrets.audit_key import audit_key, unattended_unlock
@@ -153,7 +153,7 @@ def show_cmd(request_id: str, as_json: bool) -> None:
     if as_json:
         out = entry_json(entry)
         out.update(content=req.content, current=req.current, content_exact=req.content_exact,
-                   offers=list(req.offers), audit_lines=[{"line": n, "event": ev} for n, ev in places])
+                   offers=list(req.offers), flagged=flag_of(req.current, req.content), audit_lines=[{"line": n, "event": ev} for n, ev in places])
         echo_json(out)
         return
 
@@ -183,6 +183,8 @@ def show_cmd(request_id: str, as_json: bool) -> None:
         echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
     if req.content is not None and hidden_text_warning(req.content):
         echo("  " + hidden_text_warning(req.content).rstrip("\n"))
+    if flag_warning(req.current, req.content):
+        echo("  " + flag_warning(req.current, req.content).rstrip("\n"))
     click.echo("")
     click.echo(diff(diff_text(req), on=wanted(sys.stdout)), nl=False)
     if entry.state == PENDING:

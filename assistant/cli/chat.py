@@ -29,6 +29,7 @@ from assistant.display.colour import (
     diff as colour_diff, paint, prompt as colour_prompt, status, wanted,
 )
 from assistant.agent.interrupt import leave
+from assistant.approvals.answering import flag_warning
 from assistant.models.base import ModelError
 from assistant.notes.watch import MemoryWatcher
 from assistant.session import SessionError, open_session
@@ -193,6 +194,8 @@ class ChatUI:
                 self.echo(url_parts(url), nl=False)
             if content is not None and hidden_text_warning(content):
                 self.echo("  " + hidden_text_warning(content).rstrip("\n"))
+            if flag_warning(current, content):
+                self.echo("  " + flag_warning(current, content).rstrip("\n"))
             if content is not None:
                 # every line of the content is marked, so none can pass for a line of the chat's own
                 body = _indent(proposed_text(current, content, question.target))

@@ -29,6 +29,7 @@ from assistant.notes.store import (
     Conflict, Edit, EditTouchesSecret, Memory, NoteError, NotFound, RemoveResult, SecretRefused, SecretWouldBeLost,
     Unreadable, WriteResult,
 )
+from assistant.notes.flagging import FLAG
 from assistant.notes.names import not_nfc, shown
 from assistant.workspace.layout import STATE
 from assistant.display.localtime import local_time
@@ -182,6 +183,8 @@ def ls_cmd(prefix: str | None, sort: str, as_json: bool) -> None:
         summary = e.summary or "(no summary)"
         if e.problem:
             summary = f"{e.summary + ' ' if e.summary else ''}(unreadable: {e.problem})"
+        if e.flagged:
+            summary = f"{summary} {FLAG}"
         # sorted by change: the time of the change is shown too (local time, with its zone)
         changed = f"{local_time(e.mtime_ns / 1e9)}\t" if sort == "changed" else ""
         click.echo(f"{escape(e.path, newlines=False)}\t{e.size}\t{changed}{one_line(summary)}")

@@ -8,6 +8,9 @@ through them with `memory_list`). Summaries and paths are redacted by the leak s
 they are shown. Temp files and dot-leading names never appear; entries that cannot be read
 (symlinks, FIFOs, bad names, not UTF-8, too large) are listed as such, never followed.
 
+A note whose head reads like instructions to the assistant (notes.flagging) is listed with
+`[flagged: reads like an instruction]`: advice, never a reason to leave a note out.
+
 Order, stated in the block: pinned notes first (config `memory.pinned`, in that order), then
 the most recently changed, then by path.
 """
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from assistant.workspace.config import MemoryConfig
 from assistant.confine import ConfinementError, Root
 from assistant.secrets.scanner import Scanner
+from assistant.notes.flagging import FLAG, flag_reason
 from assistant.notes.frontmatter import (
     clean_line, cut, decode_head, head_meta, staleness, summary_from_head,
 )
@@ -45,6 +49,7 @@ class Entry:
     summary: str = ""
     problem: str | None = None
     stale: str | None = None      # e.g. "[expired 2026-01-01: may be out of date]" (notes.staleness)
+    flagged: str | None = None    # why its head reads like instructions (notes.flagging), or None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,6 +60,7 @@ class Entry:
             "pinned": self.pinned,
             "unreadable": self.problem,
             "stale": self.stale,
+            "flagged": self.flagged,
         }
 
 
@@ -170,7 +176,7 @@ def summarize(root: Root, entry: Entry, settings: CatalogSettings, scanner: Scan
         problem = f"too large to read, {_human(entry.size)}"
     flag = staleness(head_meta(text))
     return replace(entry, path=path, summary=summary, problem=problem,
-                   stale=flag.label() if flag is not None else None)
+                   stale=flag.label() if flag is not None else None, flagged=flag_reason(text))
 
 
 def _redact(scanner: Scanner | None, text: str) -> str:
@@ -178,12 +184,14 @@ def _redact(scanner: Scanner | None, text: str) -> str:
 
 
 def line(entry: Entry) -> str:
-    """`- path: summary`, then why the note could not be read, or else how stale it is."""
+    """`- path: summary`, then why the note could not be read, or else how stale it is; then the
+    instruction flag if its head reads like instructions to the assistant."""
+    flagged = f" {FLAG}" if entry.flagged else ""
     if entry.problem:
         summary = f"{entry.summary} " if entry.summary else ""
-        return f"- {entry.path}: {summary}(unreadable: {entry.problem})"
+        return f"- {entry.path}: {summary}(unreadable: {entry.problem}){flagged}"
     stale = f" {entry.stale}" if entry.stale else ""
-    return f"- {entry.path}: {entry.summary or '(no summary)'}{stale}"
+    return f"- {entry.path}: {entry.summary or '(no summary)'}{stale}{flagged}"
 
 
 # --- the block -------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ never stops a turn: the problem is reported once and the assistant answers from 
 A recalled note whose frontmatter `review_after` or `expires` date has passed is flagged in its
 label, as the catalog flags it ("[expired 2026-01-01: may be out of date]"), so the model can say
 the fact may be old; the dates are read from the note's head at recall time (a date passes
-while the index stays the same).
+while the index stays the same). A recalled text that reads like instructions to the assistant
+(notes.flagging) is flagged in its label too: `[flagged: reads like an instruction]`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from assistant.workspace.config import RecallConfig
 from assistant.confine import ConfinementError, Root
 from assistant.recall.embed import HybridSearch
 from assistant.recall.index import Hit, Index, IndexUnavailable
+from assistant.notes.flagging import FLAG, flag_reason
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
 HEADER_COST = 160          # bytes reserved for the block's own lines per note
@@ -36,11 +38,13 @@ class Recalled:
     score: float
     text: str
     stale: str | None = None     # notes.Staleness.label(), e.g. "[review due since ...: may be out of date]"
+    flagged: str | None = None   # why the text shown reads like instructions (notes.flagging), or None
 
     def label(self) -> str:
+        flag = f" {FLAG}" if self.flagged else ""
         if self.source != "note":
-            return f"{self.path} (past conversation)"
-        return f"{self.path} {self.stale}" if self.stale else self.path
+            return f"{self.path} (past conversation){flag}"
+        return (f"{self.path} {self.stale}" if self.stale else self.path) + flag
 
 
 def _cut_bytes(text: str, budget: int) -> str:
@@ -130,7 +134,8 @@ class Recaller:
                 break
             shown = _cut_bytes(text_, share) if h.source == "note" else _cut_bytes(h.snippet, share)
             left -= len(shown.encode()) + len(h.path.encode()) + 8
-            out.append(Recalled(path=h.path, source=h.source, score=round(h.score, 4), text=shown))
+            out.append(Recalled(path=h.path, source=h.source, score=round(h.score, 4), text=shown,
+                                flagged=flag_reason(shown)))
         return self._flag_stale(out)
 
     def _flag_stale(self, recalled: list[Recalled]) -> list[Recalled]:

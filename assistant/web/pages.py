@@ -23,7 +23,7 @@ from typing import Sequence
 
 from policy.approvals import APPROVED, Answer, Entry, Request
 
-from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text
+from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text, flag_warning
 from assistant.display.localtime import local_time
 from assistant.display.terminal import escape, hidden_text_warning, url_rows
 from assistant.tools import fetch_summary
@@ -216,6 +216,8 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
     what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
     if req.content is not None and hidden_text_warning(req.content):
         note = f"<p class=\"warn\">{esc(hidden_text_warning(req.content).rstrip())}</p>" + note
+    if flag_warning(req.current, req.content):
+        note = f"<p class=\"warn\">{esc(flag_warning(req.current, req.content).rstrip())}</p>" + note
     back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
     body = fetch_html(req) if req.kind == "net" else f"<h2>{what}</h2>{shown}{diff_html(req)}"
     return layout(f"Approval {req.id}",
