@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -77,7 +78,31 @@ def main() -> int:
     total_all += len(texts)
     print(f"{'controls':<20} {rate(flagged, len(texts))}")
     print(f"{'all ordinary':<20} {rate(flagged_all, total_all)}")
+    cost()
     return 0
+
+
+def _best(fn, text: str, n: int) -> float:
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn(text)
+        best = min(best, (time.perf_counter() - t) / n)
+    return best
+
+
+def cost() -> None:
+    """What a flag costs: a 1 KiB note (the catalog flags each note it shows, on its head), and
+    texts of the largest note size (256 KiB) shaped to make a careless pattern quadratic."""
+    note = "---\ndescription: note about things\n---\n" + ("Lorem ipsum dolor sit amet, consectetur "
+                                                           "adipiscing elit. " * 20)[:944] + "\n"
+    print(f"\ncost: a 1 KiB note {_best(flag_reason, note, 500) * 1e6:.0f} us (best of 5 x 500)")
+    n = 256 * 1024
+    worst = {"spaces after a dot": ". " + " " * n, "blank lines": "\n" * n, "a.a.a.": "a." * (n // 2),
+             "user: lines": "user: x\n" * (n // 8), "ai ai ai": "ai " * (n // 3), "= = =": "=" * n,
+             "{{{ in a URL": "http://x.example.org/" + "{" * n, "the assistant, repeated": "the assistant " * (n // 14)}
+    print("  256 KiB worst cases (s): " + ", ".join(f"{k} {_best(flag_reason, t, 1):.2f}" for k, t in worst.items()))
 
 
 if __name__ == "__main__":

@@ -183,8 +183,9 @@ def show_cmd(request_id: str, as_json: bool) -> None:
         echo("  note:     the content below is shown redacted; approving binds the exact bytes (sha256)")
     if req.content is not None and hidden_text_warning(req.content):
         echo("  " + hidden_text_warning(req.content).rstrip("\n"))
-    if flag_warning(req.current, req.content):
-        echo("  " + flag_warning(req.current, req.content).rstrip("\n"))
+    flagged = flag_warning(req.current, req.content)
+    if flagged:
+        echo("  " + flagged.rstrip("\n"))
     click.echo("")
     click.echo(diff(diff_text(req), on=wanted(sys.stdout)), nl=False)
     if entry.state == PENDING:

@@ -194,8 +194,9 @@ class ChatUI:
                 self.echo(url_parts(url), nl=False)
             if content is not None and hidden_text_warning(content):
                 self.echo("  " + hidden_text_warning(content).rstrip("\n"))
-            if flag_warning(current, content):
-                self.echo("  " + flag_warning(current, content).rstrip("\n"))
+            flagged = flag_warning(current, content)
+            if flagged:
+                self.echo("  " + flagged.rstrip("\n"))
             if content is not None:
                 # every line of the content is marked, so none can pass for a line of the chat's own
                 body = _indent(proposed_text(current, content, question.target))

@@ -38,9 +38,9 @@ _IM = re.IGNORECASE | re.MULTILINE
 _ROLE_TOKENS = re.compile(
     r"<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\s*\|>"
     r"|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>", _I)
-_ROLE_HEADING = re.compile(r"^\s*#{1,6}\s*(?:instructions?|system|response|assistant)\b", _IM)
-_ROLE_LINE = re.compile(r"^\s*(?:system|assistant|developer)\s*:", _IM)
-_DIALOGUE = re.compile(r"^\s*(?:user|human)\s*:.*\n(?:.*\n)*?\s*(?:assistant|ai|bot)\s*:", _IM)
+_ROLE_HEADING = re.compile(r"^[ \t]*#{1,6}\s*(?:instructions?|system|response|assistant)\b", _IM)
+_ROLE_LINE = re.compile(r"^[ \t]*(?:system|assistant|developer)[ \t]*:", _IM)
+_DIALOGUE = re.compile(r"^[ \t]*(?:user|human)[ \t]*:.*\n(?:.*\n){0,8}?[ \t]*(?:assistant|ai|bot)[ \t]*:", _IM)
 _ROLE_TAG = re.compile(r"\[\s*(?:system|assistant|ai)(?:\s+(?:note|message|prompt|instruction))?\s*\]"
                        r"|<!--\s*(?:system|assistant|ai)\b", _I)
 
@@ -51,14 +51,14 @@ _IGNORE = re.compile(
 
 _TOOL = re.compile(r"\b(?:" + "|".join(TOOL_NAMES) + r")\b", _I)
 
-_URL = re.compile(r"(?:https?://|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/)[^\s\"'<>]*", _I)
+_URL = re.compile(r"(?:https?://|\b(?:[a-z0-9-]{1,63}\.){1,8}[a-z]{2,24}/)[^\s\"'<>]*", _I)
 _PLACEHOLDER_IN_URL = re.compile(
-    r"\{[^}]*\}?|\$\{?[A-Za-z_]\w*|%s\b|=[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|NOTES?|DATA)[A-Z_]*\b")
+    r"\{[^}]{0,80}\}?|\$\{?[A-Za-z_]|%s\b|=[A-Z_]{0,40}(?:KEY|TOKEN|SECRET|PASSWORD|PASS|NOTES?|DATA)[A-Z_]{0,40}\b")
 _PLACEHOLDER_AFTER = re.compile(r"\s*(?:<[^>\n]{1,80}>|\{[^}\n]{1,80}\})")
 
 _ASSISTANT = r"(?:ai\s+)?(?:assistant|chatbot|language\s+model|llm|ai\s+model|ai)"
 _ADDRESSED = re.compile(
-    r"(?:^|[.!?;]\s+|\n)\s*(?:dear\s+|hey\s+|attention\s+)?" + _ASSISTANT + r"\s*[,:]"
+    r"(?:^|[.!?;]|\n)[ \t]*(?:dear\s+|hey\s+|attention\s+)?" + _ASSISTANT + r"\s*[,:]"
     r"|\bto\s+(?:the|any|all|every)\s+" + _ASSISTANT + r"s?\s*[:,]"
     r"|\bif\s+you\s+are\s+(?:an?\s+)?" + _ASSISTANT +
     r"|\b" + _ASSISTANT + r"s?\s+(?:reading|summari[sz]ing|processing|parsing|seeing)\s+this"
@@ -82,50 +82,131 @@ _STANDING = re.compile(
     r"|(?:every|each|all)\s+(?:future\s+|later\s+)?(?:sessions?|chats?|conversations?|repl(?:y|ies)|answers?|responses?|turns?)"
     r"|keep\s+in\s+mind|(?:remember|note)\s+(?:this|that)|keep\s+(?:it|this)\s+in\s+(?:its\s+|your\s+)?(?:notes|memory)"
     r"|(?:jot|note|write)\s+(?:it\s+|this\s+)?down|noting|in\s+its\s+(?:long[- ]term\s+)?notes)\b", _I)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_IGNORE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
+_ASSISTANT_WORDS = ("assistant", "chatbot", "llm", "language model")
+_MEMORY_WORDS = ("memor", "notes", "persist", "instruction", "remember")
+_PLACEHOLDER_CHARS = ("{", "$", "%s", "=", "<")
+_SENTENCE_ENDS = ".!?\n"
+_SPACES = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
+_BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")
 
 
-def _placeholder_url(text: str) -> bool:
-    for m in _URL.finditer(text):
-        url = m.group(0)
-        if _PLACEHOLDER_IN_URL.search(url):
-            return True
-        if url.endswith("=") and (m.end() == len(text) or text[m.end()].isspace() or text[m.end()] in "<{"):
-            return True
-        if url.endswith(("=", "/")) and _PLACEHOLDER_AFTER.match(text, m.end()):
-            return True
-        if _PLACEHOLDER_AFTER.match(text, m.end()) and text[m.end()] in "<{":
-            return True
+def _hits(low: str, words: tuple[str, ...]) -> list[int]:
+    """Where any of `words` starts in `low` (found by str.find: the patterns run only near them)."""
+    out: list[int] = []
+    for word in words:
+        at = low.find(word)
+        while at != -1:
+            out.append(at)
+            at = low.find(word, at + 1)
+    return sorted(out)
+
+
+def _assistant_hits(low: str) -> list[int]:
+    found = _hits(low, _ASSISTANT_WORDS)
+    at = low.find("ai")
+    while at != -1:       # "ai" as a word, not in "again"
+        if (at == 0 or not low[at - 1].isalnum()) and (at + 2 == len(low) or not low[at + 2].isalnum()):
+            found.append(at)
+        at = low.find("ai", at + 1)
+    return sorted(found)
+
+
+def _windows(hits: list[int], size: int, before: int, after: int) -> list[list[int]]:
+    """The windows around `hits` (sorted), overlapping ones merged."""
+    windows: list[list[int]] = []
+    for at in hits:
+        lo, hi = max(0, at - before), min(size, at + after)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    return windows
+
+
+def _near(pattern: re.Pattern[str], text: str, hits: list[int], before: int, after: int) -> bool:
+    """Does `pattern` match within a window around one of `hits`? Searched in place (pos,
+    endpos), so `^` still means a real line start."""
+    return any(pattern.search(text, lo, hi) for lo, hi in _windows(hits, len(text), before, after))
+
+
+def _placeholder_url(text: str, low: str) -> bool:
+    """A URL holding a placeholder, or with one right after it (the URLs near a placeholder's
+    characters are the only ones looked at)."""
+    for lo, hi in _windows(_hits(low, _PLACEHOLDER_CHARS), len(text), 300, 300):
+        for m in _URL.finditer(text, lo, hi):
+            url, end = m.group(0), m.end()
+            if _PLACEHOLDER_IN_URL.search(url):
+                return True
+            nxt = text[end] if end < len(text) else ""
+            if url.endswith("=") and (not nxt or nxt.isspace() or nxt in "<{"):
+                return True
+            if nxt in ("<", "{", " ") and (nxt != " " or url.endswith(("=", "/"))) and _PLACEHOLDER_AFTER.match(text, end):
+                return True
     return False
 
 
-def _assistant_given_standing_rule(text: str) -> bool:
-    for m in _SENTENCE.finditer(text):
-        sentence = m.group(0)
+SENTENCE_REACH = 300     # characters looked at either side of a mention for its sentence's ends
+
+
+def _assistant_given_standing_rule(text: str, low: str, hits: list[int]) -> bool:
+    """In the sentence around a mention of the assistant: it is named and given a standing rule.
+    A sentence is cut at SENTENCE_REACH characters either side; each is looked at once."""
+    until = -1
+    for at in hits:
+        if at < until:
+            continue          # this mention's sentence was just looked at
+        lo = max(0, at - SENTENCE_REACH)
+        start = max([low.rfind(c, lo, at) for c in _SENTENCE_ENDS] + [lo - 1]) + 1
+        hi = min(len(text), at + SENTENCE_REACH)
+        ends = [e for e in (low.find(c, at, hi) for c in _SENTENCE_ENDS) if e != -1]
+        until = min(ends) + 1 if ends else hi
+        sentence = text[start:until]
         if _ASSISTANT_NAMED.search(sentence) and _STANDING.search(sentence):
             return True
     return False
 
 
+def _role_marker(text: str, low: str) -> bool:
+    """A chat role marker; each pattern runs only if the text holds what it needs."""
+    if ("<" in text or "[" in text) and _ROLE_TOKENS.search(text):     # every token starts with < or [
+        return True
+    if "#" in text and _ROLE_HEADING.search(text):
+        return True
+    if any(w in low for w in ("system", "assistant", "developer")) and _ROLE_LINE.search(text):
+        return True
+    if ("user" in low or "human" in low) and _DIALOGUE.search(text):
+        return True
+    return ("[" in text or "<!--" in text) and _ROLE_TAG.search(text) is not None
+
+
 def flag_reason(text: str) -> str | None:
     """Why `text` reads like instructions to the assistant (a fixed phrase, never a quote of the
-    text), or None. Advice only: callers show it, they never refuse or change the text for it."""
+    text), or None. Advice only: callers show it, they never refuse or change the text for it.
+    Runs of spaces and of blank lines are folded first; the costlier patterns run only in small
+    windows around the words they need (found with str.find), and every repeat in them is
+    bounded, so the time grows with the text's length, not its square."""
     if not isinstance(text, str) or not text:
         return None
-    if (_ROLE_TOKENS.search(text) or _ROLE_HEADING.search(text) or _ROLE_LINE.search(text)
-            or _DIALOGUE.search(text) or _ROLE_TAG.search(text)):
+    if "  " in text or "\t" in text or "\r" in text or not text.isascii():
+        text = _SPACES.sub(" ", text)
+    if "\n\n" in text or "\n " in text:
+        text = _BLANK_LINES.sub("\n", text)
+    low = text.lower()
+    if _role_marker(text, low):
         return "it holds a chat role marker"
-    if _IGNORE.search(text):
+    if _near(_IGNORE, text, _hits(low, _IGNORE_WORDS), 2, 120):
         return "it says to ignore earlier instructions"
-    if _TOOL.search(text):
+    if "_" in text and _near(_TOOL, text, _hits(low, TOOL_NAMES), 1, 16):
         return "it names one of the assistant's tools"
-    if _placeholder_url(text):
+    if _placeholder_url(text, low):
         return "it holds a URL with a data placeholder"
-    if _ADDRESSED.search(text):
+    assistant = _assistant_hits(low)
+    if _near(_ADDRESSED, text, assistant, 40, 80):
         return "it is addressed to the assistant"
-    if _MEMORY_ORDER.search(text):
+    if _near(_MEMORY_ORDER, text, _hits(low, _MEMORY_WORDS), 80, 100):
         return "it tells the assistant to write to its memory"
-    if _assistant_given_standing_rule(text):
+    if _assistant_given_standing_rule(text, low, assistant):
         return "it gives the assistant a standing rule"
     return None
 

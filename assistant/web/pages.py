@@ -216,8 +216,9 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
     what = "Proposed change" if req.current is not None else "Proposed new note" if req.content is not None else "Content"
     if req.content is not None and hidden_text_warning(req.content):
         note = f"<p class=\"warn\">{esc(hidden_text_warning(req.content).rstrip())}</p>" + note
-    if flag_warning(req.current, req.content):
-        note = f"<p class=\"warn\">{esc(flag_warning(req.current, req.content).rstrip())}</p>" + note
+    flagged = flag_warning(req.current, req.content)
+    if flagged:
+        note = f"<p class=\"warn\">{esc(flagged.rstrip())}</p>" + note
     back = f"<p><a href=\"{html.escape(home, quote=True)}\">All pending requests</a></p>" if home else ""
     body = fetch_html(req) if req.kind == "net" else f"<h2>{what}</h2>{shown}{diff_html(req)}"
     return layout(f"Approval {req.id}",
