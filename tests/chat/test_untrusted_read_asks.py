@@ -146,9 +146,11 @@ def test_a_durable_grant_allows_only_its_own_target(tmp_path):
 
 def test_a_bad_value_is_a_clear_config_error(tmp_path):
     ws = make_ws(tmp_path)
-    _policy(ws, 'watched_after_untrusted = "never"')
+    _policy(ws, 'watched_after_untrusted = "never"', 'memory_watched = "sometimes"')
     script = write_script(tmp_path, [{"reply": "unused"}])
     r = CliRunner().invoke(main, ["-w", str(ws), "chat", "--model", f"script:{script}"], input="hi\n/quit\n")
     assert r.exit_code != 0
-    assert "policy.watched_after_untrusted must be \"ask\" or \"allow\", got 'never'" in r.output + r.stderr
+    said = r.output + r.stderr
+    assert "policy.watched_after_untrusted = 'never': expected \"ask\" or \"allow\"; e.g. watched_after_untrusted = \"ask\"" in said
+    assert "memory_watched must be \"allow\", \"ask\" or \"deny\"" in said    # every problem is listed
     assert not list((ws / "state" / "transcripts").glob("*.jsonl"))      # no chat started
