@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 
-MAX_SOURCE_CHARS = 4096     # a URL or path as the tools accept it is far shorter
+MAX_SOURCE_CHARS = 16_384   # above any URL (2,048 characters) or files/ path (8,191 bytes) the tools accept
 MAX_SOURCES = 200           # beyond this the oldest are kept and the rest counted
 
 

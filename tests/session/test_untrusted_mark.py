@@ -67,7 +67,7 @@ def test_an_mcp_session_rules_as_before_whatever_it_read(tmp_path):
         assert d.allowed and d.reason == "root policy for memory in a watched chat is allow"
 
 
-@pytest.mark.parametrize("name", ["", "   ", None, "x" * 5000])
+@pytest.mark.parametrize("name", ["", "   ", None, "x" * 17_000])
 def test_a_source_needs_a_name(tmp_path, name):
     ws = make_ws(tmp_path)
     with open_session(ws, "watched", kind="chat", transcript=False) as s:
