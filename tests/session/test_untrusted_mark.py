@@ -15,9 +15,10 @@ from assistant.session import open_session
 from assistant.tools.files import file_read
 from assistant.tools.memory import run_memory_list, run_memory_read, run_memory_search
 from assistant.tools.base import ToolError
+from assistant.tools.web import web_fetch
 from policy.gate import InlineAnswer
 
-from e2e_support import make_ws
+from e2e_support import Site, make_ws
 
 FLAGGED = "memory/inbox/rule.md (flagged: reads like an instruction)"
 
@@ -42,6 +43,20 @@ def test_reading_the_persons_own_notes_does_not_mark_the_session(tmp_path):
         file_read({"path": "a.txt"}, s.ctx)
         file_read({"path": "a.txt"}, s.ctx)
         assert s.untrusted_sources == ("files/a.txt",)     # each place once
+
+
+def test_a_fetch_marks_only_when_a_page_reaches_the_model(tmp_path):
+    ws = make_ws(tmp_path)
+    pages = {"/ok": (200, {"Content-Type": "text/plain"}, b"a page\n"),
+             "/gone": (404, {"Content-Type": "text/plain"}, b"not found"),
+             "/img": (200, {"Content-Type": "image/png"}, b"\x89PNG")}
+    with Site(pages) as site, open_session(ws, "watched", kind="chat", inline_ask=lambda q: "once") as s:
+        for path in ("/gone", "/img"):
+            with pytest.raises(ToolError):
+                web_fetch({"url": site.url(path)}, s.ctx)
+        assert s.untrusted_sources == ()
+        assert "a page" in web_fetch({"url": site.url("/ok")}, s.ctx)
+        assert s.untrusted_sources == (site.url("/ok"),)
 
 
 def test_a_flagged_note_marks_the_chat_through_the_seam(tmp_path):
