@@ -39,6 +39,7 @@ from assistant.approvals.links import load_signer
 from assistant.approvals.push import pusher
 from assistant.confine import Root, directory_chain
 from assistant.gating.observed import ObservedGate
+from assistant.gating.untrusted import UntrustedReads
 from assistant.models.base import Model
 from assistant.notes.history import History, HistoryError, valid_source
 from assistant.notes.store import Memory
@@ -102,6 +103,9 @@ class AssistantSession:
     # Who is asking through this session when it is not the workspace's own model or the person:
     # "mcp:<client name>" once an MCP client has said its name (set_requester).
     requester: str | None = None
+    # What this session has read from untrusted places (the same record as ctx.reads, which the
+    # tools mark and the gate reads): mark_untrusted / untrusted_sources / clear_untrusted.
+    reads: UntrustedReads = field(default_factory=UntrustedReads)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -120,6 +124,25 @@ class AssistantSession:
         self.refusals.requester = source
         if isinstance(self.policy_gate, Gate):
             self.policy_gate.requester = source
+
+    def mark_untrusted(self, source: str) -> None:
+        """Record that this session has read untrusted content from `source` (a URL, files/<path>,
+        or a note flagged as reading like an instruction, e.g. "memory/inbox/rule.md (flagged)"):
+        from now on a memory write or edit in a watched chat is asked inline, naming it, unless
+        `[policy] watched_after_untrusted = "allow"`; an unattended run's approval requests name
+        it. web_fetch and file_read mark through ctx.read_untrusted; the flagger's caller uses
+        this. The mark lasts until clear_untrusted (/reload). An MCP session records it but its
+        ruling is unchanged (its gate does not read the record). ValueError for an empty name."""
+        self.reads.mark(source)
+
+    @property
+    def untrusted_sources(self) -> tuple[str, ...]:
+        """What this session has read from untrusted places, oldest first."""
+        return self.reads.sources()
+
+    def clear_untrusted(self) -> None:
+        """The person started over (/reload): what was read before is in no conversation now."""
+        self.reads.clear()
 
     def notice_hand_edits(self, watcher: MemoryWatcher) -> list[NoteChange]:
         """Between turns, the one intake every door that watches memory/ calls: the notes the
@@ -198,9 +221,11 @@ def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | Non
 
 def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
                 inline_ask: Callable[[Question], object] | None, approval_timeout: float | None,
-                on_request: Callable[[Request], None] | None, vault: Vault | None = None) -> Gate:
+                on_request: Callable[[Request], None] | None, vault: Vault | None = None,
+                reads: UntrustedReads | None = None) -> Gate:
     """The policy Gate for this session's mode: the only Gate any session gets. Its audit log is
-    keyed with the vault's audit key (created at its first line) when there is a vault."""
+    keyed with the vault's audit key (created at its first line) when there is a vault. `reads`:
+    the session's record of untrusted reads, which the gate rules by (None: it is not read)."""
     approvals = ws.config.approvals
     if approval_timeout is not None:
         approvals = replace(approvals, timeout=approval_timeout)
@@ -212,7 +237,8 @@ def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
     return Gate(mode, run_id=run_id, audit=AuditLog(ws.audit_path, redact=scanner.redact, key=audit_key(vault)),
                 grants=GrantStore(ws.grants_path), policy=ws.config.policy, approvals=approvals,
                 inbox=Inbox(ws.approvals_dir), inline_ask=inline_ask, redact=scanner.redact,
-                on_request=on_request, links=links, push=push)
+                on_request=on_request, links=links, push=push,
+                untrusted_reads=reads.sources if reads is not None else None)
 
 
 def _build_recall(ws: Workspace, scanner: Scanner, vault: Vault | None,
@@ -313,11 +339,14 @@ def open_session(
             raise SessionError(f"this unattended {kind} does not start: {block.reason()}")
     scanner, vault = unlock_scanner(ws, interactive=interactive)
     session_id = new_session_id(kind)
+    reads = UntrustedReads()
     # Everything opened from here on is closed again if any later step fails, whatever it raises.
     with ExitStack() as opened:
         try:
+            # MCP's rulings are unchanged by what it read (issue 24): its gate does not read the record
             real_gate = _build_gate(ws, mode=mode, run_id=session_id, scanner=scanner, inline_ask=inline_ask,
-                                    approval_timeout=approval_timeout, on_request=on_request, vault=vault)
+                                    approval_timeout=approval_timeout, on_request=on_request, vault=vault,
+                                    reads=reads if kind != "mcp" else None)
         except Exception as exc:
             raise SessionError(f"the policy gate cannot start: {exc}") from None
         gate = ObservedGate(real_gate)
@@ -362,7 +391,7 @@ def open_session(
         opened.callback(index.close)
         tool_list = list(tools) if tools is not None else all_tools()
         ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
-                          audit=real_gate.audit, run_id=session_id, recall=recaller)
+                          audit=real_gate.audit, run_id=session_id, recall=recaller, reads=reads)
         log = None
         if transcript:
             try:
@@ -373,7 +402,7 @@ def open_session(
             opened.callback(log.close)
         session = AssistantSession(ws=ws, mode=mode, id=session_id, kind=kind, scanner=scanner, vault=vault, gate=gate,
                                    memory=memory, files=files, tools=tool_list, ctx=ctx, transcript=log,
-                                   limits=limits, index=index, recall=recaller, history=history,
+                                   limits=limits, index=index, recall=recaller, history=history, reads=reads,
                                    refusals=SecretRefusals(scanner, real_gate.audit, run_id=session_id, budget=budget,
                                                            tell=_teller(real_gate)))
         opened.pop_all()    # from now on the session's close() closes them

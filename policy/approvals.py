@@ -2,8 +2,9 @@
 
 Guards "what is written is what was shown" and "a queue nobody can see is a defect":
 - A request holds the run id, kind, target, the proposed content and its sha256, the current
-  content (for a diff), the offers, and created/expiry times. It is written once, atomically
-  (temp file + link, never replacing anything).
+  content (for a diff), the offers, created/expiry times, and what the session had read from
+  untrusted places before it asked (`sources`: URLs, files/<path>, flagged notes). It is
+  written once, atomically (temp file + link, never replacing anything).
 - An answer names the request id and the content sha256 it approves; `answer()` refuses a
   hash that differs from the request's. The answer file is created with link(2), which never
   replaces: the first answer wins, a second is "already answered". The waiting run records an
@@ -96,6 +97,9 @@ class Request:
     # Who asked, when it was not this workspace's own model: "mcp:<client name>" for an MCP
     # client (shown as "requested by <client> over MCP"). Absent from the file when None.
     requester: str | None = None
+    # What the session had read from untrusted places before it asked (redacted display names:
+    # URLs, files/<path>, flagged notes), oldest first. Absent from the file when empty.
+    sources: tuple[str, ...] = ()
 
     @property
     def expires(self) -> float:
@@ -109,6 +113,10 @@ class Request:
         d["offers"] = list(self.offers)
         if d["requester"] is None:
             del d["requester"]
+        if self.sources:
+            d["sources"] = list(self.sources)
+        else:
+            del d["sources"]
         return (json.dumps(d, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
@@ -196,8 +204,18 @@ def _load_versioned(raw: bytes, where: str) -> dict[str, Any]:
     return d
 
 
+def _sources(value: object, where: str) -> tuple[str, ...]:
+    """A request's `sources`: absent is none; anything but a list of strings is corrupt."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise InboxError(f"{where}: field 'sources' is of the wrong type")
+    return tuple(value)
+
+
 def parse_request(raw: bytes, where: str) -> Request:
     d = _load_versioned(raw, where)
+    sources = _sources(d.get("sources"), where)
     try:
         req = Request(
             id=_need(d, "id", str, where), run_id=_need(d, "run_id", str, where),
@@ -211,6 +229,7 @@ def parse_request(raw: bytes, where: str) -> Request:
             offers=tuple(_need(d, "offers", list, where)),
             waiter=_waiter(d.get("waiter")),
             requester=d.get("requester") if isinstance(d.get("requester"), str) else None,
+            sources=sources,
         )
         req.expires
         _epoch(req.created_at)
@@ -293,15 +312,17 @@ class Inbox:
     def create(self, *, run_id: str, kind: str, target: str, summary: str, reason: str,
                sha256: str, content: str | None, current: str | None, content_exact: bool,
                offers: Sequence[Offer], timeout: float,
-               requester: str | None = None) -> tuple[Request, bytes]:
+               requester: str | None = None, sources: Sequence[str] = ()) -> tuple[Request, bytes]:
         """File a request; returns it and the exact bytes written (to detect later tampering).
-        `requester`: who asked when it is not the workspace's own model ("mcp:<client name>")."""
+        `requester`: who asked when it is not the workspace's own model ("mcp:<client name>").
+        `sources`: what the session had read from untrusted places (already redacted)."""
         now = self.clock()
         req = Request(
             id=secrets.token_hex(6), run_id=run_id, kind=kind, target=target, summary=summary,
             reason=reason, created_at=timestamp(now), expires_at=timestamp(now + timeout),
             sha256=sha256, content=content, current=current, content_exact=content_exact,
             offers=tuple(o.as_dict() for o in offers), waiter=this_waiter(), requester=requester,
+            sources=tuple(sources),
         )
         data = req.to_json()
         # An answer already on file under this new id (left over, or planted) predates the
@@ -542,6 +563,14 @@ def requested_by(req: "Request | str | None") -> str | None:
     return who
 
 
+def read_before(sources: Sequence[str], who: str = "this chat") -> str:
+    """The words that name what a session read before it proposed a call:
+    "this chat read https://a.example/x and files/report.md before proposing this"."""
+    names = list(sources)
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"{who} read {listed} before proposing this"
+
+
 def as_json(entry: Entry) -> dict[str, Any]:
     """A listing row for --json (content and current left out; `approvals show` has them)."""
     out: dict[str, Any] = {"id": entry.id, "state": entry.state}
@@ -554,6 +583,8 @@ def as_json(entry: Entry) -> dict[str, Any]:
                    offers=[o["scope"] for o in r.offers])
         if r.requester is not None:
             out["requester"] = r.requester
+        if r.sources:
+            out["sources"] = list(r.sources)
         if entry.state == PENDING:
             out["run_alive"] = waiter_alive(r)
     if entry.answer is not None:
@@ -563,5 +594,5 @@ def as_json(entry: Entry) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "ended_at", "requested_by", "waiter_alive",
+__all__ = ["Inbox", "InboxError", "Request", "Answer", "Entry", "ApprovalSettings", "sha256_hex", "as_json", "ended_at", "read_before", "requested_by", "waiter_alive",
            "PENDING", "APPROVED", "DENIED", "EXPIRED"]

@@ -3,7 +3,9 @@
 Guards the order of the decision, which is the whole policy:
   1. an unknown kind or mode, or a target that is not valid for its kind -> deny;
   2. the cell of the ruling table (kinds.ROOT_POLICY, tightened by config) says deny -> deny,
-     allow -> allow;
+     allow -> allow; for a session that has read untrusted content (`untrusted=True`), a memory
+     write in a watched chat takes the stricter of that cell and `watched_after_untrusted`
+     (kinds.after_untrusted_cell: "ask" unless the person set "allow");
   3. ask: a grant made earlier in this run, or a grant in grants.json -> allow. An unreadable
      grants.json counts as no grants (and the reason says so), never as allow;
   4. still ask: if nobody can be asked (no inline asker in a watched chat, approvals.channel =
@@ -19,7 +21,8 @@ from typing import Mapping
 
 from policy.grants import Grant, GrantIndex, GrantsError, GrantStore, now_iso
 from policy.kinds import (
-    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODE_ALIASES, MODES, Offer, TargetError, policy_table,
+    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODE_ALIASES, MODES, TAINTED_KINDS, WATCHED, Cell, Offer, TargetError,
+    after_untrusted_cell, policy_table, stricter,
 )
 from policy.match import escape
 
@@ -50,12 +53,19 @@ class Session:
     inline: bool = False
     _run_grants: GrantIndex = field(default_factory=GrantIndex, repr=False)
     _table: dict = field(default_factory=dict, repr=False)
+    _after_untrusted: Cell | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._table = policy_table(self.policy)   # PolicyConfigError on a bad [policy]
+        self._after_untrusted = after_untrusted_cell(self.policy)
 
-    def cell(self, kind: str, mode: str):
-        return self._table[(kind, mode)]
+    def cell(self, kind: str, mode: str, *, untrusted: bool = False) -> Cell:
+        """The table's cell; for a session that has read untrusted content, a memory write in a
+        watched chat is ruled by the stricter of it and `watched_after_untrusted`."""
+        cell = self._table[(kind, mode)]
+        if untrusted and kind in TAINTED_KINDS and mode == WATCHED and self._after_untrusted is not None:
+            return stricter(cell, self._after_untrusted)
+        return cell
 
     def grant_for_run(self, kind: str, target: str) -> Grant:
         """Allow this exact (normalised) target for the rest of this run."""
@@ -76,14 +86,16 @@ def _reachable(session: Session, channel: str) -> str | None:
     return None
 
 
-def decide(kind: str, target: str, mode: str, session: Session | None = None) -> Ruling:
+def decide(kind: str, target: str, mode: str, session: Session | None = None, *,
+           untrusted: bool = False) -> Ruling:
     """The ruling for one call. Never raises for bad input: that is a deny with the reason.
 
     `mode` is "watched" or "unattended" (the table's own words "watched chat" / "unattended
     run", and "chat" / "run" after the commands, name the same two). `session` is the run's
     Session; None is a session holding nothing (no run grants, no grants.json, the inbox
     channel, a person in a watched chat to ask inline: the bare ruling table). Anything else
-    is a deny, never a crash or an allow.
+    is a deny, never a crash or an allow. `untrusted`: this session has read untrusted content
+    (a fetched page, a file of the mount, a flagged note); it only ever tightens the ruling.
     """
     if session is None:
         session = Session("this-run", inline=True)
@@ -102,7 +114,7 @@ def decide(kind: str, target: str, mode: str, session: Session | None = None) ->
     except TargetError as exc:
         return Ruling(DENY, f"invalid target: {exc}", kind=kind)
 
-    cell = session.cell(kind, mode)
+    cell = session.cell(kind, mode, untrusted=untrusted is not False)
     if cell.verdict == DENY:
         return Ruling(DENY, cell.why, kind=kind, target=norm)
     if cell.verdict == ALLOW:

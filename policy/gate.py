@@ -9,6 +9,10 @@ Guards fail-closed authorisation end to end:
                            both get the request's signed links) -> wait (watchfiles) ->
                            check the answer (same request, same sha256, request file unchanged)
                            -> apply its remember scope -> audit line
+What the session has read from untrusted places (`untrusted_reads`, the session's record of
+fetched pages, files of the mount and flagged notes) goes into the ruling (engine.decide's
+`untrusted`: a memory write in a watched chat is asked) and is named, redacted, in the inline
+question and in the approval request (`sources`). A record that cannot be read is a deny.
 Every exception, unreadable file, unreachable approver or timeout is a deny with the reason,
 and nothing is allowed that was not audited first: if the audit line cannot be written, the
 answer is deny.
@@ -25,7 +29,7 @@ import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from policy.approvals import (
     APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request, requested_by,
@@ -64,6 +68,9 @@ class Question:
     content: str | None = None    # the proposed text (redacted), to be shown in full
     current: str | None = None    # the text it replaces (redacted), for the diff
     url: str | None = None        # what a net call would fetch (redacted), to be shown in full
+    # what this session had read from untrusted places before the call (redacted): URLs,
+    # files/<path>, flagged notes; the asker names them ("this chat read ... before proposing this")
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,7 @@ class Gate:
         links: Callable[[Request], Mapping[str, str]] | None = None,
         push: Callable[[str, Mapping[str, str]], str | None] | None = None,
         requester: str | None = None,
+        untrusted_reads: Callable[[], Sequence[str]] | None = None,
     ) -> None:
         self.mode = mode
         # Who asks through this gate when it is not the workspace's own model: "mcp:<client
@@ -132,6 +140,9 @@ class Gate:
         # them when the run is interrupted in another thread (the gate runs in a tool thread).
         self._open: dict[str, tuple[str, str, str]] = {}   # request id -> (sha256, kind, target)
         self._open_lock = threading.Lock()
+        # What the session has read from untrusted places, as display names, oldest first (the
+        # session's own record; None: this gate's door is not marked, e.g. an MCP client's).
+        self.untrusted_reads = untrusted_reads
         self.session = Session(run_id, grants=grants, policy=policy,
                                channel=self.channel if inbox is not None else "none",
                                inline=inline_ask is not None)
@@ -182,33 +193,46 @@ class Gate:
             record["requester"] = self.requester
         return self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
 
+    def _sources(self) -> tuple[str, ...]:
+        """What the session has read from untrusted places, redacted for display. Raises (and
+        the call is denied) if the record is not a sequence of strings."""
+        if self.untrusted_reads is None:
+            return ()
+        read = self.untrusted_reads()
+        if isinstance(read, str) or not all(isinstance(x, str) for x in read):
+            raise TypeError("the session's record of untrusted reads is not a list of names")
+        return tuple(self._text(x) for x in read)
+
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
                    summary: str, sha: str | None, url: str | None = None) -> Decision:
         if self._text(str(target)) != str(target) or self._text(str(kind)) != str(kind):
             reason = "denied: the kind or target contains a secret value (or could not be checked)"
             self._log("ruling", kind, target, DENY, reason, sha)
             return Decision(False, DENY, reason, sha)
-        ruling = decide(kind, target, self.mode, self.session)
+        sources = self._sources()
+        ruling = decide(kind, target, self.mode, self.session, untrusted=bool(sources))
         shown_target = ruling.target or str(target)
-        logged = self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha)
+        extra = {"sources": list(sources)} if sources else {}
+        logged = self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha, **extra)
         line = logged.get("seq") if isinstance(logged, dict) else None   # its place in the chain
         if ruling.verdict == ALLOW:
             return Decision(True, ALLOW, ruling.reason, sha)
         if ruling.verdict == DENY:
             return Decision(False, DENY, ruling.reason, sha)
         if ruling.channel == "inline":
-            return self._ask_inline(ruling, summary, sha, content, current, url)
-        return self._ask_out_of_band(ruling, summary, content, current, sha, line)
+            return self._ask_inline(ruling, summary, sha, content, current, url, sources)
+        return self._ask_out_of_band(ruling, summary, content, current, sha, line, sources)
 
     # ------------------------------------------------------------ watched chat
     def _ask_inline(self, ruling: Ruling, summary: str, sha: str | None, content: bytes | None = None,
-                    current: bytes | None = None, url: str | None = None) -> Decision:
+                    current: bytes | None = None, url: str | None = None,
+                    sources: tuple[str, ...] = ()) -> Decision:
         def text(b: bytes | None) -> str | None:
             return self._text(b.decode("utf-8", "replace")) if b is not None else None
 
         q = Question(ruling.kind, ruling.target, self._text(summary), ruling.reason, ruling.offers, sha,
                      content=text(content), current=text(current),
-                     url=self._text(url) if url is not None else None)
+                     url=self._text(url) if url is not None else None, sources=sources)
         try:
             reply = self.inline_ask(q) if self.inline_ask else None
         except Exception as exc:
@@ -233,7 +257,8 @@ class Gate:
 
     # ------------------------------------------------------------ unattended run
     def _ask_out_of_band(self, ruling: Ruling, summary: str, content: bytes | None,
-                         current: bytes | None, sha: str | None, line: int | None = None) -> Decision:
+                         current: bytes | None, sha: str | None, line: int | None = None,
+                         sources: tuple[str, ...] = ()) -> Decision:
         if self.inbox is None:   # the engine already denies this; never rely on it alone
             return self._answered(ruling, sha, DENY, "no approval inbox to ask through", None)
         bound = sha or hashlib.sha256(b"").hexdigest()
@@ -247,7 +272,8 @@ class Gate:
                 reason=self._text(ruling.reason), sha256=bound, content=shown_redacted,
                 current=self._text(current.decode("utf-8", "replace")) if current is not None else None,
                 content_exact=exact, offers=ruling.offers, timeout=self.timeout,
-                requester=self._text(self.requester) if self.requester is not None else None)
+                requester=self._text(self.requester) if self.requester is not None else None,
+                sources=sources)
         except (InboxError, FileExistsError) as exc:
             return self._answered(ruling, sha, DENY, f"could not file the approval request: {exc}", None)
         with self._open_lock:

@@ -13,6 +13,11 @@ A person may tighten any cell in config.toml `[policy]` (allow -> ask -> deny), 
 one: a loosening cell is a `PolicyConfigError`, not a silent default. Only a grant turns an
 `ask` into `allow`.
 
+After untrusted content (a fetched page, a file of the mount, a flagged note): a session that
+has read it rules a memory write in a watched chat by the stricter of its cell and
+`watched_after_untrusted` ("ask" by default, or "allow"; `after_untrusted_cell`). It can only
+tighten the table, never loosen it: `memory_watched = "ask"` asks whatever this key says.
+
 Approval offers (`offers()`): once; the rest of this run; always this exact target; and
 always its containing directory -- exactly one widening step, never `*`, never `**`, never a
 grandparent, and none for a target at the root (that would be the whole store / mount). For a
@@ -54,6 +59,16 @@ ASK_CHANNEL = {WATCHED: "inline", UNATTENDED: "out_of_band"}
 
 # Strictness order for tightening: a config cell may only move right.
 _STRICTNESS = {ALLOW: 0, ASK: 1, DENY: 2}
+
+# A memory write in a watched chat once the session has read untrusted content: the root's
+# answer, and the one [policy] key that may change it ("ask" or "allow"; never "deny": a chat
+# that could no longer save anything after reading a page would be a person's
+# `memory_watched = "deny"`).
+AFTER_UNTRUSTED_KEY = "watched_after_untrusted"
+AFTER_UNTRUSTED_ROOT = ASK
+AFTER_UNTRUSTED_VALUES = (ASK, ALLOW)
+# Which kinds the mark tightens: what persists into later sessions (memory poisoning).
+TAINTED_KINDS = ("memory",)
 
 # ---------------------------------------------------------------- approval offers
 ONCE, RUN, EXACT, DIR = "once", "run", "exact", "dir"
@@ -236,6 +251,26 @@ class Cell:
     why: str      # "root policy" or "config.toml [policy] memory_unattended = \"deny\""
 
 
+def stricter(a: Cell, b: Cell) -> Cell:
+    """The stricter of two cells (a, the first, on a tie)."""
+    return b if _STRICTNESS[b.verdict] > _STRICTNESS[a.verdict] else a
+
+
+def after_untrusted_cell(config_policy: Mapping[str, object] | None) -> Cell:
+    """The ruling of a memory write in a watched chat once the session has read untrusted
+    content, before the table's own cell is weighed against it (engine.decide takes the
+    stricter). PolicyConfigError for a value other than "ask" or "allow"."""
+    value = config_policy.get(AFTER_UNTRUSTED_KEY) if isinstance(config_policy, Mapping) else None
+    if value is None:
+        return Cell(AFTER_UNTRUSTED_ROOT, f"root policy for memory in a watched chat that has read untrusted "
+                                          f"content is {AFTER_UNTRUSTED_ROOT} (policy.{AFTER_UNTRUSTED_KEY})")
+    if value not in AFTER_UNTRUSTED_VALUES:
+        raise PolicyConfigError(f"config.toml: policy.{AFTER_UNTRUSTED_KEY} must be \"ask\" or \"allow\", "
+                                f"got {value!r}")
+    return Cell(str(value), f"config.toml sets policy.{AFTER_UNTRUSTED_KEY} = {value!r} and this chat "
+                            "has read untrusted content")
+
+
 def policy_table(config_policy: Mapping[str, object] | None) -> dict[tuple[str, str], Cell]:
     """The effective ruling table: ROOT_POLICY with the person's tightenings applied."""
     table = {
@@ -250,8 +285,11 @@ def policy_table(config_policy: Mapping[str, object] | None) -> dict[tuple[str, 
     # Flat keys (`memory_unattended = "deny"`) or a table per kind (`[policy.memory]
     # unattended = "deny"`); a mode may be spelled as in the table ("watched_chat",
     # "unattended_run") or after the commands ("chat", "run").
+    after_untrusted_cell(config_policy)     # its own rule (PolicyConfigError for a bad value)
     settings: list[tuple[str, str, str, object]] = []
     for key, value in config_policy.items():
+        if key == AFTER_UNTRUSTED_KEY:
+            continue
         if isinstance(value, Mapping):
             for sub, v in value.items():
                 settings.append((f"{key}.{sub}", str(key), str(sub), v))
@@ -261,7 +299,7 @@ def policy_table(config_policy: Mapping[str, object] | None) -> dict[tuple[str, 
     for key, kind, mode, value in settings:
         mode = MODE_ALIASES.get(mode.replace("_", " "), mode)
         if (kind, mode) not in table:
-            known = ", ".join(f"{k}_{m}" for k, m in table)
+            known = ", ".join([*(f"{k}_{m}" for k, m in table), AFTER_UNTRUSTED_KEY])
             raise PolicyConfigError(f"config.toml: unknown setting policy.{key} (known: {known})")
         if value not in VERDICTS:
             raise PolicyConfigError(

@@ -16,7 +16,7 @@ import click
 from policy.audit import request_lines
 from policy.approvals import (
     APPROVED, DENIED, EXPIRED, PENDING, Entry, Inbox, InboxError, as_json as entry_json, ended_at,
-    requested_by, waiter_alive,
+    read_before, requested_by, waiter_alive,
 )
 from policy.audit import AuditError
 from policy.duration import parse_duration
@@ -164,6 +164,8 @@ def show_cmd(request_id: str, as_json: bool) -> None:
     echo(f"  run:      {req.run_id}")
     if requested_by(req):
         echo(f"  from:     requested by {requested_by(req)}")
+    if req.sources:
+        echo(f"  read:     {read_before(req.sources, 'this run')}")
     echo(f"  kind:     {req.kind}")
     echo(f"  target:   {req.target}")
     echo(f"  reason:   {req.reason}")

@@ -130,6 +130,9 @@ def _describe(rec: dict) -> str:
         text += f" request {rec['request']}"
     if rec.get("remember"):
         text += f" remember {rec['remember']}"
+    sources = rec.get("sources")
+    if isinstance(sources, list) and sources:   # what the session had read from untrusted places
+        text += " after reading " + ", ".join(str(x) for x in sources)
     return text
 
 

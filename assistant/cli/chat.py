@@ -1,7 +1,8 @@
 """`assistant chat`: the watched session. A person sees every tool call and ruling as it happens.
 
 Guards what "watched" means: the gate runs in mode "watched" (memory and file writes allowed
-because they are shown the moment they happen; `net` asks right here, y/N, default no), each
+because they are shown the moment they happen, but a memory write asks once the chat has read
+a page, a file or a flagged note, naming them; `net` asks right here, y/N, default no), each
 call and its ruling is printed before the result, the transcript is appended (redacted), and
 notes that change on disk during the session are put in the volatile tail of the next turn.
 Reads plain lines from stdin when it is not a terminal, so scripts and tests can drive it.
@@ -18,6 +19,7 @@ from typing import Callable
 
 import click
 
+from policy.approvals import read_before
 from policy.gate import InlineAnswer, Question
 
 from assistant.display.terminal import (
@@ -47,7 +49,8 @@ HELP = """\
 commands:
   /catalog   show the memory catalog as it is on disk now
   /full      show in full the last write that was shown cut (over 200 lines)
-  /reload    start over with a fresh prompt (persona and catalog re-read, history cleared)
+  /reload    start over with a fresh prompt (persona and catalog re-read, history cleared,
+             and what the chat had read from pages and files forgotten)
   /help      this list
   /quit      end the chat (also /exit, or Ctrl-D)
 Ctrl-C stops a reply being written; at the prompt it clears the line (twice in a row ends the chat)."""
@@ -190,6 +193,10 @@ class ChatUI:
             self.clear_status()
             self.end_stream()
             self.echo(f"  ? {question.kind} {one_line(question.target)}: {one_line(question.summary)}")
+            if question.sources:
+                # what this chat read from untrusted places (a page, a file, a flagged note) may be
+                # what is steering this call: named before anything else is shown
+                self.echo(f"  {paint('!', 'warn', on=self.colour)} {one_line(read_before(question.sources))}")
             if url is not None:
                 self.echo(url_parts(url), nl=False)
             if content is not None and hidden_text_warning(content):
@@ -403,7 +410,9 @@ def _changed_lines(changed: dict[str, str]) -> list[str]:
 def chat_command(model_spec: str | None) -> None:
     """Chat with the assistant (watched: every tool call and ruling is shown as it happens).
 
-    Memory and file writes are allowed and shown in full (the new text or the diff); a web
+    Memory and file writes are allowed and shown in full (the new text or the diff), except
+    that once the chat has read a page or a file of files/, a memory write or edit asks you
+    first, naming what was read ([policy] watched_after_untrusted); a web
     fetch asks you first, showing the whole URL: y = this once, r = the rest of this chat,
     always = always this host, folder = always the wider pattern offered (type the word);
     anything else (Enter, Ctrl-C included) is no. Input typed before a question appears is
@@ -475,6 +484,7 @@ def chat_command(model_spec: str | None) -> None:
                         watcher.drain()
                         changed.clear()
                         agent = session.new_agent(model, on_event=ui.on_event)
+                        session.clear_untrusted()   # what was read is in no conversation now
                         session.transcript.append("reload")
                         ui.echo("reloaded: persona and catalog re-read; the conversation starts over")
                     else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from assistant.gating.context import NEVER_CANCELLED, AuditSink, Authorizer, Call, CallAuthority, Cancellation
+from assistant.gating.untrusted import UntrustedReads
 from assistant.notes.writer import Refused, SecretRefused
 
 if TYPE_CHECKING:
@@ -64,8 +65,16 @@ class ToolContext:
     model: str = ""                        # the model's name, for history's provenance
     sources: list[str] = field(default_factory=list)   # untrusted places this turn read ("web:host")
     recall: "Recaller | None" = None       # for memory_search
+    # the session-wide record of untrusted places read (shared by every call's copy): a tool
+    # that returns text from one marks it (`read_untrusted`), and the gate then asks memory writes
+    reads: UntrustedReads = field(default_factory=UntrustedReads)
 
     own_call: CallAuthority | None = None   # the agent's per-call view (it is `gate` and `cancel`)
+
+    def read_untrusted(self, source: str) -> None:
+        """This call is about to hand the model text from an untrusted place (a URL, files/<path>):
+        mark the session, for the rest of it (until /reload)."""
+        self.reads.mark(source)
 
     def call(self) -> CallAuthority:
         """This call's authority, for the gated-write pipeline: the agent's per-call view itself,

@@ -5,7 +5,9 @@ Guards the mount boundary and the write gate: every path goes through the confin
 `vault.enc` beside the mount cannot be named; `file_write` (kind `file`) is files/'s mount of
 the one gated-write pipeline (assistant.notes.writer, the same steps as memory_write), so it
 acts only on an allowed gate Decision; reads are never gated but are bounded; nothing a tool returns carries
-a stored secret (the agent redacts every output, and writes carrying one are refused).
+a stored secret (the agent redacts every output, and writes carrying one are refused). A file
+read hands the model untrusted text: it marks the session (`files/<path>`, through
+`ctx.read_untrusted`), and from then on its memory writes are asked.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ def file_read(args: dict, ctx: ToolContext) -> str:
         if ctx.scanner is not None:   # a secret cut by the end must not show in part
             text = ctx.scanner.redact_prefix(text)
         text += f"\n[... truncated: showing the first {shown} characters of {size} bytes]"
+    ctx.read_untrusted(f"files/{path}")   # the file goes to the model: memory writes are asked from now on
     return text
 
 

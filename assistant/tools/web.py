@@ -6,7 +6,8 @@ bounded in size and time and must be text; an optional credential is taken from 
 NAME and sent as a header, its value never shown to the model (the response is redacted, and
 the agent redacts again) and only to a host the secret is bound to (`assistant vault set NAME
 --host HOST`): a grant for a host is not permission to send it any secret; credentials in the URL
-itself are refused.
+itself are refused. A page handed to the model marks the session as having read untrusted
+content (its URL, through `ctx.read_untrusted`): from then on its memory writes are asked.
 """
 
 from __future__ import annotations
@@ -535,6 +536,7 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
             text = ctx.scanner.redact_prefix(text) if truncated else ctx.scanner.redact(text)
         if got > max_bytes:
             text += f"\n[... truncated at {max_bytes} bytes]"
+        ctx.read_untrusted(current)   # the page goes to the model: memory writes are asked from now on
         return text + cut_note
     raise ToolError(f"more than {MAX_REDIRECTS} redirects from {target}; stopped")
 

@@ -21,7 +21,7 @@ import html
 from dataclasses import dataclass
 from typing import Sequence
 
-from policy.approvals import APPROVED, Answer, Entry, Request
+from policy.approvals import APPROVED, Answer, Entry, Request, read_before
 
 from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text, flag_warning
 from assistant.display.localtime import local_time
@@ -198,6 +198,9 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
            ("Who asked", esc1(who.describe()))]
     if who.task:
         top.append(("Task", esc(who.task)))
+    if req.sources:
+        # what the run had read from untrusted places (pages, files, flagged notes) before asking
+        top.append(("Read first", esc1(read_before(req.sources, "this run"))))
     top += [("Why asked", esc1(req.reason)), ("Expires", esc1(local_time(req.expires_at)) + " (then it is denied)")]
     if ans is not None:
         top.append(("Answer", esc1(answer_words(ans))))

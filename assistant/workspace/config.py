@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from policy.approvals import ApprovalSettings
 from policy.duration import parse_duration
 from policy.notify import LINK_FIELDS
-from policy.kinds import PolicyConfigError, policy_table
+from policy.kinds import AFTER_UNTRUSTED_KEY, PolicyConfigError, after_untrusted_cell, policy_table
 
 from assistant.workspace.hidden import DEFAULT_HIDDEN, HiddenFiles, HiddenPatternError
 from assistant.workspace.schedule import Schedule, parse_schedules
@@ -235,8 +235,15 @@ def _read_memory(r: _Reader) -> MemoryConfig:
 
 
 def _read_policy(r: _Reader) -> Mapping[str, object]:
+    # the policy layer owns the rules: the table's cells, and the one key of a session that has
+    # read untrusted content (each problem listed with its own example)
     try:
-        policy_table(r.raw)          # the policy layer owns the table's rules
+        after_untrusted_cell(r.raw)
+    except PolicyConfigError:
+        r.problems.append(Problem("policy", f"policy.{AFTER_UNTRUSTED_KEY}", r.raw.get(AFTER_UNTRUSTED_KEY),
+                                  'expected "ask" or "allow"', f'{AFTER_UNTRUSTED_KEY} = "ask"'))
+    try:
+        policy_table({k: v for k, v in r.raw.items() if k != AFTER_UNTRUSTED_KEY})
     except PolicyConfigError as exc:
         r.problems.append(Problem("policy", "policy", None, str(exc).removeprefix("config.toml: "),
                                   'memory_unattended = "deny"', has_value=False))

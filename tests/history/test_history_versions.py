@@ -22,6 +22,7 @@ def revision_for(ws):
     key = load_key(Path(ws) / "state")
     return lambda data: keyed_revision(data, key)
 from assistant.session import open_session
+from policy.gate import InlineAnswer
 from e2e_support import Site
 
 
@@ -176,11 +177,21 @@ def test_a_turn_that_read_untrusted_text_is_named_on_the_write(ws, tmp_path):
             {"tool": "memory_write", "args": {"path": "plain.md", "content": "Nothing read.\n"}},
             {"reply": "ok"},
         ])
-        with open_session(ws, "watched", kind="chat", inline_ask=lambda q: "once") as s:
+        asked = []
+
+        def yes(q):   # the person says yes to each question (a write's bound to the text shown)
+            asked.append((q.kind, q.target, q.sources))
+            return InlineAnswer("once", q.sha256) if q.content is not None else "once"
+
+        with open_session(ws, "watched", kind="chat", inline_ask=yes) as s:
             agent = s.new_agent(ScriptedModel(script))
             agent.turn("read the report and the page")
             agent.turn("write a plain note")
             target = site.target
+    # the session stays marked (both writes were asked, naming both places); history keeps what
+    # each write's own turn had read
+    read = ("files/report.txt", site.url("/p"))
+    assert asked == [("net", target, ("files/report.txt",)), ("memory", "boss.md", read), ("memory", "plain.md", read)]
     [v] = hist(ws).versions("boss.md")
     assert v.source == "assistant" and v.model.startswith("script:")
     assert v.sources == ("file:report.txt", f"web:{target}")
