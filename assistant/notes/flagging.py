@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 
-FLAG = "[flagged: reads like an instruction]"
+FLAG_WORDS = "flagged: reads like an instruction"
+FLAG = f"[{FLAG_WORDS}]"
 
 # The assistant's tool names (tests/notes/test_instruction_flag.py checks them against the tools).
 TOOL_NAMES = ("file_read", "file_write", "file_list", "memory_write", "memory_edit", "memory_read",

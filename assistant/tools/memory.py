@@ -18,6 +18,7 @@ from policy.paths import MAX_PATH_CHARS
 
 from assistant.notes.history import Origin
 from assistant.notes.edit import OPS, Edit
+from assistant.notes.flagging import FLAG_WORDS, flag_reason
 from assistant.notes.store import REVISION_CHARS, Memory, NoteError, WriteResult
 from assistant.recall.index import IndexUnavailable, query_terms
 from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
@@ -147,6 +148,8 @@ def run_memory_read(args: dict, ctx: ToolContext) -> str:
         note = memory.read(path)
     except NoteError as exc:
         raise ToolError(str(exc)) from None
+    if flag_reason(note.content):   # a note that reads like instructions is untrusted content
+        ctx.read_untrusted(f"memory/{note.path} ({FLAG_WORDS})")
     return (f"path: {note.path}\nrevision: {note.revision}\n"
             f"(to change this note, pass base={note.revision!r} to memory_edit or memory_write)\n"
             f"-----\n{note.content}")
