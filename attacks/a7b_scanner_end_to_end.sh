@@ -10,7 +10,7 @@ sed -i 's/^opslimit = 3/opslimit = 1/; s/^memlimit_mib = 256/memlimit_mib = 8/' 
 $PY -m assistant -w $W vault init >/dev/null
 echo 'sk-Q7mZpX4vL2nR9tB6wY3c' | $PY -m assistant -w $W vault set apikey >/dev/null
 cd $T
-$PY - > s.json <<'P'
+$PY - <<'P'
 import base64, codecs, json
 V = "sk-Q7mZpX4vL2nR9tB6wY3c"; raw = V.encode()
 forms = {
@@ -23,13 +23,11 @@ forms = {
   "utf16le-hex": V.encode("utf-16-le").hex(),
   "base32hex": base64.b32encode(raw).decode().translate(str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789ABCDEFGHIJKLMNOPQRSTUV")),
 }
-steps = []
-for name, text in forms.items():
-    steps += [{"tool": "memory_write", "args": {"path": f"{name}.md", "content": f"config value: {text}\n"}}, {"reply": "ok"}]
-print(json.dumps(steps))
+for name, text in forms.items():   # one chat per form: a chat ends at its second refused secret
+    steps = [{"tool": "memory_write", "args": {"path": f"{name}.md", "content": f"config value: {text}\n"}}, {"reply": "ok"}]
+    open(f"s-{name}.json", "w").write(json.dumps(steps))
 P
-N=$($PY -c 'import json; print(len(json.load(open("s.json"))) // 2)')
-(for i in $(seq $N); do echo write; done; echo /quit) | $PY -m assistant -w $W chat --model script:s.json > chat.out 2>&1
+for s in s-*.json; do printf 'write\n/quit\n' | $PY -m assistant -w $W chat --model script:$s >> chat.out 2>&1; done
 for f in $W/memory/*.md; do case $f in */index.md) continue;; esac; echo "BROKE  $(basename $f .md): written: $(tail -1 $f | cut -c1-70)"; done
 grep -c "carried your vault secret" chat.out | sed 's/^/refused: /'
 rm -rf $T
