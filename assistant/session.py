@@ -216,7 +216,7 @@ def policy_files(ws: Workspace, *, audit_key: "bytes | Callable[[], bytes] | Non
     shapes = scanner if scanner is not None else Scanner({})
     return PolicyFiles(inbox=Inbox(ws.approvals_dir), grants=GrantStore(ws.grants_path),
                        audit=AuditLog(ws.audit_path, redact=shapes.redact, key=audit_key),
-                       refusals=RefusalBudget(ws.state_dir))
+                       refusals=RefusalBudget(ws.state_dir, audit_path=ws.audit_path))
 
 
 def _build_gate(ws: Workspace, *, mode: str, run_id: str, scanner: Scanner,
@@ -332,7 +332,8 @@ def open_session(
     except OSError as exc:
         raise SessionError(f"the workspace's state/ (approvals, transcripts, audit) cannot be set up: "
                            f"{exc.filename or ''}: {exc.strerror or exc}") from None
-    budget = RefusalBudget(ws.state_dir, per_day=ws.config.limits.secret_refusals_per_day) if counted else None
+    budget = (RefusalBudget(ws.state_dir, per_day=ws.config.limits.secret_refusals_per_day, audit_path=ws.audit_path)
+              if counted else None)
     if budget is not None and mode == "unattended" and turns:
         block = budget.block()      # before the vault is unlocked: a blocked run never starts
         if block is not None:

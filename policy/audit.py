@@ -32,7 +32,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from policy.fileio import (
     FileLock, LockTimeout, NotRegularFile, check_in_place, open_regular, read_upto,
@@ -46,12 +46,29 @@ LOCK_TIMEOUT = 10.0
 SHA256, HMAC = "sha256", "hmac-sha256"      # a line's chain kind (no `chain` at all: sha256, older)
 _CHAINED = re.compile(rb'^\{"seq":(\d+),"prev":"([0-9a-f]{64})"'
                       rb'(?:,"chain":"(sha256|hmac-sha256)","time":"([0-9T:.Z-]{1,40})"'
-                      rb'(?:,"head":"(missing|damaged|lagging|changed)")?)?')
+                      rb'(?:,"head":"(missing|damaged|lagging|changed|gone)")?)?')
 # Why a writer could not trust the head when it appended (the line then says so, in "head"):
 # the log had chained lines but no head, a head it could not read, a head for a shorter file,
-# or a head whose digest no longer matched the last line.
-DOUBTS = ("missing", "damaged", "lagging", "changed")
+# a head whose digest no longer matched the last line, or no line at all although the key's
+# source says a keyed log was started before (the log was deleted or emptied).
+DOUBTS = ("missing", "damaged", "lagging", "changed", "gone")
 _HEAD_DOMAIN = b"assistant audit.head v1\n"
+
+
+
+@runtime_checkable
+class KeySource(Protocol):
+    """A key provider that also knows whether a keyed log was started before it was asked (the
+    vault's audit key: the record exists, or this call made it). A writer given one marks a line
+    that starts a keyed log over an empty or missing file `"head":"gone"` unless the key was
+    made by that very call: a log deleted or emptied, then appended to, is not a fresh start."""
+
+    def __call__(self) -> bytes: ...
+
+    def made_now(self) -> bool:
+        """True if the last call made the key (no keyed log existed before it)."""
+        ...
+
 
 Key = bytes | Callable[[], bytes]
 
@@ -236,6 +253,10 @@ class AuditLog:
         self.lock_timeout = lock_timeout
         self._key_source = key
         self._key: bytes | None = key if isinstance(key, bytes) else None
+        # A KeySource tells whether a keyed log existed before this writer's first append: then
+        # an empty log is one deleted or emptied, and its new first line says so. (Plain bytes or
+        # a plain callable cannot tell, and start a keyed log unmarked, as before.)
+        self._key_began_log = not isinstance(key, KeySource)
 
     @property
     def keyed(self) -> bool:
@@ -250,6 +271,11 @@ class AuditLog:
                 raise AuditError(f"the audit key cannot be had: {exc}") from None
             if not isinstance(key, bytes) or len(key) < 16:
                 raise AuditError("the audit key is not a key (at least 16 bytes)")
+            if isinstance(self._key_source, KeySource):
+                try:
+                    self._key_began_log = bool(self._key_source.made_now())
+                except Exception:   # noqa: BLE001 - cannot tell: the key existed (an empty log is marked)
+                    self._key_began_log = False
             self._key = key
         return self._key
 
@@ -288,6 +314,8 @@ class AuditLog:
                 size = st.st_size
                 last = _last_line(fd, size)
                 lines, start, doubt = self._count(fd, size, last, key)
+                if lines == 0 and key is not None and not self._key_began_log:
+                    doubt = "gone"     # a keyed log was started before: this file was deleted or emptied
                 lead = b""
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     lead = b"\n"   # a torn last line stays a line of its own (verify names it)
@@ -310,6 +338,8 @@ class AuditLog:
                 raise AuditError(f"cannot write audit log {self.path}: {exc.strerror or exc}") from None
             finally:
                 os.close(fd)
+        if isinstance(self._key_source, KeySource):
+            self._key_began_log = False    # only the append that made the key may start a keyed log unmarked
         return {"seq": seq, "prev": prev, "chain": kind, "time": when,
                 **({"head": doubt} if doubt is not None else {}), **body}
 
@@ -499,6 +529,10 @@ def verify(path: str | os.PathLike[str], *, key: bytes | None = None) -> Verdict
     if doubted:
         i = doubted[0]
         why = matches[i - 1].group(5).decode("ascii")
+        if why == "gone":
+            return bad(i, f"line {i} was written to a missing or empty log, but the vault records that a keyed log "
+                          "was started before it (it holds the audit key): the log was deleted or emptied, and "
+                          "the lines it held are gone")
         said = {"missing": "there was no chain head", "damaged": "the chain head was damaged",
                 "lagging": "lines had been appended after the chain head was saved",
                 "changed": "the chain head no longer matched the last line"}[why]
@@ -538,7 +572,7 @@ def verify(path: str | os.PathLike[str], *, key: bytes | None = None) -> Verdict
     return Verdict(True, n, start, None, None, tuple(notes), keyed_from)
 
 
-__all__ = ["AuditLog", "AuditError", "DOUBTS", "HMAC", "Head", "SHA256", "Verdict", "verify", "read_head",
+__all__ = ["AuditLog", "AuditError", "DOUBTS", "HMAC", "Head", "KeySource", "SHA256", "Verdict", "verify", "read_head",
            "read_log", "head_path", "request_lines", "line_digest", "head_digest", "line_hash", "timestamp",
            "ZERO"]
 

@@ -208,7 +208,10 @@ class ChatUI:
                 # every line of the content is marked, so none can pass for a line of the chat's own
                 body = _indent(proposed_text(current, content, question.target))
                 if self.tty_in:
-                    pages = Pages(body, screen_rows() - 8, chars=len(content))
+                    # paged in screen rows, not in lines: a line wider than the screen is broken
+                    # here as the echo would break it, so no page is taller than the screen and
+                    # none of it scrolls away before the question (review 23)
+                    pages = Pages(self.screen_rows_of(body), screen_rows() - 8, chars=len(content))
                     self.echo(self.shown_body(pages.next(), current), nl=False)
                 else:
                     self.echo(self.shown_body(body, current), nl=False)
@@ -347,6 +350,14 @@ class ChatUI:
 
     def speaker(self) -> str:
         return paint(self.name, "assistant", on=self.colour)
+
+    def screen_rows_of(self, text: str) -> str:
+        """`text` (starting at a line's start) broken into the rows the terminal will show, as
+        the echo breaks it (assistant.display.screen_lines); as is when stdout is no terminal."""
+        if self.screen is None:
+            return text
+        columns = terminal_columns(sys.stdout.fileno())
+        return ScreenLines(REPLY_CONTINUED, lambda: columns).feed(text)
 
     def shown_body(self, indented: str, current: str | None) -> str:
         """A write's text as shown (indented, escaped): a diff (there was a current text) gets

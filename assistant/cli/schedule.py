@@ -20,7 +20,7 @@ from assistant.display.localtime import local_time
 from policy.fileio import write_atomic
 
 from assistant.workspace.schedule import (
-    Schedule, ScheduleError, crontab_lines, find_schedule, merge_crontab, systemd_units,
+    Schedule, ScheduleError, crontab_lines, find_schedule, merge_crontab, systemd_units, written_for,
     systemd_user_dir,
 )
 from assistant.workspace.layout import Workspace
@@ -112,7 +112,6 @@ def _write_crontab(ws_root: Path, block: list[str]) -> None:
 def _write_units(units: dict[str, str], ws_root: Path) -> Path:
     target = systemd_user_dir()
     target.mkdir(parents=True, exist_ok=True)
-    marker = f"# X-Assistant-Workspace={ws_root} "
     for fname in units:
         path = target / fname
         if path.exists() or path.is_symlink():
@@ -120,7 +119,7 @@ def _write_units(units: dict[str, str], ws_root: Path) -> Path:
                 old = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 old = ""
-            if marker not in old:
+            if not written_for(old, ws_root):
                 fail(f"{path} exists and was not written for this workspace; not overwriting it "
                      "(rename the schedule or remove that unit)")
     for fname, text in units.items():
@@ -219,7 +218,6 @@ def schedule_install(cron: bool, systemd: bool, print_: bool, write: bool) -> No
 def _name_stale_units(target: Path, units: dict[str, str], ws_root: Path) -> None:
     """Units written earlier for this workspace whose schedule is gone from config.toml would
     keep firing. They may be enabled, so they are not deleted here: named, with the fix."""
-    marker = f"# X-Assistant-Workspace={ws_root} "
     try:
         names = sorted(os.listdir(target))
     except OSError:
@@ -229,7 +227,7 @@ def _name_stale_units(target: Path, units: dict[str, str], ws_root: Path) -> Non
             continue
         path = target / fname
         try:
-            if path.is_symlink() or marker not in path.read_text(encoding="utf-8"):
+            if path.is_symlink() or not written_for(path.read_text(encoding="utf-8"), ws_root):
                 continue
         except (OSError, UnicodeDecodeError):
             continue

@@ -20,6 +20,7 @@ policy.visible.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import os
 import select
@@ -164,6 +165,8 @@ def _lines(text: str) -> list[str]:
 # bound, both texts are shown in full with a sentence saying that no diff was computed.
 MAX_DIFF_LINE_PAIRS = 25_000_000    # lines of the current x lines of the proposed text (after the
                                     # common head and tail are set aside)
+MAX_DIFF_MATCH_STEPS = 4_000_000    # equal line pairs difflib's first matching call would visit (the
+                                    # clock is checked only between calls: one call must stay short)
 DIFF_SECONDS = 2.0                  # wall-clock time the matching may take
 
 
@@ -209,6 +212,13 @@ def _matching_blocks(a: list[str], b: list[str], *, max_pairs: int, seconds: flo
     if len(mid_a) * len(mid_b) > max_pairs:
         raise _DiffTooCostly(f"comparing {len(mid_a):,} by {len(mid_b):,} differing lines is past the bound of "
                              f"{max_pairs:,} line pairs")
+    steps = _match_steps(mid_a, mid_b)
+    if steps > MAX_DIFF_MATCH_STEPS:
+        # one find_longest_match call visits every pair of equal lines (bar difflib's junk), and
+        # the deadline is only checked between calls (review 23: 125,002 x 199 lines of one
+        # repeated line took 5.8 s in one call against a 2 s bound)
+        raise _DiffTooCostly(f"the texts hold {steps:,} pairs of equal lines to match, past the bound of "
+                             f"{MAX_DIFF_MATCH_STEPS:,}")
     blocks = []
     if head:
         blocks.append((0, 0, head))
@@ -224,6 +234,17 @@ def _matching_blocks(a: list[str], b: list[str], *, max_pairs: int, seconds: flo
         else:
             merged.append((i, j, n))
     return [difflib.Match(*m) for m in merged] + [difflib.Match(la, lb, 0)]
+
+
+def _match_steps(a: list[str], b: list[str]) -> int:
+    """How many (line of a, equal line of b) pairs difflib's first matching call visits: every
+    line of a meets each equal line of b, but for the lines difflib's autojunk drops (in a b of
+    200 lines or more, a line found more than 1% of len(b) + 1 times)."""
+    counts = collections.Counter(b)
+    if len(b) >= 200:
+        popular = len(b) // 100 + 1
+        counts = collections.Counter({k: n for k, n in counts.items() if n <= popular})
+    return sum(counts[line] for line in a if line in counts)
 
 
 def _unified_range(start: int, stop: int) -> str:
@@ -414,5 +435,5 @@ def url_parts(url: str) -> str:
 
 __all__ = ["escape", "one_line", "invisible_count", "invisible_line", "hidden_text_warning", "control_character",
            "char_name", "shown_name", "unified_diff",
-           "proposed_text", "MAX_DIFF_LINE_PAIRS", "DIFF_SECONDS", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
+           "proposed_text", "MAX_DIFF_LINE_PAIRS", "MAX_DIFF_MATCH_STEPS", "DIFF_SECONDS", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
            "read_answer", "url_parts", "url_rows"]

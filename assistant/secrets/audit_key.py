@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import nacl.utils
 
@@ -50,24 +50,47 @@ def stored_audit_key(vault: Vault | None) -> bytes | None:
     return _decode(vault.internal(ENTRY))
 
 
-def audit_key(vault: Vault | None) -> Callable[[], bytes] | None:
-    """For `AuditLog(path, key=...)`: None without a vault (an unkeyed chain); else a provider
-    that returns the vault's audit key, creating it on first use (the first keyed append)."""
-    if vault is None:
-        return None
+class VaultAuditKey:
+    """The vault's audit key for `AuditLog(path, key=...)` (a policy.audit.KeySource): called, it
+    returns the key, creating the record at the first keyed append; `made_now()` says whether
+    that call made it. A key that existed before means a keyed log was started, so a writer that
+    finds the log empty or missing marks its line (`"head":"gone"`) and `audit verify` reports the
+    deletion instead of a fresh one-line chain (review 23)."""
 
-    def provide() -> bytes:
-        record = vault.internal(ENTRY)
+    def __init__(self, vault: Vault) -> None:
+        self._vault = vault
+        self._made = False
+
+    def __call__(self) -> bytes:
+        made = False
+        record = self._vault.internal(ENTRY)
         if record is None:
-            record = vault.ensure_internal(ENTRY, lambda: {
-                "value": nacl.utils.random(KEY_BYTES).hex(),
-                "set_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "note": "HMAC-SHA256 key of state/audit.jsonl: a keyed audit log exists since set_at"})
+            def make() -> dict:
+                nonlocal made
+                made = True
+                return {"value": nacl.utils.random(KEY_BYTES).hex(),
+                        "set_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        "note": "HMAC-SHA256 key of state/audit.jsonl: a keyed audit log exists since set_at"}
+            record = self._vault.ensure_internal(ENTRY, make)
+        self._made = made
         key = _decode(record)
         assert key is not None
         return key
 
-    return provide
+    def made_now(self) -> bool:
+        return self._made
+
+    def __repr__(self) -> str:   # never the key
+        return "VaultAuditKey()"
+
+
+def audit_key(vault: Vault | None) -> VaultAuditKey | None:
+    """For `AuditLog(path, key=...)`: None without a vault (an unkeyed chain); else a provider
+    that returns the vault's audit key, creating it on first use (the first keyed append), and
+    says whether it did (VaultAuditKey.made_now)."""
+    if vault is None:
+        return None
+    return VaultAuditKey(vault)
 
 
 def unattended_unlock(ws: "Workspace") -> tuple[Vault | None, str | None]:
@@ -88,4 +111,4 @@ def unattended_unlock(ws: "Workspace") -> tuple[Vault | None, str | None]:
                       "remember` so that answers are keyed too")
 
 
-__all__ = ["ENTRY", "audit_key", "stored_audit_key", "unattended_unlock"]
+__all__ = ["ENTRY", "VaultAuditKey", "audit_key", "stored_audit_key", "unattended_unlock"]

@@ -10,8 +10,11 @@ the person runs `assistant approvals ack`. The block does not expire by itself.
 - "Per day" is a rolling window of 24 hours (WINDOW), not the local calendar day: at most that
   many refusals in any 24 hours, so no midnight lets a fresh batch through, and a clock change
   or a time zone never moves it. A refusal with a time in the future (a clock set back) counts.
-- A missing counter is zero. A counter that cannot be read or does not parse (corrupt, a link,
-  too large) blocks: fail closed, with the fix (`assistant approvals ack`) in the message.
+- A missing counter is zero only if the audit log agrees: when it records a counted refusal
+  within the window, or a block, after the last `approvals ack`, the counter was removed (by
+  whoever can write state/: review 23) and that blocks like a corrupt one. A counter that cannot
+  be read or does not parse (corrupt, a link, too large) blocks: fail closed, with the fix
+  (`assistant approvals ack`) in the message.
 - Every change is a read-modify-write under a bounded lock (state/secret_refusals.lock), written
   atomically through policy.fileio; a reader sees the old file or the new, never half.
 """
@@ -22,9 +25,11 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from policy.audit import AuditError, read_log
 from policy.fileio import locked, read_regular, write_atomic
 from policy.strict_json import unique_keys
 
@@ -92,20 +97,26 @@ class RefusalBudget:
     refusals within WINDOW (a session that counts passes [limits] secret_refusals_per_day)."""
 
     def __init__(self, state_dir: str | Path, *, per_day: int = 3,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, audit_path: str | Path | None = None) -> None:
         if type(per_day) is not int or per_day < 1:
             raise ValueError(f"secret_refusals_per_day must be a whole number >= 1, not {per_day!r}")
         self.state_dir = Path(state_dir)
         self.path = self.state_dir / FILE
         self.per_day = per_day
         self.clock = clock
+        # the audit log a missing counter is checked against (None: a missing counter is zero)
+        self.audit_path = Path(audit_path) if audit_path is not None else None
 
     # -- reading ---------------------------------------------------------------------------
-    def _load(self) -> dict:
-        """The counter's content; {} when missing; _Corrupt for anything unreadable or odd."""
+    def _load(self, recording: bool = False) -> dict:
+        """The counter's content; {} when missing (and the audit log agrees); _Corrupt for anything
+        unreadable or odd. `recording`: the refusal being counted is in the audit log already."""
         try:
             raw = read_regular(self.path, max_bytes=MAX_BYTES, shown=f"state/{FILE}")
         except FileNotFoundError:
+            gone = self._missing_but_audited(1 if recording else 0)
+            if gone is not None:
+                raise _Corrupt(gone) from None
             return {"refusals": [], "blocked": None}
         except OSError as exc:
             raise _Corrupt(exc.strerror or str(exc)) from None
@@ -125,6 +136,43 @@ class RefusalBudget:
                     or not isinstance(blocked["run"], str)):
                 raise _Corrupt("its block record is malformed")
         return {"refusals": [float(t) for t in times], "blocked": blocked}
+
+    def _missing_but_audited(self, pending: int = 0) -> str | None:
+        """Why a missing counter is not zero: the audit log records a counted refusal within the
+        window, or a block, after the last `approvals ack` (the counter was removed). None when
+        the log agrees that nothing was counted (or there is no log to ask). `pending`: the last
+        so many refusals in the log are the ones being recorded now (their line comes first)."""
+        if self.audit_path is None:
+            return None
+        try:
+            data = read_log(self.audit_path)
+        except AuditError as exc:
+            return f"it is missing, and the audit log cannot be read to check that nothing was counted ({exc})"
+        if b"secret_refus" not in data:
+            return None
+        since = self.clock() - WINDOW
+        refused = blocked = 0
+        for line in data.split(b"\n"):
+            if b"secret_refus" not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            event = rec.get("event") if isinstance(rec, dict) else None
+            if event == "secret_refusal_ack":
+                refused = blocked = 0
+            elif event == "secret_refusal_block":
+                blocked += 1
+            elif event == "secret_refused" and rec.get("counted") is True and _audit_time(rec) > since:
+                refused += 1
+        refused = max(0, refused - pending)
+        if not (refused or blocked):
+            return None
+        what = (f"{refused} counted refusal{'s' if refused != 1 else ''} within 24 hours" if refused else "") + \
+               (" and " if refused and blocked else "") + ("a block" if blocked else "")
+        return (f"it is missing, but the audit log records {what} since the last `{ACK}`: "
+                "it was removed")
 
     def block(self) -> Block | None:
         """The block in force, or None. A corrupt counter is a Block with its problem."""
@@ -164,7 +212,7 @@ class RefusalBudget:
         already; `approvals ack` resets it). BudgetError if the count could not be recorded."""
         with self._locked():
             try:
-                doc = self._load()
+                doc = self._load(recording=True)
             except _Corrupt as exc:
                 return Counted(0, Block(problem=str(exc)), False)
             now = self.clock()
@@ -191,6 +239,15 @@ class RefusalBudget:
 def _block_of(doc: dict) -> Block | None:
     b = doc.get("blocked")
     return Block(since=float(b["since"]), refusals=b["refusals"], run=b["run"]) if b else None
+
+
+def _audit_time(rec: dict) -> float:
+    """An audit line's time (UTC, "2026-12-01T10:00:00.000Z") as a timestamp; +inf if it has none
+    that parses (counted as recent: fail closed)."""
+    try:
+        return datetime.strptime(str(rec["time"]).replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+    except (KeyError, ValueError):
+        return math.inf
 
 
 def _number(value: object) -> bool:

@@ -99,6 +99,8 @@ class SecretRefusals:
                   "target": self._redact(str(target)), "secrets": list(names)}
         if self.requester is not None:
             record["requester"] = self.requester
+        if self.budget is not None:
+            record["counted"] = True     # the budget checks a missing counter against these lines
         self._append(record)
         if self.budget is not None and not self._counted():
             last = True

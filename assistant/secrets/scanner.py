@@ -83,6 +83,8 @@ TAIL_GUARD = 320
 
 _B64_STD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_CHARS = frozenset(_B64_STD + "-_")
+# base32 -> base32hex (RFC 4648 section 7: the same bits, the alphabet 0-9A-V)
+_BASE32HEX = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789ABCDEFGHIJKLMNOPQRSTUV")
 
 # How the case-insensitive parts of an encoding are canonicalised before comparing a
 # candidate with the variant ("cs": compare exactly).
@@ -190,8 +192,10 @@ def variants(name: str, value: str) -> list[_Variant]:
             out.append(_Variant(name, encoding, exact, fold, left, right, text.startswith("\\")))
 
     add("raw", value, _CI)                # in any case: upper, lower, mixed
-    add("reversed", value[::-1])
-    add("rot13", codecs.encode(value, "rot13"))
+    # reversed and rot13 in any case too: a value readable but for its case is the value
+    # (review 23: rot13 lower-cased went through)
+    add("reversed", value[::-1], _CI)
+    add("rot13", codecs.encode(value, "rot13"), _CI)
     for prefix, data in (("", raw), ("utf16le-", value.encode("utf-16-le", "surrogatepass")),
                          ("utf16be-", value.encode("utf-16-be", "surrogatepass"))):
         for enc, stable, left, right in _base64_variants(data):
@@ -201,6 +205,7 @@ def variants(name: str, value: str) -> list[_Variant]:
                 add(prefix + enc + "-url", url, _CS, left, right)
     for enc, stable, left, right in _base32_variants(raw):
         add(enc, stable, _CI, left, right)  # base32 is written in either case
+        add(enc.replace("base32", "base32hex"), stable.translate(_BASE32HEX), _CI, left, right)  # RFC 4648 sec. 7
     add("html-dec", "".join(f"&#{ord(c)};" for c in value))
     add("html-hex", "".join(f"&#x{ord(c):x};" for c in value), _HEX)
     # byte lists: "104, 101, 108" / "[104,101,108]" / "104 101 108" (the view drops the
@@ -209,6 +214,14 @@ def variants(name: str, value: str) -> list[_Variant]:
     add("dec-list-spaced", "".join(str(b) for b in raw))
     add("hex-list", "".join(f"0x{b:02x}" for b in raw), _HEX)
     add("hex-list-comma", ",".join(f"0x{b:02x}" for b in raw), _HEX)
+    # other separators a byte list is written with (review 23): "115;107", "73:6b" (a
+    # fingerprint, a MAC), "0x73;0x6b"
+    add("dec-list-semicolon", ";".join(str(b) for b in raw))
+    add("hex-colon", ":".join(f"{b:02x}" for b in raw), _HEX)
+    add("hex-list-semicolon", ";".join(f"0x{b:02x}" for b in raw), _HEX)
+    # the UTF-16 bytes as hex (review 23), as base64 of them is above
+    add("utf16le-hex", value.encode("utf-16-le", "surrogatepass").hex(), _HEX)
+    add("utf16be-hex", value.encode("utf-16-be", "surrogatepass").hex(), _HEX)
     add("hex", raw.hex(), _HEX)
     add("hex-escaped", "".join(f"\\x{b:02x}" for b in raw), _HEX)
     add("percent", urllib.parse.quote(value, safe=""), _PCT)
@@ -402,7 +415,7 @@ class Scanner:
             if v.ext_right:
                 if e < len(text) and text[e] in _B64_CHARS:
                     e += 1
-            if "base64" in v.encoding or "base32" in v.encoding:
+            if "base64" in v.encoding or "base32" in v.encoding:   # (base32hex too)
                 while e < len(text) and text[e] == "=":
                     e += 1
             found.append(Finding(v.name, VAULT_RULE, s, e))

@@ -259,20 +259,28 @@ def _fold_chars(text: str) -> tuple[str, Edits]:
     return "".join(parts), tuple(edits)
 
 
-# One character escaped in the middle of otherwise plain text: JSON's \uXXXX and URL's %XX (an
-# ASCII byte). Fully escaped values are indexed as variants; a value escaped in part is decoded
-# here, so any JSON or URL reader's view of it is seen (review 2026-12-01).
-_ONE_ESCAPE_RE = re.compile(r"\\u([0-9a-fA-F]{4})|%([0-7][0-9a-fA-F])")
+# One character escaped in the middle of otherwise plain text: JSON's \uXXXX, URL's %XX (an
+# ASCII byte) and HTML's numeric character references. Fully escaped values are indexed as
+# variants; a value escaped in part is decoded here, so any JSON, URL or HTML reader's view of
+# it is seen (review 2026-12-01). HTML references are decoded as a browser reads them (review
+# 23): decimal `&#115;` or hex `&#x73;` / `&#X73;`, with any leading zeros and with or without
+# the closing `;`.
+_ONE_ESCAPE_RE = re.compile(r"\\u([0-9a-fA-F]{4})|%([0-7][0-9a-fA-F])"
+                            r"|&#[xX]0*([0-9a-fA-F]{1,6});?|&#0*([0-9]{1,7});?")
 
 
 def _decode_escapes(text: str) -> tuple[str, Edits]:
-    """`text` with each \\uXXXX (not a surrogate) and %XX (below 0x80) decoded, one edit each."""
-    if "\\u" not in text and "%" not in text:
+    """`text` with each \\uXXXX (not a surrogate), %XX (below 0x80) and HTML numeric reference
+    (a code point, not a surrogate) decoded, one edit each."""
+    if "\\u" not in text and "%" not in text and "&#" not in text:
         return text, ()
 
     def decoded(m: re.Match[str]) -> str | None:
-        code = int(m.group(1) or m.group(2), 16)
-        return None if 0xD800 <= code <= 0xDFFF else chr(code)
+        hexa = m.group(1) or m.group(2) or m.group(3)
+        code = int(hexa, 16) if hexa else int(m.group(4) or "0")
+        if (m.group(4) is not None or m.group(3) is not None) and code == 0:
+            return None     # &#0; is no character (a browser shows U+FFFD): left as written
+        return None if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF else chr(code)
     return _replaced(text, _ONE_ESCAPE_RE, decoded)
 
 
@@ -326,7 +334,7 @@ def _compose(text: str) -> tuple[str, Edits]:
 
 def fold(s: str) -> str:
     """`s` as the view spells it (stages 1 and 2): how a vault value's variants are indexed."""
-    if s.isascii() and "\x1b" not in s and "%" not in s and "\\u" not in s:
+    if s.isascii() and "\x1b" not in s and "%" not in s and "\\u" not in s and "&#" not in s:
         return strip(s)       # stage 1 leaves such text as it is (a vault of 1,000 values
                               # folds ~27,000 variants when the scanner is built)
     return View.views(s)[0].norm

@@ -296,13 +296,24 @@ def crontab_lines(workspace: Path, schedules: list[Schedule], exe: str | None = 
     begin, end = _block_marker(workspace)
     lines = [begin]
     for s in schedules:
-        command = shlex.join(run_argv(workspace, s.task, exe))
-        # cron turns an unescaped % into a newline before the shell sees the command.
-        command = command.replace("%", "\\%")
+        command = " ".join(_cron_quote(arg) for arg in run_argv(workspace, s.task, exe))
         lines.append(f"# {s.name}")
         lines.append(f"{s.cron.fields} {command}")
     lines.append(end)
     return lines
+
+
+def _cron_quote(arg: str) -> str:
+    """`arg` as one shell word in a crontab command. cron turns an unescaped % into a newline
+    (what follows becomes the command's stdin) and takes `\\%` as a literal %, removing the
+    backslash; a backslash of the argument's own right before a % would pair with that one and
+    leave the % unescaped (review 23: a workspace path holding `\\%` cut the command in two).
+    So inside shlex's single quotes each % is written `'\\%'`: the quote is closed, the % stands
+    escaped outside it (a literal % to the shell), and the quote reopens."""
+    quoted = shlex.quote(arg)
+    if quoted.startswith("'"):
+        return quoted.replace("%", "'\\%'")
+    return quoted.replace("%", "\\%")      # a word shlex left bare holds no backslash
 
 
 def merge_crontab(existing: str, workspace: Path, block: list[str]) -> str:
@@ -372,6 +383,19 @@ def unit_name(schedule: Schedule) -> str:
     return f"assistant-{schedule.name}"
 
 
+def unit_marker(workspace: Path) -> str:
+    """The line that marks a unit file as written for this workspace: its path and a digest of
+    it. A unit is this workspace's only if one of its lines is exactly this (a substring test
+    matched `/x/my` inside the marker of `/x/my ws`: review 23)."""
+    ws_tag = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
+    return f"# X-Assistant-Workspace={workspace} ({ws_tag})"
+
+
+def written_for(unit_text: str, workspace: Path) -> bool:
+    """Is the unit file text one written for this workspace (its marker line, exactly)?"""
+    return unit_marker(workspace) in unit_text.splitlines()
+
+
 def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = None,
                   environment: dict[str, str] | None = None) -> dict[str, str]:
     """File name -> contents of a user .service and .timer per schedule. `environment`: extra
@@ -380,14 +404,14 @@ def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = 
     exe = exe or assistant_executable()
     check_scheduler_paths(workspace, exe)
     units: dict[str, str] = {}
-    ws_tag = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
+    marker = unit_marker(workspace)
     for s in schedules:
         base = unit_name(s)
         exec_start = " ".join(_systemd_quote(a) for a in run_argv(workspace, s.task, exe))
         units[f"{base}.service"] = "\n".join([
             "[Unit]",
             f"Description=assistant scheduled run {s.name}",
-            f"# X-Assistant-Workspace={workspace} ({ws_tag})",
+            marker,
             "",
             "[Service]",
             "Type=oneshot",
@@ -399,7 +423,7 @@ def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = 
         units[f"{base}.timer"] = "\n".join([
             "[Unit]",
             f"Description=assistant schedule {s.name} ({s.cron.expression})",
-            f"# X-Assistant-Workspace={workspace} ({ws_tag})",
+            marker,
             "",
             "[Timer]",
             *calendar_lines,

@@ -83,3 +83,28 @@ def test_yes_typed_ahead_of_the_pages_never_reaches_the_last_one(tmp_path):
     finally:
         t.kill()
     assert "garden.md" not in memory_files(ws)
+
+
+def test_lines_wider_than_the_screen_are_paged_by_the_rows_they_take(tmp_path):
+    # review 23: pages were counted in lines, so 12 lines of ~1,260 characters were one "page" of
+    # ~200 screen rows, most of it scrolled away before the question, and `y` approved it
+    content = "".join(f"line {i}: " + "word " * 250 + "\n" for i in range(11)) + "THE-LAST-LINE\n"
+    ws, t = _chat(tmp_path, content)
+    try:
+        t.read_until("you> ")
+        t.send("note the garden\r")
+        first = t.read_until("allow?")
+        question = first[first.rfind("? memory"):]
+        assert "THE-LAST-LINE" not in question
+        assert question.count("\n") <= 40, question.count("\n")     # one page fits the screen (40 rows)
+        t.send("y\r")
+        after = t.read_until("allow?")[len(first):]
+        assert "not an approval yet" in after
+        assert "garden.md" not in memory_files(ws)
+        t.send("n\r")
+        t.read_until("assistant: done")
+        t.send("/quit\r")
+        assert t.wait() == 0
+    finally:
+        t.kill()
+    assert "garden.md" not in memory_files(ws)

@@ -64,3 +64,25 @@ def test_within_the_bounds_the_diff_is_difflibs():
     new = old.replace("line 150\n", "line 150 changed\n") + "one more\n"
     expected = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a/n.md", "b/n.md"))
     assert unified_diff(old, new, "n.md") == expected
+
+
+def test_one_costly_matching_call_is_refused_before_it_starts(monkeypatch):
+    # review 23: the clock is checked only between difflib's matching calls, and one call visits
+    # every pair of equal lines: 125,002 x 199 lines of one repeated line (under the pair bound,
+    # under autojunk's 200 lines) took one 5.8 s call against the 2 s bound. Such texts are now
+    # past a bound before any matching runs.
+    from assistant.display import terminal
+
+    calls = []
+    real = terminal._DeadlineMatcher.find_longest_match
+    monkeypatch.setattr(terminal._DeadlineMatcher, "find_longest_match",
+                        lambda self, *a: calls.append(a) or real(self, *a))
+    current = "y\n" + "x\n" * 125_000 + "y\n"
+    proposed = "z\n" + "x\n" * 197 + "z\n"
+    assert 125_002 * 199 <= MAX_DIFF_LINE_PAIRS
+    shown = unified_diff(current, proposed, "n.md")
+    assert shown.startswith("(no diff was computed: the texts hold 24,625,000 pairs of equal lines to match")
+    assert calls == []
+    # an ordinary edit of a note with many repeated (blank) lines is still diffed
+    note = "".join(f"para {i}\n\n" for i in range(2_000))
+    assert unified_diff(note, note.replace("para 7\n", "para seven\n"), "n.md").startswith("--- a/n.md")
