@@ -33,6 +33,7 @@ from assistant.models.base import ModelError
 from assistant.notes.watch import MemoryWatcher
 from assistant.session import SessionError, open_session
 from assistant.cli.model_load import LoadInterrupted, load_session_model
+from assistant.cli.reflection import chat_reflection
 from assistant.cli.common import (
     fail, get_workspace, is_tty, model_spec_or_group, warn_unusable_grants, workspace_option,
 )
@@ -439,6 +440,7 @@ def chat_command(model_spec: str | None) -> None:
         said_block = blocked is not None
         if blocked is not None:
             click.echo(f"note: {blocked.reason()}", err=True)
+        reflect = False        # the chat ended the person's way (/quit, Ctrl-D, end of input, Ctrl-C twice)
         try:
             interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
             while True:
@@ -448,11 +450,13 @@ def chat_command(model_spec: str | None) -> None:
                     interrupts += 1
                     ui.echo()
                     if interrupts >= 2:
+                        reflect = True
                         break
                     ui.echo("(Ctrl-C again, Ctrl-D or /quit to leave)")
                     continue
                 interrupts = 0
                 if line is None:
+                    reflect = True
                     break
                 text = line.strip()
                 if not text:
@@ -460,6 +464,7 @@ def chat_command(model_spec: str | None) -> None:
                 if text.startswith("/"):
                     cmd = text.split()[0].lower()
                     if cmd in ("/quit", "/exit"):
+                        reflect = True
                         break
                     if cmd == "/help":
                         ui.echo(HELP)
@@ -519,6 +524,12 @@ def chat_command(model_spec: str | None) -> None:
             # ends the chat cleanly instead of with a traceback
             ui.end_stream()
             ui.echo()
+        if reflect and session.ws.config.memory.reflect in ("chat", "always") and len(agent.conversation):
+            if ui.tty_in:
+                # the person is leaving: proposals are put to them one by one, never auto-allowed
+                chat_reflection(agent, ui.echo)
+            else:
+                session.transcript.append("reflection_skipped", reason="stdin is not a terminal")
         session.transcript.append("session_end", exit_code=0)   # what leave(0) below exits with
     finally:
         if watcher is not None:
