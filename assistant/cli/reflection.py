@@ -30,6 +30,8 @@ def _bound_note(outcome: Reflection, seconds: float, max_proposals: int) -> str 
     if outcome.unfinished:
         bits.append("the one still being written was dropped")
     shown = len(outcome.proposals)
+    if not shown:
+        return f"reflection: {'; '.join(bits)}; nothing was proposed before it"
     return (f"reflection: {'; '.join(bits)}; the {shown} proposal{'s' if shown != 1 else ''} it completed "
             f"{'are' if shown != 1 else 'is'} shown")
 
@@ -47,8 +49,9 @@ def chat_reflection(agent: Agent, echo, *, seconds: float = REFLECT_SECONDS,
         if note:
             echo(f"  ({note})")
         if not outcome.proposals:
-            echo("  (reflection: nothing to remember was proposed)" if outcome.error is None else
-                 f"  (reflection: nothing proposed; the model failed: {one_line(outcome.error, 200)})")
+            if note is None:
+                echo("  (reflection: nothing to remember was proposed)" if outcome.error is None else
+                     f"  (reflection: nothing proposed; the model failed: {one_line(outcome.error, 200)})")
             return
         total = len(outcome.proposals)
         echo(f"  (reflection: {total} proposed change{'s' if total != 1 else ''} to your notes; each is shown "
@@ -77,8 +80,9 @@ def run_reflection(agent: Agent, *, seconds: float = REFLECT_SECONDS, max_propos
     if note:
         say(note.removeprefix("reflection: "))
     if not outcome.proposals:
-        say("nothing to remember was proposed" if outcome.error is None else
-            f"nothing proposed; the model failed: {one_line(outcome.error, 200)}")
+        if note is None:
+            say("nothing to remember was proposed" if outcome.error is None else
+                f"nothing proposed; the model failed: {one_line(outcome.error, 200)}")
         return
     total = len(outcome.proposals)
     say(f"{total} proposed change{'s' if total != 1 else ''} to memory: each is an approval request")
