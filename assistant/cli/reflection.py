@@ -50,8 +50,9 @@ def chat_reflection(agent: Agent, echo, *, seconds: float = REFLECT_SECONDS,
             echo(f"  ({note})")
         if not outcome.proposals:
             if note is None:
+                # the model's error itself is in the transcript (a chat shows a turn's error once)
                 echo("  (reflection: nothing to remember was proposed)" if outcome.error is None else
-                     f"  (reflection: nothing proposed; the model failed: {one_line(outcome.error, 200)})")
+                     "  (reflection: nothing proposed: the model failed; the transcript has its error)")
             return
         total = len(outcome.proposals)
         echo(f"  (reflection: {total} proposed change{'s' if total != 1 else ''} to your notes; each is shown "
@@ -82,7 +83,7 @@ def run_reflection(agent: Agent, *, seconds: float = REFLECT_SECONDS, max_propos
     if not outcome.proposals:
         if note is None:
             say("nothing to remember was proposed" if outcome.error is None else
-                f"nothing proposed; the model failed: {one_line(outcome.error, 200)}")
+                "nothing proposed: the model failed; the transcript has its error")
         return
     total = len(outcome.proposals)
     say(f"{total} proposed change{'s' if total != 1 else ''} to memory: each is an approval request")
