@@ -51,6 +51,10 @@ def test_after_a_clean_run_each_proposal_is_an_approval_request_and_the_exit_cod
     assert end["exit_code"] == 0
     kinds = [e["event"] for e in events]
     assert kinds.index("session_end") < kinds.index("reflection_start")
+    # the unanswered proposals are not the run's denials: `runs` still says done, 0 denied
+    listed = cli("-w", str(ws), "runs", "--json")
+    [run] = json.loads(listed.stdout)
+    assert (run["outcome"], run["exit_code"], run["denials"]) == ("done", 0, 0)
 
 
 def test_an_approved_proposal_is_written(tmp_path):
