@@ -75,7 +75,7 @@ class MemoryConfig:
     pinned: tuple[str, ...] = ("index.md",)
     # a bounded turn proposing memory changes at the end of a chat ("chat"), of a chat and of a
     # clean unattended run ("always"), or never ("off"); the default is set by bench/reflection.py
-    reflect: str = "off"
+    reflect: str = "chat"
 
 
 @dataclass(frozen=True)
