@@ -5,6 +5,8 @@ because they are shown the moment they happen; `net` asks right here, y/N, defau
 call and its ruling is printed before the result, the transcript is appended (redacted), and
 notes that change on disk during the session are put in the volatile tail of the next turn.
 Reads plain lines from stdin when it is not a terminal, so scripts and tests can drive it.
+A chat that ends the person's way on a terminal reflects first (`[memory] reflect`,
+assistant.cli.reflection): its proposals are asked one by one, never allowed silently.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ commands:
   /full      show in full the last write that was shown cut (over 200 lines)
   /reload    start over with a fresh prompt (persona and catalog re-read, history cleared)
   /help      this list
-  /quit      end the chat (also /exit, or Ctrl-D)
+  /quit      end the chat (also /exit, or Ctrl-D); a short reflection may then propose notes, each
+             asked y/N (Ctrl-C skips it; [memory] reflect = "off" turns it off)
 Ctrl-C stops a reply being written; at the prompt it clears the line (twice in a row ends the chat)."""
 
 
@@ -406,7 +409,8 @@ def chat_command(model_spec: str | None) -> None:
     anything else (Enter, Ctrl-C included) is no. Input typed before a question appears is
     discarded. Slash commands: /catalog, /full, /reload, /help, /quit.
     Ctrl-C stops a reply; at the prompt it clears the line, twice in a row ends the chat
-    (as does Ctrl-D).
+    (as does Ctrl-D). At the end, a bounded reflection (at most 30 s, 5 proposals; [memory]
+    reflect) may propose memory changes, each shown in full and written only on y; Ctrl-C skips it.
     """
     model_spec = model_spec_or_group(model_spec)
 
