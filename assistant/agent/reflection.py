@@ -7,7 +7,8 @@ with its revision as base instead of writing a near-duplicate). The turn is boun
 most `seconds` of wall time (REFLECT_SECONDS; the model runs in a worker the caller stops
 waiting for) and at most `max_proposals` kept (MAX_PROPOSALS; later ones are counted as
 dropped). Anything that is not a valid proposal (a malformed step, a reply, arguments a tool
-would refuse, a model error) never becomes one: "nothing proposed" is the expected answer.
+would refuse, a model error) never becomes one: "nothing proposed" is the expected answer. A call
+carrying a value from the vault is refused and counted like any turn's and ends the reflection.
 
 `write_proposal` then sends one proposal through the same gated writer as any memory call
 (history, audit, the leak scan) with a `ProposalCall` authority: the gate allows it only on a
@@ -85,7 +86,7 @@ class Reflection:
     steps: int = 0
     invalid: int = 0
     error: str | None = None
-    ended: str = ""           # "reply" | "time" | "invalid" | "error" | "steps"
+    ended: str = ""           # "reply" | "time" | "invalid" | "error" | "steps" | "secret"
     # at the time bound: the worker left inside a model step (the model is busy until it ends;
     # a caller that uses the model again first joins it)
     worker: threading.Thread | None = field(default=None, compare=False, repr=False)
@@ -194,6 +195,15 @@ def _collect(agent: Agent, out: Reflection, lock: threading.Lock, stop: threadin
                     return
             conversation.add_error(error or "invalid action")
             continue
+        names = agent.refusals.vault_names(dict(action.args))
+        if names:
+            # a value from the vault in a call: refused and counted like any turn's, and the
+            # reflection ends (one bit per turn at most; the person sees the count, not the model)
+            agent.refusals.refuse(action.name, str(action.args.get("path", "")), names)
+            _record(agent.transcript, "reflection_step_refused", n=n, tool=action.name, secrets=list(names))
+            with lock:
+                out.ended = "secret"
+            return
         if action.name in READING:
             conversation.add_tool_result(action.name, _read(agent, by_name[action.name], action.args))
             continue

@@ -164,6 +164,10 @@ def _render_reflection(name: str, event: dict, text, redact) -> list[str]:
         return [f"{mark} end: {' '.join(bits)}" + (f" ({text('message')})" if event.get("message") else "")]
     if name == "reflection_skipped":
         return [f"{mark} skipped: {text('reason')}"]
+    if name == "reflection_step_refused":
+        names = ", ".join(visible(str(n)) for n in event.get("secrets", []) if isinstance(n, str))
+        return [f"{mark} refused: {visible(str(event.get('tool', '?')))} carried your vault secret {names}; "
+                "the reflection ended"]
     return [f"{mark} {visible(name)}"]
 
 

@@ -180,3 +180,18 @@ def _script(tmp_path: Path, items: list) -> Path:
     p = tmp_path / "empty.json"
     p.write_text(json.dumps(items))
     return p
+
+
+def test_a_proposal_carrying_a_vault_value_is_refused_counted_and_ends_the_reflection(sessions, ws, tmp_path):
+    session = sessions(ws, "watched", vault={"wifi": "tangerine-Dream-4412-xyzzy"})
+    script = _script(tmp_path, [{"tool": "memory_write", "args": {"path": "net.md",
+                                                                  "content": "wifi: tangerine-Dream-4412-xyzzy\n"}},
+                                _note("ana"), {"reply": "done"}])
+    agent = session.new_agent(ScriptedModel(script))
+    agent.conversation.add_user("remember the wifi")
+    outcome = reflect(agent)
+    assert outcome.proposals == [] and outcome.ended == "secret"
+    assert session.refusals.count == 1
+    session.transcript.close()
+    text = session.transcript.path.read_text()
+    assert "tangerine-Dream-4412-xyzzy" not in text and "reflection_step_refused" in text
