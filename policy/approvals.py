@@ -533,11 +533,12 @@ def ended_at(entry: Entry) -> float | None:
 
 
 def _policy_offers(req: Request) -> dict[str, str]:
-    """scope -> grant pattern, as the policy offers them for this request's target.
+    """scope -> grant pattern of the request's offers, each as the policy offers it for its target.
 
-    The request file is data, not authority: its offers must be exactly what kinds.offers()
-    gives for its target, so an edited file cannot turn `exact` into `people/*` or add a `dir`
-    offer for a root note.
+    The request file is data, not authority: its offers must be what kinds.offers() gives for
+    its target, or some of them (a request that may only be approved once offers just `once`),
+    each with the policy's own pattern, so an edited file cannot turn `exact` into `people/*`
+    or add a `dir` offer for a root note.
     """
     spec = KINDS[req.kind]
     try:
@@ -546,10 +547,11 @@ def _policy_offers(req: Request) -> dict[str, str]:
         raise InboxError(f"approval request {req.id} is corrupt: {exc}") from None
     policy = {o.scope: o.pattern for o in spec.offers(norm)}
     on_file = {o.get("scope"): o.get("pattern") for o in req.offers}
-    if norm != req.target or on_file != policy or len(on_file) != len(req.offers):
+    if (norm != req.target or not on_file or len(on_file) != len(req.offers)
+            or any(scope not in policy or policy[scope] != pattern for scope, pattern in on_file.items())):
         raise InboxError(f"approval request {req.id} is corrupt: its offers are not the ones the policy "
                          f"makes for {req.target!r}; not approving")
-    return policy
+    return {scope: policy[scope] for scope in on_file}
 
 
 def requested_by(req: "Request | str | None") -> str | None:

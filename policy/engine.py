@@ -21,7 +21,7 @@ from typing import Mapping
 
 from policy.grants import Grant, GrantIndex, GrantsError, GrantStore, now_iso
 from policy.kinds import (
-    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODE_ALIASES, MODES, TAINTED_KINDS, WATCHED, Cell, Offer, TargetError,
+    ALLOW, ASK, ASK_CHANNEL, DENY, KINDS, MODE_ALIASES, MODES, ONCE, TAINTED_KINDS, WATCHED, Cell, Offer, TargetError,
     after_untrusted_cell, policy_table, stricter,
 )
 from policy.match import escape
@@ -144,4 +144,28 @@ def decide(kind: str, target: str, mode: str, session: Session | None = None, *,
                   kind=kind, target=norm, channel=channel)
 
 
-__all__ = ["Ruling", "Session", "decide", "ALLOW", "ASK", "DENY"]
+def person_must_answer(ruling: Ruling, mode: str, session: Session, why: str) -> Ruling:
+    """`ruling` for a call nothing may allow but a person's answer, this once (a memory change a
+    reflection proposes, assistant.agent.reflection): deny stays deny; allow (by the table or a
+    grant) and ask become ask, offering only this call, on the mode's channel; nobody to ask is a
+    deny. `why` is added to the reason."""
+    if ruling.verdict == DENY:
+        return ruling
+    if ruling.verdict not in (ALLOW, ASK):
+        return Ruling(DENY, f"unknown verdict {ruling.verdict!r}", kind=ruling.kind, target=ruling.target)
+    spec = KINDS.get(ruling.kind)
+    if spec is None or not ruling.target:
+        return Ruling(DENY, f"unknown kind {ruling.kind!r} or no target", kind=ruling.kind, target=ruling.target)
+    mode = MODE_ALIASES.get(mode, mode)
+    if mode not in MODES:
+        return Ruling(DENY, f"unknown run mode {mode!r}", kind=ruling.kind, target=ruling.target)
+    reason = f"{why} ({ruling.reason})"
+    unreachable = _reachable(session, ASK_CHANNEL[mode])
+    if unreachable:
+        return Ruling(DENY, f"{reason}, but no approver is reachable: {unreachable}",
+                      kind=ruling.kind, target=ruling.target)
+    once = tuple(o for o in spec.offers(ruling.target) if o.scope == ONCE)
+    return Ruling(ASK, reason, offers=once, kind=ruling.kind, target=ruling.target, channel=ASK_CHANNEL[mode])
+
+
+__all__ = ["Ruling", "Session", "decide", "person_must_answer", "ALLOW", "ASK", "DENY"]

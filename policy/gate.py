@@ -35,7 +35,7 @@ from policy.approvals import (
     APPROVED, DENIED, EXPIRED, Answer, ApprovalSettings, Inbox, InboxError, Request, requested_by,
 )
 from policy.audit import AuditLog
-from policy.engine import Ruling, Session, decide
+from policy.engine import Ruling, Session, decide, person_must_answer
 from policy.grants import GrantsError, GrantStore
 from policy.kinds import ALLOW, DENY, DURABLE, EXACT, ONCE, RUN, Offer
 from policy.notify import run_notify, summary_line
@@ -158,7 +158,11 @@ class Gate:
 
     # ------------------------------------------------------------ the one call
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
-                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+                  current: bytes | None = None, summary: str = "", url: str | None = None,
+                  answer_required: str | None = None) -> Decision:
+        """The ruling on one call. `answer_required` (a reason, e.g. "a proposal at the end of a
+        chat is never allowed without a yes"): nothing but a person's answer, this once, allows
+        it (engine.person_must_answer); a table cell or a grant that would allow asks instead."""
         sha = None
         try:
             if content is not None and not isinstance(content, bytes):
@@ -166,7 +170,7 @@ class Gate:
             if current is not None and not isinstance(current, bytes):
                 raise TypeError(f"current must be bytes, got {type(current).__name__}")
             sha = hashlib.sha256(content).hexdigest() if content is not None else None
-            return self._authorize(kind, target, content, current, summary, sha, url)
+            return self._authorize(kind, target, content, current, summary, sha, url, answer_required)
         except Exception as exc:    # every error path is a deny
             reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")
             try:
@@ -204,13 +208,16 @@ class Gate:
         return tuple(self._text(x) for x in read)
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
-                   summary: str, sha: str | None, url: str | None = None) -> Decision:
+                   summary: str, sha: str | None, url: str | None = None,
+                   answer_required: str | None = None) -> Decision:
         if self._text(str(target)) != str(target) or self._text(str(kind)) != str(kind):
             reason = "denied: the kind or target contains a secret value (or could not be checked)"
             self._log("ruling", kind, target, DENY, reason, sha)
             return Decision(False, DENY, reason, sha)
         sources = self._sources()
         ruling = decide(kind, target, self.mode, self.session, untrusted=bool(sources))
+        if answer_required is not None:
+            ruling = person_must_answer(ruling, self.mode, self.session, str(answer_required))
         shown_target = ruling.target or str(target)
         extra = {"sources": list(sources)} if sources else {}
         logged = self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha, **extra)

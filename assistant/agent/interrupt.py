@@ -63,6 +63,12 @@ _REAL: list[TextIO] = []     # after an interrupt: [stdout, stderr] on copies of
 _ABANDONED: list[threading.Thread] = []   # workers left running in C code after an interrupt
 
 
+def abandon(worker: threading.Thread) -> None:
+    """Count `worker` among the threads left running (a model step the caller stopped waiting
+    for): leave() then ends the process without the shutdown that can crash under native code."""
+    _ABANDONED.append(worker)
+
+
 def leave(code: int) -> NoReturn:
     """Exit with `code`. If an interrupted call is still running in native code (llama.cpp
     loading weights), the interpreter's normal shutdown can crash under it (SIGSEGV after the
@@ -100,4 +106,4 @@ def _own_copy(stream: TextIO, real_fd: int) -> TextIO:
         return stream
 
 
-__all__ = ["call_interruptibly", "real_streams"]
+__all__ = ["abandon", "call_interruptibly", "leave", "real_streams"]

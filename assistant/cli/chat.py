@@ -6,6 +6,8 @@ a page, a file or a flagged note, naming them; `net` asks right here, y/N, defau
 call and its ruling is printed before the result, the transcript is appended (redacted), and
 notes that change on disk during the session are put in the volatile tail of the next turn.
 Reads plain lines from stdin when it is not a terminal, so scripts and tests can drive it.
+A chat that ends the person's way on a terminal reflects first (`[memory] reflect`,
+assistant.cli.reflection): its proposals are asked one by one, never allowed silently.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from assistant.models.base import ModelError
 from assistant.notes.watch import MemoryWatcher
 from assistant.session import SessionError, open_session
 from assistant.cli.model_load import LoadInterrupted, load_session_model
+from assistant.cli.reflection import chat_reflection
 from assistant.cli.common import (
     fail, get_workspace, is_tty, model_spec_or_group, warn_unusable_grants, workspace_option,
 )
@@ -52,7 +55,8 @@ commands:
   /reload    start over with a fresh prompt (persona and catalog re-read, history cleared,
              and what the chat had read from pages and files forgotten)
   /help      this list
-  /quit      end the chat (also /exit, or Ctrl-D)
+  /quit      end the chat (also /exit, or Ctrl-D); a short reflection may then propose notes, each
+             asked y/N (Ctrl-C skips it; [memory] reflect = "off" turns it off)
 Ctrl-C stops a reply being written; at the prompt it clears the line (twice in a row ends the chat)."""
 
 
@@ -429,7 +433,8 @@ def chat_command(model_spec: str | None) -> None:
     anything else (Enter, Ctrl-C included) is no. Input typed before a question appears is
     discarded. Slash commands: /catalog, /full, /reload, /help, /quit.
     Ctrl-C stops a reply; at the prompt it clears the line, twice in a row ends the chat
-    (as does Ctrl-D).
+    (as does Ctrl-D). At the end, a bounded reflection (at most 30 s, 5 proposals; [memory]
+    reflect) may propose memory changes, each shown in full and written only on y; Ctrl-C skips it.
     """
     model_spec = model_spec_or_group(model_spec)
 
@@ -463,6 +468,7 @@ def chat_command(model_spec: str | None) -> None:
         said_block = blocked is not None
         if blocked is not None:
             click.echo(f"note: {blocked.reason()}", err=True)
+        reflect = False        # the chat ended the person's way (/quit, Ctrl-D, end of input, Ctrl-C twice)
         try:
             interrupts = 0     # Ctrl-C in a row at the prompt: the first clears the line, the second leaves
             while True:
@@ -472,11 +478,13 @@ def chat_command(model_spec: str | None) -> None:
                     interrupts += 1
                     ui.echo()
                     if interrupts >= 2:
+                        reflect = True
                         break
                     ui.echo("(Ctrl-C again, Ctrl-D or /quit to leave)")
                     continue
                 interrupts = 0
                 if line is None:
+                    reflect = True
                     break
                 text = line.strip()
                 if not text:
@@ -484,6 +492,7 @@ def chat_command(model_spec: str | None) -> None:
                 if text.startswith("/"):
                     cmd = text.split()[0].lower()
                     if cmd in ("/quit", "/exit"):
+                        reflect = True
                         break
                     if cmd == "/help":
                         ui.echo(HELP)
@@ -544,6 +553,12 @@ def chat_command(model_spec: str | None) -> None:
             # ends the chat cleanly instead of with a traceback
             ui.end_stream()
             ui.echo()
+        if reflect and session.ws.config.memory.reflect in ("chat", "always") and len(agent.conversation):
+            if ui.tty_in:
+                # the person is leaving: proposals are put to them one by one, never auto-allowed
+                chat_reflection(agent, ui.echo)
+            else:
+                session.transcript.append("reflection_skipped", reason="stdin is not a terminal")
         session.transcript.append("session_end", exit_code=0)   # what leave(0) below exits with
     finally:
         if watcher is not None:

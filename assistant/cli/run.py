@@ -38,6 +38,7 @@ from assistant.cli.common import (
     redact_shapes, visible, warn_unusable_grants, workspace_option,
 )
 from assistant.cli.model_load import LoadInterrupted, load_session_model
+from assistant.cli.reflection import run_reflection
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -168,6 +169,15 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             _tell_notify(session, f"assistant: {label} {session.id} stopped: a tool call carried a value "
                                   f"from your vault and was refused (see {rel})")
         click.echo(status_line(line, on=wanted(sys.stdout)))     # the outcome word coloured on a terminal
+        if code == EXIT_OK and session.ws.config.memory.reflect == "always":
+            # after the outcome is settled: proposals become approval requests; the code stays
+            sys.stdout.flush()
+            try:
+                run_reflection(agent)
+            except KeyboardInterrupt:
+                session.policy_gate.close_open("the run's reflection was interrupted")
+                session.transcript.append("reflection_skipped", reason="interrupted")
+                click.echo("[reflection] interrupted: nothing more was written", err=True)
         return code
     finally:
         session.close()

@@ -138,7 +138,37 @@ def _render(event: dict, redact) -> list[str]:
         return [f"end    {' '.join(bits)}"]
     if name in ("step", "token"):
         return []
+    if isinstance(name, str) and name.startswith("reflection_"):
+        return _render_reflection(name, event, text, redact)
     return [f"  [{visible(str(name))}]"]
+
+
+def _render_reflection(name: str, event: dict, text, redact) -> list[str]:
+    """The reflection turn at the end of a chat or run, every line marked [reflection]."""
+    mark = "  [reflection]"
+    if name == "reflection_start":
+        return [f"{mark} start: up to {visible(str(event.get('seconds', '?')))} s, "
+                f"at most {visible(str(event.get('max_proposals', '?')))} proposals"]
+    if name == "reflection_step":
+        return [] if event.get("parsed") else [f"{mark} invalid step: {text('error')}"]
+    if name == "reflection_proposal":
+        args = json.dumps(event.get("args", {}), ensure_ascii=False, sort_keys=True)
+        kept = "proposed" if event.get("kept") else "dropped (beyond the limit)"
+        return [f"{mark} {kept}: {visible(str(event.get('tool', '?')))} {visible(redact(args), keep_newlines=True)}"]
+    if name == "reflection_write":
+        verdict = "written" if event.get("written") else "not written"
+        return [f"{mark} {verdict}: {visible(redact(str(event.get('path', ''))))} ({text('message')})"]
+    if name == "reflection_end":
+        bits = [f"{k}={visible(str(event[k]))}" for k in ("ended", "proposals", "dropped", "unfinished")
+                if event.get(k) is not None]
+        return [f"{mark} end: {' '.join(bits)}" + (f" ({text('message')})" if event.get("message") else "")]
+    if name == "reflection_skipped":
+        return [f"{mark} skipped: {text('reason')}"]
+    if name == "reflection_step_refused":
+        names = ", ".join(visible(str(n)) for n in event.get("secrets", []) if isinstance(n, str))
+        return [f"{mark} refused: {visible(str(event.get('tool', '?')))} carried your vault secret {names}; "
+                "the reflection ended"]
+    return [f"{mark} {visible(name)}"]
 
 
 @runs_group.command("show")

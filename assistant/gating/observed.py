@@ -24,7 +24,7 @@ from policy.gate import Decision
 from assistant.gating.cancel import CancelOrCommit
 from assistant.gating.context import Authorizer, Cancellation
 
-__all__ = ["GateObserver", "GateRecord", "ObservedGate", "ToolCallState", "UNOBSERVED"]
+__all__ = ["GateObserver", "GateRecord", "ObservedGate", "ProposalCall", "ToolCallState", "UNOBSERVED"]
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,17 @@ class ObservedGate:
         return decision
 
     def decide(self, kind: str, target: str, *, content: bytes | None = None, current: bytes | None = None,
-               summary: str = "", url: str | None = None, asking: Cancellation | None = None) -> Decision:
+               summary: str = "", url: str | None = None, asking: Cancellation | None = None,
+               answer_required: str | None = None) -> Decision:
         """The gate's decision, not yet recorded; a gate that raises is a deny. While it decides,
-        the call `asking` counts as waiting in the gate (see still_wanted)."""
+        the call `asking` counts as waiting in the gate (see still_wanted). `answer_required`:
+        only a person's answer may allow it (policy.gate.Gate.authorize; a gate that cannot
+        honour it raises, which is a deny)."""
+        more = {"answer_required": answer_required} if answer_required is not None else {}
         with self._waiting(asking):
             try:
                 return self.gate.authorize(kind, target, content=content, current=current, summary=summary,
-                                           url=url)
+                                           url=url, **more)
             except Exception as exc:   # the gate fails closed; so do we if it ever raises
                 return _deny(f"the gate failed ({type(exc).__name__}); denied")
 
@@ -185,4 +189,42 @@ class ToolCallState:
             # write now, not just the call's line (display only: the transcript has the args)
             self.observed.observer.write_shown(kind, str(target), content.decode("utf-8", "replace"),
                                                current.decode("utf-8", "replace") if current is not None else None)
+        return decision
+
+
+class ProposalCall:
+    """The authority of one memory change a reflection proposed (assistant.agent.reflection):
+    it passes the gate only with a person's answer, this once, whatever the table or a grant
+    says (`answer_required`), so the person leaving a chat, or approving a run's requests,
+    decides each one. Like a ToolCallState it can be given up on (Ctrl-C while it asks): it then
+    no longer passes the gate and its writer's commit() fails."""
+
+    def __init__(self, tool: str, gate: ObservedGate, why: str, *, label: str = "") -> None:
+        self.tool = tool
+        self.observed = gate
+        self.why = why
+        self.label = label      # said before the writer's summary ("proposed at the end of the chat (1 of 2)")
+        self.end = CancelOrCommit()
+
+    def cancel(self) -> bool:
+        return self.end.cancel()
+
+    def commit(self) -> bool:
+        return self.end.commit()
+
+    def cancelled(self) -> bool:
+        return self.end.cancelled()
+
+    def authorize(self, kind: str, target: str, *, content: bytes | None = None,
+                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+        if self.cancelled():
+            decision = _deny("the proposal was given up on before it was answered")
+        else:
+            said = f"{self.label}: {summary}" if self.label else summary
+            decision = self.observed.decide(kind, target, content=content, current=current, summary=said,
+                                            url=url, asking=self, answer_required=self.why)
+            if decision.allowed and (decision.remember is None or self.cancelled()):
+                # only a person's answer allows a proposal (the gate guarantees it; so do we)
+                decision = _deny("a proposal is written only on a person's yes")
+        self.observed.record(self.tool, kind, target, decision)
         return decision

@@ -88,6 +88,14 @@ def _kind_of(run_id: str, start: dict) -> tuple[str, str | None]:
     return word, None
 
 
+def _before_reflection(events: list[dict]) -> list[dict]:
+    """The events before the first `reflection_start` (all of them when there is none)."""
+    for i, event in enumerate(events):
+        if event.get("event") == "reflection_start":
+            return events[:i]
+    return events
+
+
 def summarise(run_id: str, events: list[dict] | None) -> RunSummary:
     """What one transcript says happened."""
     if events is None:
@@ -98,9 +106,12 @@ def summarise(run_id: str, events: list[dict] | None) -> RunSummary:
     task = start.get("task")
     if task is None:
         task = next((e.get("text") for e in events if e.get("event") == "user"), None)
-    tool_calls = sum(1 for e in events if e.get("event") == "tool_call")
-    denials = sum(1 for e in events if e.get("event") == "ruling" and not e.get("allowed"))
-    failed = [str(e.get("tool", "?")) for e in events
+    # the reflection at the end (its rulings: the person's yes or no to each proposal) is not the
+    # session's work: counted neither as its calls nor as its denials
+    work = _before_reflection(events)
+    tool_calls = sum(1 for e in work if e.get("event") == "tool_call")
+    denials = sum(1 for e in work if e.get("event") == "ruling" and not e.get("allowed"))
+    failed = [str(e.get("tool", "?")) for e in work
               if e.get("event") == "tool_result" and not e.get("ok") and e.get("output") != "interrupted"]
     first_time = events[0].get("time") if events else None
     if end is None:

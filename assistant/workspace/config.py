@@ -63,6 +63,9 @@ class LimitsConfig:
     secret_refusals_per_day: int = 3
 
 
+REFLECT_CHOICES = ("chat", "always", "off")
+
+
 @dataclass(frozen=True)
 class MemoryConfig:
     max_note_bytes: int = 256 * 1024
@@ -70,6 +73,9 @@ class MemoryConfig:
     catalog_budget_bytes: int = 6144
     summary_width: int = 100
     pinned: tuple[str, ...] = ("index.md",)
+    # a bounded turn proposing memory changes at the end of a chat ("chat"), of a chat and of a
+    # clean unattended run ("always"), or never ("off"); the default is set by bench/reflection.py
+    reflect: str = "chat"
 
 
 @dataclass(frozen=True)
@@ -231,7 +237,8 @@ def _read_memory(r: _Reader) -> MemoryConfig:
                         catalog_head_bytes=r.integer("catalog_head_bytes", d.catalog_head_bytes, 64),
                         catalog_budget_bytes=r.integer("catalog_budget_bytes", d.catalog_budget_bytes, 256),
                         summary_width=r.integer("summary_width", d.summary_width, 10),
-                        pinned=r.strings("pinned", d.pinned, 'pinned = ["index.md"]'))
+                        pinned=r.strings("pinned", d.pinned, 'pinned = ["index.md"]'),
+                        reflect=r.choice("reflect", d.reflect, REFLECT_CHOICES))
 
 
 def _read_policy(r: _Reader) -> Mapping[str, object]:
