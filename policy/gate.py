@@ -147,7 +147,10 @@ class Gate:
 
     # ------------------------------------------------------------ the one call
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
-                  current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
+                  current: bytes | None = None, summary: str = "", url: str | None = None,
+                  device: str | None = None) -> Decision:
+        """The ruling on one call. `device`: the enrolled device whose signed sync change this
+        is (its signature checked by the caller, assistant/sync/): ruled by engine step 3b."""
         sha = None
         try:
             if content is not None and not isinstance(content, bytes):
@@ -155,7 +158,7 @@ class Gate:
             if current is not None and not isinstance(current, bytes):
                 raise TypeError(f"current must be bytes, got {type(current).__name__}")
             sha = hashlib.sha256(content).hexdigest() if content is not None else None
-            return self._authorize(kind, target, content, current, summary, sha, url)
+            return self._authorize(kind, target, content, current, summary, sha, url, device)
         except Exception as exc:    # every error path is a deny
             reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")
             try:
@@ -183,12 +186,13 @@ class Gate:
         return self.audit.append({k: self._text(v) if isinstance(v, str) else v for k, v in record.items()})
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
-                   summary: str, sha: str | None, url: str | None = None) -> Decision:
+                   summary: str, sha: str | None, url: str | None = None,
+                   device: str | None = None) -> Decision:
         if self._text(str(target)) != str(target) or self._text(str(kind)) != str(kind):
             reason = "denied: the kind or target contains a secret value (or could not be checked)"
             self._log("ruling", kind, target, DENY, reason, sha)
             return Decision(False, DENY, reason, sha)
-        ruling = decide(kind, target, self.mode, self.session)
+        ruling = decide(kind, target, self.mode, self.session, device=device)
         shown_target = ruling.target or str(target)
         logged = self._log("ruling", kind, shown_target, ruling.verdict, ruling.reason, sha)
         line = logged.get("seq") if isinstance(logged, dict) else None   # its place in the chain

@@ -102,14 +102,17 @@ def _json_list(shown: _Shown, versions: list[Version]) -> str:
     out = []
     for v in versions:
         key = (v.approval, v.baseline, v.grant, v.model, v.path, v.removed, v.run, v.scope,
-               v.source, v.sources)
+               v.source, v.sources, v.conflict, v.device, v.imported)
         shape = shapes.get(key)
         if shape is None:
             red = shown.redact
             shape = shapes[key] = (
                 '{"approval": ' + _dump(v.approval) + (', "baseline": true' if v.baseline else "")
                 + ', "bytes": ',
-                ', "grant": ' + _dump(red(v.grant) if v.grant else v.grant)
+                (', "conflict": true' if v.conflict else "")
+                + (', "device": ' + _dump(red(v.device)) if v.device else "")
+                + ', "grant": ' + _dump(red(v.grant) if v.grant else v.grant)
+                + (', "imported": true' if v.imported else "")
                 + ', "model": ' + _dump(red(v.model) if v.model else v.model)
                 + ', "path": ' + _dump(red(v.path) if v.path else v.path)
                 + ', "removed": ' + _dump(v.removed) + ', "rev": ',
@@ -141,6 +144,11 @@ def _who(shown: _Shown, v: Version) -> list[str]:
 
 def _why(shown: _Shown, v: Version) -> list[str]:
     parts = []
+    if v.conflict:
+        parts.append(shown(f"CONFLICT: {v.device}'s version, not merged (this device's text stays; "
+                           "resolve with `assistant memory edit` or `assistant memory revert`)"))
+    elif v.imported:
+        parts.append(shown(f"on device {v.device}"))
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:
@@ -162,7 +170,8 @@ def _lines(shown: _Shown, versions: list[Version]) -> str:
     shapes: dict[tuple, tuple[str, str]] = {}
     out = []
     for v in versions:
-        key = (v.source, v.path, v.baseline, v.approval, v.scope, v.grant, v.model, v.sources, v.run)
+        key = (v.source, v.path, v.baseline, v.approval, v.scope, v.grant, v.model, v.sources, v.run,
+               v.device, v.imported, v.conflict)
         shape = shapes.get(key)
         if shape is None:
             shape = shapes[key] = ("".join("  " + p for p in _who(shown, v)) + "  ",
