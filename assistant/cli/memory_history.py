@@ -27,6 +27,8 @@ from assistant.display.terminal import invisible_line
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 from assistant.notes.history import HistoryError, Origin, Version
 from assistant.notes.store import Memory, NoteError, NotFound
+from assistant.sync.engine import add_tombstone
+from assistant.sync.state import SyncStateError
 from assistant.cli.common import echo_json, fail, is_tty, json_option, visible
 from assistant.cli.memory import _memory, _refusal, _report, memory_group, note_name
 
@@ -394,6 +396,11 @@ def forget_cmd(path: str) -> None:
         fail(str(exc))
     click.echo(f"forgot {res.versions} version(s) of {_shown(mem, path)}; freed {_size(res.freed)} "
                f"({res.objects} stored version file(s); versions shared with other notes stay)")
+    try:
+        if add_tombstone(mem.ws.state_dir, path):
+            click.echo("the next `assistant sync` drops them on your other devices too (a signed tombstone)")
+    except SyncStateError as exc:
+        click.echo(f"warning: the other devices will not be told ({exc})", err=True)
     try:
         mem.read_raw(path)
         click.echo(f"note: memory/{_shown(mem, path)} still exists; its current text will be recorded "
