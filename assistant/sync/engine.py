@@ -21,10 +21,10 @@ from typing import Callable
 from policy.gate import Gate
 
 from assistant.gating.context import AuditSink
-from assistant.notes.history import DEVICE_NAME, History, Version
+from assistant.notes.history import DEVICE_NAME, History, HistoryError, Version
 from assistant.notes.store import Memory
 from assistant.secrets.scanner import Scanner
-from assistant.sync.export import Exported, branch_of, export, open_conflicts
+from assistant.sync.export import Exported, SecretInNote, branch_of, export, open_conflicts
 from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, check_remote
 from assistant.sync.integrate import REMOTE_PREFIX, Integration, integrate_device
 from assistant.sync.keys import DeviceKey, KeyError_, parse_public_line, public_line
@@ -200,6 +200,9 @@ class Syncer:
                 self._run(report)
         except TimeoutError as exc:
             raise SyncError(f"another sync is running on this workspace ({exc})") from None
+        except (GitError, HistoryError, KeyError_) as exc:
+            raise SyncError(f"sync stopped: {exc}; what was integrated so far stays, and the next "
+                            "sync goes on from there") from None
         finally:
             report.git_seconds = self.git.spent
         return report
@@ -221,7 +224,10 @@ class Syncer:
                 scanner=self.scanner, device=d["name"], key=raw, scratch=state.dir / "tmp",
                 on_changed=self.on_changed))
         report.check_seconds = sum(i.check_seconds for i in report.integrations)
-        report.exported = export(git, state, self.history, self.scanner, key, settings.name)
+        try:
+            report.exported = export(git, state, self.history, self.scanner, key, settings.name)
+        except SecretInNote as exc:
+            raise SyncError(str(exc)) from None
         report.check_seconds += report.exported.check_seconds
         ref = branch_of(settings.name)
         local = git.rev(ref)

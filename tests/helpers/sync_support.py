@@ -95,3 +95,7 @@ def cli(ws: Path, *args: str, env: dict | None = None, timeout: float = 120) -> 
     environ.update(env or {})
     return subprocess.run([PY, "-m", "assistant", "-w", str(ws), *args], capture_output=True, text=True,
                           env=environ, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def enrol_key(ws: Path, name: str, key: str) -> None:
+    enrol(ws / "state", name, key)
