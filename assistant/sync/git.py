@@ -23,7 +23,7 @@ __all__ = ["Git", "GitError", "GitTimeout", "check_remote", "DEFAULT_TIMEOUT", "
 
 DEFAULT_TIMEOUT = 60.0      # a local git command (fast-import of 10,000 notes included)
 NETWORK_TIMEOUT = 120.0     # a fetch or a push
-_KEPT_ENV = ("PATH", "SSH_AUTH_SOCK", "GIT_SSH_COMMAND", "GIT_SSH", "TMPDIR", "LANG", "LC_ALL", "USER", "LOGNAME")
+_KEPT_ENV = ("PATH", "SSH_AUTH_SOCK", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT", "TMPDIR", "USER", "LOGNAME")
 
 
 class GitError(Exception):
@@ -68,10 +68,8 @@ class Git:
         env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
         env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                     "HOME": str(self.home), "GIT_DIR": str(self.git_dir), "LC_ALL": "C",
-                    "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_SSH_VARIANT": env.get("GIT_SSH_VARIANT", "")})
+                    "GIT_ASKPASS": "", "SSH_ASKPASS": ""})
         env.setdefault("PATH", "/usr/bin:/bin")
-        if not env["GIT_SSH_VARIANT"]:
-            del env["GIT_SSH_VARIANT"]
         return env
 
     def run(self, args: Sequence[str], *, input: bytes | None = None, timeout: float = DEFAULT_TIMEOUT,
