@@ -103,8 +103,11 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     sent_heads: dict[str, str] = dict(book.get("heads", {}))
     new = [v for v in versions if not v.imported and not v.source.startswith("device:")
            and version_key(v) not in done]
-    heads = {p: history.head(p) for p in history.paths()}
-    now = {p: v.sha256 for p, v in heads.items() if v is not None and not v.removed}
+    heads: dict[str, Version] = {}
+    for v in versions:            # (what history.head gives, from the one read of the log)
+        if not v.imported:
+            heads[v.path] = v
+    now = {p: v.sha256 for p, v in heads.items() if not v.removed}
     changed = sorted(p for p, sha in now.items() if sent_heads.get(p) != sha)
     gone = sorted(p for p in sent_heads if p not in now)
     tombstones = [t for t in state.listing("tombstones.json") if isinstance(t, str)]

@@ -218,6 +218,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     call = DeviceCall(gate, device)
     origin = Origin(f"device:{device}")
     changed: list[str] = []
+    logged: list[tuple[Version, bytes | None]] = []
 
     # tombstones: `memory forget` on the device drops the note's versions here too
     for _, e in events:
@@ -301,10 +302,6 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             if key_ not in seen:
                 fresh.append((cv, remote))
         try:
-            if fresh:
-                with memory.writers_lock():
-                    history.record_many(fresh)
-                seen.update((v.device, v.path, v.time, v.sha256, v.conflict) for v, _ in fresh)
             rev = memory.revision(local) if local is not None else None
             if target == "write":
                 memory.write(npath, merged if how == "merged" else remote, rev, origin=origin, call=call)
@@ -323,6 +320,16 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             result.aside.append((npath, str(exc)))
             continue
         aside.pop((device, npath), None)
+        logged.extend(fresh)         # (logged after the writes: an imported version is never a head)
+        seen.update((v.device, v.path, v.time, v.sha256, v.conflict) for v, _ in fresh)
+    if logged:
+        # every imported version of this integration in one append (one fsync); a crash before
+        # it loses nothing: the next sync finds them unlogged and logs them then
+        try:
+            with memory.writers_lock():
+                history.record_many(logged)
+        except (HistoryError, OSError, TimeoutError) as exc:
+            result.retry.append(f"(the other device's versions: {exc})")
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
         _audit(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
