@@ -77,7 +77,7 @@ class Git:
         """(exit code, stdout) of `git ARGS`; GitError for another exit code, GitTimeout when it
         ran past `timeout` (its process group is killed: the ssh it started too)."""
         argv = ["git", "-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never",
-                "-c", "credential.interactive=false", "-c", "gc.auto=0", "-c", "core.quotePath=false", *args]
+                "-c", "credential.interactive=false", "-c", "gc.auto=0", "-c", "transfer.fsckObjects=true", "-c", "core.quotePath=false", *args]
         started = time.monotonic()
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
@@ -114,9 +114,12 @@ class Git:
 
     def blobs(self, specs: Sequence[str], *, limit: int) -> dict[str, bytes | int | None]:
         """The bytes of each object named (`COMMIT:PATH`), by one `git cat-file --batch`: None for a
-        missing one (or not a blob), the size (an int) for one larger than `limit`."""
+        missing one (or not a blob), the size (an int) for one larger than `limit`. A spec must
+        be one line (the caller checked the path); anything else is a ValueError."""
         if not specs:
             return {}
+        if any("\n" in s or "\r" in s for s in specs):
+            raise ValueError("a git object name holds a line break")
         _, raw = self.run(["cat-file", "--batch"], input="".join(s + "\n" for s in specs).encode("utf-8"))
         found: dict[str, bytes | int | None] = {}
         pos = 0
@@ -124,13 +127,12 @@ class Git:
             nl = raw.index(b"\n", pos)
             header = raw[pos:nl].split(b" ")
             pos = nl + 1
-            if len(header) != 3 or header[1] not in (b"blob",):
-                if len(header) == 3:       # (a tree or a commit: its body is there too)
-                    pos += int(header[2]) + 1
+            if header[-1] in (b"missing", b"ambiguous"):    # "<spec> missing": no body follows
                 found[spec] = None
                 continue
-            size = int(header[2])
-            found[spec] = raw[pos:pos + size] if size <= limit else size
+            _, kind, size_text = header                      # "<oid> <type> <size>", then the body
+            size = int(size_text)
+            found[spec] = (raw[pos:pos + size] if size <= limit else size) if kind == b"blob" else None
             pos += size + 1
         return found
 

@@ -124,14 +124,22 @@ def check_signatures(git: Git, device: str, key: bytes, old: str | None, new: st
     return None
 
 
-def _changed(git: Git, old: str | None, new: str) -> list[str]:
-    """Note paths (without notes/) whose bytes differ between the two commits."""
+def _changed(git: Git, old: str | None, new: str) -> tuple[list[str], list[str]]:
+    """(note paths without notes/ whose bytes differ between the two commits, the names of
+    those that are not UTF-8: shown escaped, never used as paths)."""
     if old:
         _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new, "--", "notes/"])
     else:
         _, raw = git.run(["ls-tree", "-r", "-z", "--name-only", new, "--", "notes/"])
-    return sorted({p[len(NOTES):] for p in raw.decode("utf-8", "surrogateescape").split("\0")
-                   if p.startswith(NOTES)})
+    good, bad = set(), set()
+    for name in raw.split(b"\0"):
+        if not name.startswith(NOTES.encode()):
+            continue
+        try:
+            good.add(name[len(NOTES):].decode("utf-8"))
+        except UnicodeDecodeError:
+            bad.add(repr(name[len(NOTES):])[2:-1])
+    return sorted(good), sorted(bad)
 
 
 def _events(git: Git, commits: list[str]) -> list[tuple[str, dict]]:
@@ -206,7 +214,17 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     state.write("journal.json", {"device": device, "from": old, "to": new, "time": timestamp()})
     commits = [c for c, *_ in _commits(git, old, new)]
     events = _events(git, commits)
-    paths = _changed(git, old, new)
+    paths, undecodable = _changed(git, old, new)
+    for name in undecodable:
+        result.aside.append((name, "its name is not UTF-8 text"))
+    checked: list[str] = []
+    for path in paths:                 # every name is checked before git is asked for anything by it
+        try:
+            memory.check_path(path)
+            checked.append(path)
+        except Refused as exc:
+            result.aside.append((path, str(exc)))
+    paths = checked
     limit = memory.max_note_bytes
     specs = ([f"{old}:{NOTES}{p}" for p in paths] if old else []) + [f"{new}:{NOTES}{p}" for p in paths]
     blobs = git.blobs(specs, limit=limit)

@@ -82,3 +82,31 @@ def test_an_incoming_note_over_the_size_cap_or_with_a_bad_name_is_kept_aside(tmp
     assert [p for p, _ in report.integrations[0].aside] == ["big.md"]
     assert "max_note_bytes" in report.integrations[0].aside[0][1]
     assert text(d["B"], "big.md") is None and text(d["B"], "fine.md") == "fine\n"
+
+
+def test_a_signed_commit_with_names_the_writer_refuses_is_kept_aside(tmp_path):
+    """An enrolled device is not trusted with names either: a tree holding a name the path
+    grammar or memory's `.md` rule refuses (made and signed with A's own key) lands nothing."""
+    from assistant.sync.keys import DeviceKey
+
+    d = devices(tmp_path, "A", "B")
+    write(d["A"], "fine.md", "fine\n")
+    sync(d["A"])
+    remote = tmp_path / "remote.git"
+    work = tmp_path / "work"
+    git("clone", "-q", "-b", "devices/A", str(remote), str(work))
+    for name in ("evil.txt", ".hidden.md", "we\u202eird.md"):
+        (work / "notes" / name).write_text("planted\n")
+    git("add", "-A", cwd=work)
+    tree = git("write-tree", cwd=work)
+    parent = git("rev-parse", "HEAD", cwd=work)
+    signature = DeviceKey.load(d["A"] / "state" / "sync").sign("A", tree, parent)
+    message = f"sync from A\n\nSync-Device: A\nSync-Signature: {signature}\n"
+    commit = git("commit-tree", tree, "-p", parent, "-m", message, cwd=work)
+    git("push", "-q", str(remote), f"{commit}:refs/heads/devices/A", cwd=work)
+    report = sync(d["B"])
+    assert report.integrations[0].refused is None
+    assert sorted(p for p, _ in report.integrations[0].aside) == sorted(["evil.txt", ".hidden.md", "we\u202eird.md"])
+    assert text(d["B"], "fine.md") == "fine\n"
+    assert sorted(p.name for p in (d["B"] / "memory").iterdir() if not p.name.startswith(".")) == ["fine.md", "index.md"]
+    assert not (d["B"] / "memory" / ".hidden.md").exists()
