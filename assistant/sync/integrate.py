@@ -124,22 +124,42 @@ def check_signatures(git: Git, device: str, key: bytes, old: str | None, new: st
     return None
 
 
-def _changed(git: Git, old: str | None, new: str) -> tuple[list[str], list[str]]:
-    """(note paths without notes/ whose bytes differ between the two commits, the names of
-    those that are not UTF-8: shown escaped, never used as paths)."""
+def _entries(git: Git, commit: str, prefix: str) -> dict[bytes, str]:
+    """name (below PREFIX, as bytes) -> blob id of every file under PREFIX in COMMIT (one ls-tree)."""
+    _, raw = git.run(["ls-tree", "-r", "-z", commit, "--", prefix])
+    found = {}
+    for item in raw.split(b"\0"):
+        head, tab, name = item.partition(b"\t")
+        parts = head.split(b" ")
+        if tab and len(parts) == 3 and parts[1] == b"blob" and name.startswith(prefix.encode()):
+            found[name[len(prefix):]] = parts[2].decode()
+    return found
+
+
+def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str | None, str | None]], list[str]]:
+    """({note path: (blob id at OLD or None, blob id at NEW or None)} of the notes whose bytes
+    differ between the two commits, the names of those that are not UTF-8: shown escaped,
+    never used as paths). Blob ids come from the trees themselves (no lookup by path)."""
+    changed: dict[bytes, tuple[str | None, str | None]] = {}
     if old:
-        _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new, "--", "notes/"])
+        _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", old, new, "--", NOTES])
+        items = raw.split(b"\0")
+        for head, name in zip(items[0::2], items[1::2]):
+            parts = head.split(b" ")
+            if len(parts) < 5 or not name.startswith(NOTES.encode()):
+                continue
+            a, b = parts[2].decode(), parts[3].decode()
+            changed[name[len(NOTES):]] = (None if set(a) == {"0"} else a, None if set(b) == {"0"} else b)
     else:
-        _, raw = git.run(["ls-tree", "-r", "-z", "--name-only", new, "--", "notes/"])
-    good, bad = set(), set()
-    for name in raw.split(b"\0"):
-        if not name.startswith(NOTES.encode()):
-            continue
+        changed = {name: (None, oid) for name, oid in _entries(git, new, NOTES).items()}
+    good: dict[str, tuple[str | None, str | None]] = {}
+    bad = []
+    for name, oids in changed.items():
         try:
-            good.add(name[len(NOTES):].decode("utf-8"))
+            good[name.decode("utf-8")] = oids
         except UnicodeDecodeError:
-            bad.add(repr(name[len(NOTES):])[2:-1])
-    return sorted(good), sorted(bad)
+            bad.append(repr(name)[2:-1])
+    return good, sorted(bad)
 
 
 def _events(git: Git, commits: list[str]) -> list[tuple[str, dict]]:
@@ -214,23 +234,24 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     state.write("journal.json", {"device": device, "from": old, "to": new, "time": timestamp()})
     commits = [c for c, *_ in _commits(git, old, new)]
     events = _events(git, commits)
-    paths, undecodable = _changed(git, old, new)
+    changes, undecodable = _changed(git, old, new)
     for name in undecodable:
         result.aside.append((name, "its name is not UTF-8 text"))
-    checked: list[str] = []
-    for path in paths:                 # every name is checked before git is asked for anything by it
+    paths: list[str] = []
+    for path in sorted(changes):        # every name is checked before anything is done by it
         try:
             memory.check_path(path)
-            checked.append(path)
+            paths.append(path)
         except Refused as exc:
             result.aside.append((path, str(exc)))
-    paths = checked
     limit = memory.max_note_bytes
-    specs = ([f"{old}:{NOTES}{p}" for p in paths] if old else []) + [f"{new}:{NOTES}{p}" for p in paths]
-    blobs = git.blobs(specs, limit=limit)
-    version_specs = [f"{c}:{VERSIONS}{e['v']}" for c, e in events
-                     if e.get("op") == "version" and isinstance(e.get("v"), int)]
-    vblobs = git.blobs(version_specs, limit=limit)
+    vers: dict[tuple[str, int], str] = {}      # (commit, n) -> blob id of sync/versions/<n>
+    for c in {c for c, e in events if e.get("op") == "version"}:
+        for name, oid in _entries(git, c, VERSIONS).items():
+            if name.isdigit():
+                vers[(c, int(name))] = oid
+    wanted = {oid for p in paths for oid in changes[p] if oid} | set(vers.values())
+    blobs = git.blobs(sorted(wanted), limit=limit)
     seen = {(v.device, v.path, v.time, v.sha256, v.conflict) for v in history.versions() if v.imported}
     aside = {(a.get("device"), a.get("path")): a for a in state.listing("aside.json") if isinstance(a, dict)}
     call = DeviceCall(gate, device)
@@ -257,8 +278,9 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         except Refused as exc:
             result.aside.append((path, str(exc)))
             continue
-        base = blobs.get(f"{old}:{NOTES}{path}") if old else None
-        remote = blobs.get(f"{new}:{NOTES}{path}")
+        base_id, remote_id = changes[path]
+        base = blobs.get(base_id) if base_id else None
+        remote = blobs.get(remote_id) if remote_id else None
         if isinstance(remote, int) or isinstance(base, int):
             result.aside.append((npath, f"it is larger than memory.max_note_bytes ({limit} bytes)"))
             continue
@@ -277,7 +299,8 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         versions: list[tuple[Version, bytes | None]] = []
         problem = None
         for c, e in mine:
-            data = vblobs.get(f"{c}:{VERSIONS}{e.get('v')}") if isinstance(e.get("v"), int) else None
+            oid = vers.get((c, e["v"])) if type(e.get("v")) is int else None
+            data = blobs.get(oid) if oid else None
             if isinstance(data, int):
                 problem = f"a version of it is larger than memory.max_note_bytes ({limit} bytes)"
                 break
