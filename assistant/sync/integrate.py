@@ -28,7 +28,7 @@ from typing import Callable
 from policy.audit import timestamp
 from policy.gate import Decision, Gate
 
-from assistant.notes.history import DEVICE_NAME, History, HistoryError, Origin, Version, valid_source
+from assistant.notes.history import DEVICE_NAME, History, HistoryError, Origin, Version, parse_time, valid_source
 from assistant.notes.store import Memory
 from assistant.notes.writer import Busy, Conflict, NotFound, Refused
 from assistant.gating.context import AuditSink
@@ -198,7 +198,12 @@ def _imported(history: History, device: str, path: str, data: bytes | None, even
     removed = event.get("removed") is True and data is None
     v = history.make_version(path, data or b"", Origin(source, model=text("model"), sources=sources),
                              run=text("run"), removed=removed)
-    return replace(v, time=text("time") or v.time, approval=opt("approval"), scope=opt("scope"),
+    when = text("time")
+    try:
+        parse_time(when)
+    except (ValueError, OverflowError):
+        when = v.time                   # not a time of history's format: the time it arrived
+    return replace(v, time=when, approval=opt("approval"), scope=opt("scope"),
                    grant=opt("grant"), device=device, imported=True, conflict=conflict,
                    source="removal" if removed else source)
 
@@ -299,6 +304,11 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         versions: list[tuple[Version, bytes | None]] = []
         problem = None
         for c, e in mine:
+            told = [e.get(k) for k in ("time", "source", "run", "approval", "scope", "grant", "model")]
+            told += e.get("sources") if isinstance(e.get("sources"), list) else []
+            if any(isinstance(t, str) and scanner.find(t) for t in told):
+                problem = "a version's provenance carries a secret"
+                break
             oid = vers.get((c, e["v"])) if type(e.get("v")) is int else None
             data = blobs.get(oid) if oid else None
             if isinstance(data, int):
