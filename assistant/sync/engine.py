@@ -181,6 +181,18 @@ class SyncReport:
     check_seconds: float = 0.0
 
 
+def _sweep(scratch: Path) -> None:
+    try:
+        names = os.listdir(scratch)
+    except FileNotFoundError:
+        return
+    for name in names:
+        try:
+            os.unlink(scratch / name)
+        except OSError:
+            pass        # (a folder or a busy file: left; merge3 never reuses a name)
+
+
 class Syncer:
     """A sync on one session's memory: its history, its policy gate, its audit log and scanner."""
 
@@ -212,6 +224,7 @@ class Syncer:
         settings = state.settings()
         key = DeviceKey.load(state.dir)
         report.resumed = state.read("journal.json", None)
+        _sweep(state.dir / "tmp")       # a merge's scratch copies left by a killed sync
         try:
             git.run(["fetch", "--quiet", "--prune", "--no-tags", settings.remote,
                      f"+refs/heads/devices/*:{REMOTE_PREFIX}*"], timeout=self.network_timeout)
