@@ -110,3 +110,17 @@ def test_a_signed_commit_with_names_the_writer_refuses_is_kept_aside(tmp_path):
     assert text(d["B"], "fine.md") == "fine\n"
     assert sorted(p.name for p in (d["B"] / "memory").iterdir() if not p.name.startswith(".")) == ["fine.md", "index.md"]
     assert not (d["B"] / "memory" / ".hidden.md").exists()
+
+
+def test_a_version_whose_provenance_holds_a_vault_value_is_kept_aside(tmp_path, monkeypatch):
+    from assistant.notes.history import Origin
+
+    d = devices(tmp_path, "A", "B")
+    with open_session(d["A"], "watched", kind="cli", transcript=False) as s:
+        s.memory.write("m.md", "plain text\n", force=True, origin=Origin("assistant", model=f"model-{SECRET}"))
+    sync(d["A"])
+    _vault(d["B"], monkeypatch)
+    report = sync(d["B"])
+    assert report.integrations[0].aside == [("m.md", "a version's provenance carries a secret")]
+    assert text(d["B"], "m.md") is None
+    assert not any(SECRET in line for line in (d["B"] / "history" / "log.jsonl").read_text().splitlines())
