@@ -110,9 +110,9 @@ def _trailer(message: str, name: str) -> str | None:
     return values[0].strip() if len(values) == 1 else None
 
 
-def check_signatures(git: Git, device: str, key: bytes, old: str | None, new: str) -> str | None:
-    """None if every commit in old..new is a plain commit signed by `device`'s key; else why not."""
-    for cid, tree, parents, message in _commits(git, old, new):
+def check_signatures(commits: list[tuple[str, str, list[str], str]], device: str, key: bytes) -> str | None:
+    """None if every commit (of `_commits`) is a plain commit signed by `device`'s key; else why not."""
+    for cid, tree, parents, message in commits:
         if len(parents) > 1:
             return f"commit {cid[:12]} is a merge; a device's branch holds only its own signed commits"
         parent = parents[0] if parents else None
@@ -227,7 +227,8 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         result.refused = (f"{device}'s branch was rewritten or rolled back: its head {new[:12]} does not "
                           f"descend from {old[:12]}, the last one integrated; nothing of it was taken")
     else:
-        result.refused = check_signatures(git, device, key, old, new)
+        listed = _commits(git, old, new)
+        result.refused = check_signatures(listed, device, key)
     if result.refused:
         _audit(audit, {"event": "sync_refused", "device": device, "head": new, "reason": result.refused})
         refused = state.mapping("refused.json")
@@ -237,7 +238,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         return result
 
     state.write("journal.json", {"device": device, "from": old, "to": new, "time": timestamp()})
-    commits = [c for c, *_ in _commits(git, old, new)]
+    commits = [c for c, *_ in listed]
     events = _events(git, commits)
     changes, undecodable = _changed(git, old, new)
     for name in undecodable:
@@ -258,7 +259,8 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     wanted = {oid for p in paths for oid in changes[p] if oid} | set(vers.values())
     blobs = git.blobs(sorted(wanted), limit=limit)
     seen = {(v.device, v.path, v.time, v.sha256, v.conflict) for v in history.versions() if v.imported}
-    aside = {(a.get("device"), a.get("path")): a for a in state.listing("aside.json") if isinstance(a, dict)}
+    before_aside = state.listing("aside.json")
+    aside = {(a.get("device"), a.get("path")): a for a in before_aside if isinstance(a, dict)}
     call = DeviceCall(gate, device)
     origin = Origin(f"device:{device}")
     changed: list[str] = []
@@ -384,7 +386,9 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
         _audit(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
-    state.write("aside.json", sorted(aside.values(), key=lambda a: (str(a.get("device")), str(a.get("path")))))
+    kept = sorted(aside.values(), key=lambda a: (str(a.get("device")), str(a.get("path"))))
+    if kept != before_aside:
+        state.write("aside.json", kept)
     if on_changed is not None and changed:
         on_changed(changed)
     if not result.retry:
