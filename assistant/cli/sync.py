@@ -73,8 +73,10 @@ def sync_group(ctx: click.Context) -> None:
         for p, why in i.aside:
             problems = True
             click.echo(f"kept aside {_shown(red(p))} from {name}: {_shown(red(why))}", err=True)
-        for p in i.retry:
+        for p in filter(None, i.retry):
             click.echo(f"{_shown(red(p))} changed while syncing; the next sync takes {name}'s change", err=True)
+        if i.warning:
+            click.echo(f"warning: {_shown(red(i.warning))}", err=True)
     if report.exported is not None and report.exported.commit:
         click.echo(f"sent {report.exported.versions} version(s), {report.exported.notes} note change(s)")
     click.echo("pushed" if report.pushed else "nothing to push")

@@ -78,6 +78,7 @@ class Integration:
     aside: list[tuple[str, str]] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
     retry: list[str] = field(default_factory=list)   # changed meanwhile: the next sync retries
+    warning: str | None = None
     check_seconds: float = 0.0
 
 
@@ -180,6 +181,12 @@ def _events(git: Git, commits: list[str]) -> list[tuple[str, dict]]:
     return found
 
 
+def _seen_key(v: Version) -> tuple:
+    """What makes an imported version the same one again (a re-run integration logs nothing
+    twice). A conflict version is the same whatever time it was given: its bytes from that device."""
+    return (v.device, v.path, "" if v.conflict else v.time, v.sha256, v.conflict)
+
+
 def _imported(history: History, device: str, path: str, data: bytes | None, event: dict,
               *, conflict: bool = False) -> Version:
     """The version of another device, as this device's history logs it: its origin's source,
@@ -258,7 +265,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
                 vers[(c, int(name))] = oid
     wanted = {oid for p in paths for oid in changes[p] if oid} | set(vers.values())
     blobs = git.blobs(sorted(wanted), limit=limit)
-    seen = {(v.device, v.path, v.time, v.sha256, v.conflict) for v in history.versions() if v.imported}
+    seen = {_seen_key(v) for v in history.versions() if v.imported}
     before_aside = state.listing("aside.json")
     aside = {(a.get("device"), a.get("path")): a for a in before_aside if isinstance(a, dict)}
     call = DeviceCall(gate, device)
@@ -347,12 +354,11 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             target, how = "write", "merged"
         else:
             target, how = "conflict", ""
-        fresh = [(v, d) for v, d in versions if (v.device, v.path, v.time, v.sha256, v.conflict) not in seen]
+        fresh = [(v, d) for v, d in versions if _seen_key(v) not in seen]
         if target == "conflict":
             last = mine[-1][1] if mine else {"source": "person", "time": timestamp()}
             cv = _imported(history, device, npath, remote, last, conflict=True)
-            key_ = (cv.device, cv.path, cv.time, cv.sha256, True)
-            if key_ not in seen:
+            if _seen_key(cv) not in seen:
                 fresh.append((cv, remote))
         try:
             rev = memory.revision(local) if local is not None else None
@@ -374,7 +380,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             continue
         aside.pop((device, npath), None)
         logged.extend(fresh)         # (logged after the writes: an imported version is never a head)
-        seen.update((v.device, v.path, v.time, v.sha256, v.conflict) for v, _ in fresh)
+        seen.update(_seen_key(v) for v, _ in fresh)
     if logged:
         # every imported version of this integration in one append (one fsync); a crash before
         # it loses nothing: the next sync finds them unlogged and logs them then
@@ -382,7 +388,8 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             with memory.writers_lock():
                 history.record_many(logged)
         except (HistoryError, OSError, TimeoutError) as exc:
-            result.retry.append(f"(the other device's versions: {exc})")
+            result.warning = f"{device}'s versions were not logged yet ({exc}); the next sync logs them"
+            result.retry.append("")
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
         _audit(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})

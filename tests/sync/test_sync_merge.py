@@ -91,3 +91,25 @@ def test_a_removal_alone_travels(tmp_path):
     sync(d["A"])
     assert sync(d["B"]).integrations[0].removed == ["n.md"]
     assert text(d["B"], "n.md") is None
+
+
+def test_a_conflict_is_logged_once_when_an_integration_runs_again(tmp_path):
+    """A's branch carries C's text (taken by sync, so no event of A's for it): the conflict
+    version B logs has no origin time; re-running the integration (as after a crash before the
+    integrated head moved) logs it no second time."""
+    d = devices(tmp_path, "A", "B", "C")
+    write(d["A"], "n.md", BASE)
+    for name in "ABCA":
+        sync(d[name])
+    write(d["C"], "n.md", BASE.replace("line two", "line two (C)"))
+    sync(d["C"]); sync(d["A"]); sync(d["A"])
+    write(d["B"], "n.md", BASE.replace("line two", "line two (B)"))
+    sync(d["B"])
+    state = d["B"] / "state" / "sync" / "integrated.json"
+    before = json.loads(state.read_text())
+    for _ in range(2):                                   # the integration of A, again
+        state.write_text(json.dumps({**before, "A": None}))
+        sync(d["B"])
+    from_a = [v for v in versions(d["B"], "n.md") if v.conflict and v.device == "A"]
+    assert len(from_a) == 1
+    assert text(d["B"], "n.md") == BASE.replace("line two", "line two (B)")
