@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from assistant.cli.memory_history import _json, _json_list, _Shown
+from assistant.session import open_session
+
 from sync_support import audit, cli, devices, git, sync, text, versions, write
 
 
@@ -42,6 +45,12 @@ def test_memory_log_shows_the_other_devices_versions(tmp_path):
     logged = json.loads(cli(d["B"], "memory", "log", "n.md", "--json").stdout)
     assert {v.get("device") for v in logged if v.get("imported")} == {"A"}
     assert [v["source"] for v in logged if not v.get("imported")] == ["device:A"]
+    # the hand-built JSON of `memory log --json` is json.dumps's, with the sync fields too
+    with open_session(d["B"], "watched", kind="cli", transcript=False) as s:
+        shown = _Shown(s.memory)
+        mine = list(reversed(s.history.versions("n.md")))
+        assert _json_list(shown, mine) == "[\n " + ",\n ".join(
+            json.dumps(_json(shown, v), sort_keys=True, ensure_ascii=False, separators=(", ", ": ")) for v in mine) + "]"
 
 
 def test_three_devices_converge_and_nothing_echoes_back(tmp_path):
