@@ -39,7 +39,10 @@ def sync_group(ctx: click.Context) -> None:
     checked like a write; a change that fails a check is kept aside (`assistant sync status`)."""
     if ctx.invoked_subcommand is not None:
         return
-    ws = get_workspace()
+    ws = get_workspace("sync")
+    if ws.config.sync.files:
+        click.echo("warning: [sync] files = true is not built yet: files/ does not travel, only the notes "
+                   "and their history do", err=True)
     try:
         session = open_session(ws, "unattended", kind="sync", interactive=sys.stdin.isatty(), transcript=False)
     except SessionError as exc:

@@ -13,7 +13,7 @@ from assistant.sync.git import check_remote
 from assistant.sync.keys import parse_public_line, public_line
 from assistant.workspace.schedule import ScheduleError, crontab_lines, load_schedules, systemd_units
 
-from sync_support import cli, devices, make_remote, sync, text, versions, write
+from sync_support import cli, devices, git, make_remote, sync, text, versions, write
 from workspaces import bare_ws
 
 
@@ -130,3 +130,17 @@ def test_memory_forget_travels_as_a_signed_tombstone(tmp_path):
     left = versions(d["B"], "n.md")
     assert not [v for v in left if v.bytes == 4 and v.imported]           # A's versions are gone
     assert text(d["B"], "n.md") == "two\n"                                 # the note itself stays
+
+
+def test_sync_files_true_is_read_and_said_not_to_travel_yet(tmp_path):
+    d = devices(tmp_path, "A", "B")
+    cfg = d["A"] / "config.toml"
+    assert "\nfiles = false\n" in cfg.read_text()          # [sync], as `assistant init` writes it
+    cfg.write_text(cfg.read_text().replace("\nfiles = false\n", "\nfiles = true\n"))
+    (d["A"] / "files").mkdir(exist_ok=True)
+    (d["A"] / "files" / "todo.txt").write_text("buy milk\n")
+    out = cli(d["A"], "sync")
+    assert out.returncode == 0, out.stderr
+    assert "files/ does not travel" in out.stderr
+    assert not any(name.startswith("files/") for name in git(
+        "ls-tree", "-r", "--name-only", "devices/A", git_dir=tmp_path / "remote.git").splitlines())
