@@ -230,21 +230,22 @@ class Syncer:
                      f"+refs/heads/devices/*:{REMOTE_PREFIX}*"], timeout=self.network_timeout)
         except GitError as exc:
             raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        refs = git.refs()               # every head as fetched, and this device's own, at once
         for d in state.devices():
             raw = parse_public_line(d["key"])
             report.integrations.append(integrate_device(
                 git=git, state=state, memory=self.memory, history=self.history, gate=self.gate, audit=self.audit,
-                scanner=self.scanner, device=d["name"], key=raw, scratch=state.dir / "tmp",
-                on_changed=self.on_changed))
+                scanner=self.scanner, device=d["name"], key=raw, new=refs.get(REMOTE_PREFIX + d["name"]),
+                scratch=state.dir / "tmp", on_changed=self.on_changed))
         report.check_seconds = sum(i.check_seconds for i in report.integrations)
+        ref = branch_of(settings.name)
         try:
-            report.exported = export(git, state, self.history, self.scanner, key, settings.name)
+            report.exported = export(git, state, self.history, self.scanner, key, settings.name, refs.get(ref))
         except SecretInNote as exc:
             raise SyncError(str(exc)) from None
         report.check_seconds += report.exported.check_seconds
-        ref = branch_of(settings.name)
-        local = git.rev(ref)
-        if local is not None and local != git.rev(REMOTE_PREFIX + settings.name):
+        local = report.exported.commit or refs.get(ref)
+        if local is not None and local != refs.get(REMOTE_PREFIX + settings.name):
             try:
                 git.run(["push", "--quiet", "--porcelain", settings.remote, f"{ref}:{ref}"], timeout=self.network_timeout)
             except GitError as exc:

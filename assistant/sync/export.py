@@ -93,9 +93,10 @@ def _scan(scanner: Scanner, path: str, data: bytes, what: str) -> None:
 
 
 def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: DeviceKey,
-           device: str) -> Exported:
-    """Commit what changed since the last export onto refs/heads/devices/DEVICE (signed), or
-    nothing. SecretInNote before anything is written if any version to go holds a secret."""
+           device: str, parent: str | None) -> Exported:
+    """Commit what changed since the last export onto refs/heads/devices/DEVICE (signed; PARENT:
+    the branch's head now, None for none), or nothing. SecretInNote before anything is written
+    if any version to go holds a secret."""
     started = time.monotonic()
     versions = history.versions()
     book = state.mapping("exported.json")
@@ -153,7 +154,6 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
 
     # the tree, built on the last commit by one fast-import, then signed
     ref = branch_of(device)
-    parent = git.rev(ref)
     stream: list[bytes] = [f"reset {BUILD_REF}\n".encode(), f"commit {BUILD_REF}\n".encode(),
                            f"committer sync <sync@{device}> {int(time.time())} +0000\n".encode()]
     _data(stream, b"build\n")
@@ -175,8 +175,7 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     message = f"sync from {device}\n\nSync-Device: {device}\nSync-Signature: {signature}\n"
     args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
     commit = _commit_tree(git, args, device)
-    git.run(["update-ref", ref, commit, parent or "0" * 40])
-    git.run(["update-ref", "-d", BUILD_REF], ok=(0, 1))
+    git.run(["update-ref", ref, commit, parent or "0" * 40])     # (BUILD_REF is reset by the next build)
     book["versions"] = sorted(done | newkeys)
     for p in changed:
         sent_heads[p] = now[p]

@@ -109,8 +109,18 @@ class Git:
         return out.decode().strip() if code == 0 else None
 
     def is_ancestor(self, old: str, new: str) -> bool:
-        code, _ = self.run(["merge-base", "--is-ancestor", old, new], ok=(0, 1))
+        """Is OLD an ancestor of NEW (False too when OLD is no commit here)?"""
+        code, _ = self.run(["merge-base", "--is-ancestor", old, new], ok=(0, 1, 128))
         return code == 0
+
+    def refs(self, prefix: str = "refs/") -> dict[str, str]:
+        """ref name -> commit id of every ref under PREFIX (one `git for-each-ref`)."""
+        _, out = self.run(["for-each-ref", "--format=%(objectname) %(refname)", prefix])
+        found = {}
+        for line in out.decode("utf-8", "replace").splitlines():
+            oid, _, name = line.partition(" ")
+            found[name] = oid
+        return found
 
     def blobs(self, specs: Sequence[str], *, limit: int) -> dict[str, bytes | int | None]:
         """The bytes of each object named (`COMMIT:PATH`), by one `git cat-file --batch`: None for a

@@ -216,21 +216,20 @@ def _imported(history: History, device: str, path: str, data: bytes | None, even
 
 
 def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: History, gate: Gate,
-                     audit: AuditSink | None, scanner: Scanner, device: str, key: bytes,
+                     audit: AuditSink | None, scanner: Scanner, device: str, key: bytes, new: str | None,
                      scratch, on_changed: Callable[[list[str]], None] | None = None) -> Integration:
-    """Integrate one enrolled device's branch (as fetched) up to its new head."""
+    """Integrate one enrolled device's branch up to NEW, its head as fetched (None: no branch)."""
     result = Integration(device)
     started = time.monotonic()
     if DEVICE_NAME(device) is None:
         result.refused = f"{device!r} is not a device name"
         return result
-    new = git.rev(REMOTE_PREFIX + device)
     integrated = state.mapping("integrated.json")
     old = integrated.get(device)
     result.head = new
     if new is None or new == old:
         return result
-    if old and (git.rev(old) is None or not git.is_ancestor(old, new)):
+    if old and not git.is_ancestor(old, new):
         result.refused = (f"{device}'s branch was rewritten or rolled back: its head {new[:12]} does not "
                           f"descend from {old[:12]}, the last one integrated; nothing of it was taken")
     else:
