@@ -115,7 +115,14 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     if not new and not changed and not gone and not tombstones:
         return Exported(None, 0, 0, time.monotonic() - started)
 
-    # every byte that would go is read and scanned before anything is written
+    # every byte that would go is read and scanned before anything is written, names too
+    for p in sorted({*changed, *gone, *tombstones, *(v.path for v in new)}):
+        if scanner.find(p) or scanner.find(p.replace("/", "")):
+            # named redacted; a value split across folder names is not named at all (its halves would show)
+            shown = f" ({scanner.redact(p)})" if scanner.find(p) else " (split across its folder names)"
+            raise SecretInNote(f"a note's name{shown} holds a secret; nothing was pushed. "
+                               "Rename the note (`assistant memory rename`) and drop the versions under the old "
+                               "name (`assistant memory forget`), then sync again")
     contents: dict[str, bytes] = {}
     for p in changed:
         contents[now[p]] = data = history.object_bytes(now[p])

@@ -124,3 +124,15 @@ def test_a_version_whose_provenance_holds_a_vault_value_is_kept_aside(tmp_path, 
     assert report.integrations[0].aside == [("m.md", "a version's provenance carries a secret")]
     assert text(d["B"], "m.md") is None
     assert not any(SECRET in line for line in (d["B"] / "history" / "log.jsonl").read_text().splitlines())
+
+
+def test_a_note_whose_name_holds_a_vault_value_is_never_pushed(tmp_path, monkeypatch):
+    d = devices(tmp_path, "A", "B")
+    _vault(d["A"], monkeypatch)
+    (d["A"] / "memory" / SECRET[:12]).mkdir()
+    (d["A"] / "memory" / SECRET[:12] / f"{SECRET[12:]}.md").write_text("harmless text\n")   # split by a folder
+    with pytest.raises(SyncError) as caught:
+        sync(d["A"])
+    assert "name" in str(caught.value)
+    assert SECRET[:12] not in str(caught.value) and SECRET[12:] not in str(caught.value)
+    assert git("for-each-ref", git_dir=tmp_path / "remote.git") == ""
