@@ -8,6 +8,10 @@ Guards the order of the decision, which is the whole policy:
      (kinds.after_untrusted_cell: "ask" unless the person set "allow");
   3. ask: a grant made earlier in this run, or a grant in grants.json -> allow. An unreadable
      grants.json counts as no grants (and the reason says so), never as allow;
+  3b. a change signed by a device the person enrolled for sync (`device`, verified by the
+     caller, assistant/sync/) -> allow, "sync from NAME": the person enrolled that device, and
+     an unattended sync files no approval request per note. Only for memory (and file, for
+     `[sync] files = true`); a cell the person tightened to deny still denies;
   4. still ask: if nobody can be asked (no inline asker in a watched chat, approvals.channel =
      "none" in an unattended run) -> deny with that reason; else ask, with the offers.
 
@@ -86,8 +90,12 @@ def _reachable(session: Session, channel: str) -> str | None:
     return None
 
 
+SYNC_KINDS = ("memory", "file")     # what a device's signed change may write (3b)
+_DEVICE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
 def decide(kind: str, target: str, mode: str, session: Session | None = None, *,
-           untrusted: bool = False) -> Ruling:
+           untrusted: bool = False, device: str | None = None) -> Ruling:
     """The ruling for one call. Never raises for bad input: that is a deny with the reason.
 
     `mode` is "watched" or "unattended" (the table's own words "watched chat" / "unattended
@@ -117,6 +125,12 @@ def decide(kind: str, target: str, mode: str, session: Session | None = None, *,
     cell = session.cell(kind, mode, untrusted=untrusted is not False)
     if cell.verdict == DENY:
         return Ruling(DENY, cell.why, kind=kind, target=norm)
+    if device is not None:
+        if (not isinstance(device, str) or not 0 < len(device) <= 64 or not set(device) <= _DEVICE_CHARS
+                or kind not in SYNC_KINDS):
+            return Ruling(DENY, f"a sync change may write only {' or '.join(SYNC_KINDS)}, from a device "
+                          "with a valid name", kind=kind, target=norm)
+        return Ruling(ALLOW, f"sync from {device}", kind=kind, target=norm)
     if cell.verdict == ALLOW:
         return Ruling(ALLOW, cell.why, kind=kind, target=norm)
 
@@ -168,4 +182,4 @@ def person_must_answer(ruling: Ruling, mode: str, session: Session, why: str) ->
     return Ruling(ASK, reason, offers=once, kind=ruling.kind, target=ruling.target, channel=ASK_CHANNEL[mode])
 
 
-__all__ = ["Ruling", "Session", "decide", "person_must_answer", "ALLOW", "ASK", "DENY"]
+__all__ = ["Ruling", "Session", "decide", "person_must_answer", "SYNC_KINDS", "ALLOW", "ASK", "DENY"]

@@ -159,10 +159,12 @@ class Gate:
     # ------------------------------------------------------------ the one call
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "", url: str | None = None,
-                  answer_required: str | None = None) -> Decision:
+                  answer_required: str | None = None, device: str | None = None) -> Decision:
         """The ruling on one call. `answer_required` (a reason, e.g. "a proposal at the end of a
         chat is never allowed without a yes"): nothing but a person's answer, this once, allows
-        it (engine.person_must_answer); a table cell or a grant that would allow asks instead."""
+        it (engine.person_must_answer); a table cell or a grant that would allow asks instead.
+        `device`: the enrolled device whose signed sync change this is (its signature checked by
+        the caller, assistant/sync/): ruled by engine step 3b."""
         sha = None
         try:
             if content is not None and not isinstance(content, bytes):
@@ -170,7 +172,7 @@ class Gate:
             if current is not None and not isinstance(current, bytes):
                 raise TypeError(f"current must be bytes, got {type(current).__name__}")
             sha = hashlib.sha256(content).hexdigest() if content is not None else None
-            return self._authorize(kind, target, content, current, summary, sha, url, answer_required)
+            return self._authorize(kind, target, content, current, summary, sha, url, answer_required, device)
         except Exception as exc:    # every error path is a deny
             reason = self._text(f"denied: the gate failed ({type(exc).__name__}: {exc})")
             try:
@@ -209,13 +211,13 @@ class Gate:
 
     def _authorize(self, kind: str, target: str, content: bytes | None, current: bytes | None,
                    summary: str, sha: str | None, url: str | None = None,
-                   answer_required: str | None = None) -> Decision:
+                   answer_required: str | None = None, device: str | None = None) -> Decision:
         if self._text(str(target)) != str(target) or self._text(str(kind)) != str(kind):
             reason = "denied: the kind or target contains a secret value (or could not be checked)"
             self._log("ruling", kind, target, DENY, reason, sha)
             return Decision(False, DENY, reason, sha)
         sources = self._sources()
-        ruling = decide(kind, target, self.mode, self.session, untrusted=bool(sources))
+        ruling = decide(kind, target, self.mode, self.session, untrusted=bool(sources), device=device)
         if answer_required is not None:
             ruling = person_must_answer(ruling, self.mode, self.session, str(answer_required))
         shown_target = ruling.target or str(target)

@@ -51,7 +51,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "init": ("init",), "memory": ("memory", "memory_history"), "approvals": ("approvals",),
     "grants": ("grants",), "vault": ("vault",), "chat": ("chat",), "run": ("run",),
     "runs": ("runs",), "schedule": ("schedule",), "doctor": ("doctor",), "audit": ("audit",),
-    "model": ("model",), "mcp": ("mcp",),
+    "model": ("model",), "mcp": ("mcp",), "sync": ("sync",),
 }
 
 

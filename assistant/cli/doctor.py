@@ -36,6 +36,11 @@ from assistant.models.loader import load_model
 from assistant.models.openai import GENERIC
 from assistant.models.scripted import load_script
 from assistant.notes.catalog import scan
+from assistant.notes.history import History, HistoryError
+from assistant.sync.engine import SyncError
+from assistant.sync.engine import status as sync_status
+from assistant.sync.git import GitError
+from assistant.sync.state import SyncState, SyncStateError
 from assistant.secrets.scanner import VAULT_RULE
 from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock, unlock_if_present
 from assistant.notes.names import nfc, not_nfc, shown
@@ -328,6 +333,38 @@ def _check_notes(ws: Workspace, vault, r: Report) -> None:
               "then dropped from the note); older versions stay in history/ until `assistant memory forget PATH`")
 
 
+def _check_sync(ws: Workspace, r: Report) -> None:
+    """Sync's open ends (only where `assistant sync init` was run): conflicts the person has not
+    resolved, changes kept aside, refused branches, an interrupted integration."""
+    if not SyncState(ws.state_dir).exists():
+        return
+    history = History(ws.history_dir, revision=lambda data: "")    # (read only: no revision is made)
+    try:
+        info = sync_status(ws.state_dir, history)
+    except (SyncError, SyncStateError, GitError, HistoryError) as exc:
+        r.problem("sync", f"sync's state cannot be read: {exc}", "see `assistant sync status`")
+        return
+    finally:
+        history.close()
+    def names(rows: list, key: str) -> str:
+        return ", ".join(sorted({escape(str(row.get(key)), newlines=False) for row in rows}))
+    if info["conflicts"]:
+        r.problem("sync", f"{len(info['conflicts'])} sync conflict(s) not resolved: {names(info['conflicts'], 'path')}",
+                  "`assistant memory log PATH` shows both versions; keep one with `assistant memory revert` "
+                  "or combine them with `assistant memory edit`")
+    if info["aside"]:
+        r.problem("sync", f"{len(info['aside'])} incoming change(s) kept aside: {names(info['aside'], 'path')}",
+                  "`assistant sync status` says why each failed its check")
+    if info["refused"]:
+        r.problem("sync", f"refused device branch(es): {names(info['refused'], 'device')}",
+                  "`assistant sync status` says why; a device whose key changed is enrolled again "
+                  "(`assistant sync devices remove NAME`, then `add NAME KEY`)")
+    if info["interrupted"]:
+        r.problem("sync", "a sync was interrupted", "run `assistant sync` to complete it")
+    if not (info["conflicts"] or info["aside"] or info["refused"] or info["interrupted"]):
+        r.ok("sync", f"sync with {escape(str(info['remote']), newlines=False)}: no conflicts, nothing kept aside")
+
+
 def _check_approvals(ws: Workspace, r: Report, *, notify: bool) -> None:
     cfg = ws.config.approvals
     channel = cfg.channel
@@ -435,6 +472,7 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
         if not ws.config.problems_in("approvals"):
             _check_approvals(ws, r, notify=not no_notify)
         _check_refusals(ws, r)
+        _check_sync(ws, r)
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:

@@ -27,6 +27,8 @@ from assistant.display.terminal import invisible_line
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 from assistant.notes.history import HistoryError, Origin, Version
 from assistant.notes.store import Memory, NoteError, NotFound
+from assistant.sync.engine import add_tombstone
+from assistant.sync.state import SyncStateError
 from assistant.cli.common import echo_json, fail, is_tty, json_option, visible
 from assistant.cli.memory import _memory, _refusal, _report, memory_group, note_name
 
@@ -102,14 +104,17 @@ def _json_list(shown: _Shown, versions: list[Version]) -> str:
     out = []
     for v in versions:
         key = (v.approval, v.baseline, v.grant, v.model, v.path, v.removed, v.run, v.scope,
-               v.source, v.sources)
+               v.source, v.sources, v.conflict, v.device, v.imported)
         shape = shapes.get(key)
         if shape is None:
             red = shown.redact
             shape = shapes[key] = (
                 '{"approval": ' + _dump(v.approval) + (', "baseline": true' if v.baseline else "")
                 + ', "bytes": ',
-                ', "grant": ' + _dump(red(v.grant) if v.grant else v.grant)
+                (', "conflict": true' if v.conflict else "")
+                + (', "device": ' + _dump(red(v.device)) if v.device else "")
+                + ', "grant": ' + _dump(red(v.grant) if v.grant else v.grant)
+                + (', "imported": true' if v.imported else "")
                 + ', "model": ' + _dump(red(v.model) if v.model else v.model)
                 + ', "path": ' + _dump(red(v.path) if v.path else v.path)
                 + ', "removed": ' + _dump(v.removed) + ', "rev": ',
@@ -141,6 +146,11 @@ def _who(shown: _Shown, v: Version) -> list[str]:
 
 def _why(shown: _Shown, v: Version) -> list[str]:
     parts = []
+    if v.conflict:
+        parts.append(shown(f"CONFLICT: {v.device}'s version, not merged (this device's text stays; "
+                           "resolve with `assistant memory edit` or `assistant memory revert`)"))
+    elif v.imported:
+        parts.append(shown(f"on device {v.device}"))
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:
@@ -162,7 +172,8 @@ def _lines(shown: _Shown, versions: list[Version]) -> str:
     shapes: dict[tuple, tuple[str, str]] = {}
     out = []
     for v in versions:
-        key = (v.source, v.path, v.baseline, v.approval, v.scope, v.grant, v.model, v.sources, v.run)
+        key = (v.source, v.path, v.baseline, v.approval, v.scope, v.grant, v.model, v.sources, v.run,
+               v.device, v.imported, v.conflict)
         shape = shapes.get(key)
         if shape is None:
             shape = shapes[key] = ("".join("  " + p for p in _who(shown, v)) + "  ",
@@ -385,6 +396,11 @@ def forget_cmd(path: str) -> None:
         fail(str(exc))
     click.echo(f"forgot {res.versions} version(s) of {_shown(mem, path)}; freed {_size(res.freed)} "
                f"({res.objects} stored version file(s); versions shared with other notes stay)")
+    try:
+        if add_tombstone(mem.ws.state_dir, path):
+            click.echo("the next `assistant sync` drops them on your other devices too (a signed tombstone)")
+    except SyncStateError as exc:
+        click.echo(f"warning: the other devices will not be told ({exc})", err=True)
     try:
         mem.read_raw(path)
         click.echo(f"note: memory/{_shown(mem, path)} still exists; its current text will be recorded "

@@ -51,7 +51,7 @@ def schedule_list(as_json: bool) -> None:
     for s in schedules:
         nxt = s.cron.next_after(now)
         local = nxt.astimezone() if nxt else None     # naive local time -> with this machine's zone
-        rows.append({"name": s.name, "cron": s.cron.expression, "task": s.task,
+        rows.append({"name": s.name, "cron": s.cron.expression, "task": s.task, "command": s.command,
                      "next": nxt.strftime("%Y-%m-%d %H:%M") if nxt else None,
                      "next_iso": local.isoformat(timespec="minutes") if local else None,
                      "zone": (local.strftime("%Z") or local.strftime("%z")) if local else None})
@@ -63,7 +63,7 @@ def schedule_list(as_json: bool) -> None:
         return
     for r in rows:
         click.echo(f"{r['name']}  {r['cron']}  next {local_time(r['next_iso'], seconds=False) if r['next'] else 'never'}")
-        click.echo(f"    {r['task']}")
+        click.echo("    (assistant sync)" if r["command"] == "sync" else f"    {r['task']}")
 
 
 @schedule_group.command("run")
@@ -73,7 +73,8 @@ def schedule_list(as_json: bool) -> None:
 @click.option("--approval-timeout", default=None, metavar="DURATION",
               help="Wait this long for an approval instead of approvals.timeout.")
 def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None) -> None:
-    """Run schedule NAME now, exactly as the OS scheduler would (`assistant run TASK`)."""
+    """Run schedule NAME now, exactly as the OS scheduler would (`assistant run TASK`, or
+    `assistant sync` for an entry with command = "sync")."""
     model_spec = model_spec_or_group(model_spec)
     ws = get_workspace("schedule")
     try:
@@ -81,6 +82,10 @@ def schedule_run(name: str, model_spec: str | None, approval_timeout: str | None
     except ScheduleError as exc:
         fail(str(exc))
 
+    if sched.command == "sync":
+        # the very command the OS scheduler runs, in a child (its own session and exit code)
+        done = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws.root), "sync"], timeout=3600)
+        sys.exit(done.returncode)
     sigterm_interrupts()
     sys.exit(execute_run(ws, sched.task, model_spec=model_spec, approval_timeout=approval_timeout,
                          label=f"schedule {name}"))

@@ -55,7 +55,8 @@ LOG_NAME = "log.jsonl"
 OBJECTS = "objects"
 INTENT = "intent.json"
 LOCK = ".lock"
-SOURCES = ("assistant", "person", "hand-edit", "revert", "removal")   # and "mcp:<client name>"
+SOURCES = ("assistant", "person", "hand-edit", "revert", "removal")   # and "mcp:<client name>", "device:<name>"
+DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}").fullmatch   # a sync device's name
 MAX_LOG_LINE = 64 * 1024
 _SHA = re.compile(r"[0-9a-f]{64}").fullmatch
 _new = object.__new__
@@ -87,6 +88,8 @@ def valid_source(source: str) -> bool:
     if source.startswith("mcp:"):
         name = source[4:]
         return 0 < len(name) <= 100 and name.isprintable() and "\n" not in name
+    if source.startswith("device:"):      # a change that came in by sync from an enrolled device
+        return DEVICE_NAME(source[7:]) is not None
     return False
 
 
@@ -136,6 +139,13 @@ class Version:
     sources: tuple[str, ...] = ()
     removed: bool = False
     baseline: bool = False
+    # sync (assistant/sync/): the device a version came from; `imported`: a version of another
+    # device logged for the record (its origin's source, run, approval and sources), never the
+    # bytes of the note here, so never a note's head; `conflict`: an imported version that could
+    # not be merged with this device's text (open until the person resolves it)
+    device: str = ""
+    imported: bool = False
+    conflict: bool = False
 
     def to_record(self) -> dict:
         """The log line (without seq, which is its position)."""
@@ -147,6 +157,12 @@ class Version:
             rec["removed"] = True
         if self.baseline:
             rec["baseline"] = True
+        if self.device:
+            rec["device"] = self.device
+        if self.imported:
+            rec["imported"] = True
+        if self.conflict:
+            rec["conflict"] = True
         return rec
 
     def to_json(self) -> dict:
@@ -157,12 +173,13 @@ class Version:
         """A Version from a log line's object; ValueError/TypeError/KeyError if it is not one."""
         get = rec.get
         sources = get("sources") or ()
-        run, model = get("run") or "", get("model") or ""
+        run, model, device = get("run") or "", get("model") or "", get("device") or ""
         approval, scope, grant = get("approval"), get("scope"), get("grant")
         time_, path, rev, sha, size, source = (rec["time"], rec["path"], rec["rev"], rec["sha256"],
                                                rec["bytes"], rec["source"])
         if (type(time_) is not str or type(path) is not str or type(rev) is not str
                 or type(source) is not str or type(run) is not str or type(model) is not str
+                or type(device) is not str
                 or type(size) is not int or size < 0 or type(sha) is not str or not _SHA(sha)
                 or type(sources) is not list and sources != ()
                 or (approval is not None and type(approval) is not str)
@@ -179,7 +196,8 @@ class Version:
         v = _new(cls)
         v.__dict__.update(seq=seq, time=time_, path=path, rev=rev, sha256=sha, bytes=size, source=source,
                           run=run, approval=approval, scope=scope, grant=grant, model=model,
-                          sources=sources, removed=get("removed") is True, baseline=get("baseline") is True)
+                          sources=sources, removed=get("removed") is True, baseline=get("baseline") is True,
+                          device=device, imported=get("imported") is True, conflict=get("conflict") is True)
         return v
 
 
@@ -411,7 +429,8 @@ class History:
                 c.skipped += 1
                 continue
             versions.append(v)
-            heads[v.path] = v
+            if not v.imported:
+                heads[v.path] = v
         c.offset += end
         return c
 
@@ -485,7 +504,8 @@ class History:
             if logged is not None:
                 c.versions.extend(logged)
                 for v in logged:
-                    c.heads[v.path] = v
+                    if not v.imported:
+                        c.heads[v.path] = v
                 c.offset += len(payload)
                 return logged
         c = self._refresh()

@@ -149,6 +149,16 @@ class Memory:
         """The note path, or PathRefused saying which rule and which component."""
         return self._writer().check_path(path)
 
+    def check_write(self, path: object, content: object) -> str:
+        """The checks a write of `content` at `path` takes before the gate (path grammar and
+        memory's rule, text and the size cap, the leak scan), without writing anything: for
+        bytes that would enter history by another way than a write (sync's imported versions).
+        Returns the path in NFC; the refusal of the first check that fails."""
+        writer = self._writer()
+        path = writer.check_path(path)
+        writer.check_secrets(path, writer.check_content(content))
+        return path
+
     def secrets_in(self, data: bytes) -> frozenset[str]:
         """The exact texts in `data` that reading it would redact (vault values, credentials)."""
         return self._writer().secrets_in(data)

@@ -1,7 +1,8 @@
 """Schedules: `[[schedule]]` entries (name, cron, task) validated, and turned into OS scheduler entries.
 
 Guards that what the operating system is told to run is exactly `assistant -w WS run TASK`
-for a validated entry: a malformed cron expression, an unsafe name or a task that cannot be
+(or, for an entry with `command = "sync"` and no task, `assistant -w WS sync`) for a validated
+entry: a malformed cron expression, an unsafe name or a task that cannot be
 quoted safely is refused with a message naming the entry and the field, never written out.
 There is no daemon here: cron or a systemd user timer does the scheduling.
 """
@@ -45,6 +46,7 @@ _FIELDS = (
     ("day of week", 0, 7, _DAYS),
 )
 MAX_TASK_CHARS = 4000
+COMMANDS = ("run", "sync")     # what an entry runs: a task (`run`, the default) or `sync`
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,8 @@ def parse_cron(expression: str) -> Cron:
 class Schedule:
     name: str
     cron: Cron
-    task: str
+    task: str             # "" for command = "sync"
+    command: str = "run"
 
 
 def _check_task(task: object, where: str) -> str:
@@ -193,9 +196,9 @@ def _entry(i: int, entry: object, seen: set[str]) -> tuple[Schedule | None, list
     if not isinstance(entry, dict):
         return None, [f"{where}: must be a table with name, cron and task"]
     problems: list[str] = []
-    unknown = set(entry) - {"name", "cron", "task"}
+    unknown = set(entry) - {"name", "cron", "task", "command"}
     if unknown:
-        problems.append(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, cron, task)")
+        problems.append(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: name, cron, task, command)")
     name = entry.get("name")
     if "name" not in entry:
         problems.append(f"{where}: missing name")
@@ -215,7 +218,15 @@ def _entry(i: int, entry: object, seen: set[str]) -> tuple[Schedule | None, list
             cron = parse_cron(entry["cron"])
         except ScheduleError as exc:
             problems.append(f"{where}: {exc}")
-    if "task" not in entry:
+    command = entry.get("command", "run")
+    if command not in COMMANDS:
+        problems.append(f"{where}: command must be one of {', '.join(repr(c) for c in COMMANDS)}, not {command!r}")
+    if command == "sync":
+        if "task" in entry:
+            problems.append(f"{where}: a schedule with command = \"sync\" runs `assistant sync` and takes no task")
+        else:
+            task = ""
+    elif "task" not in entry:
         problems.append(f"{where}: missing task")
     else:
         try:
@@ -224,7 +235,7 @@ def _entry(i: int, entry: object, seen: set[str]) -> tuple[Schedule | None, list
             problems.append(str(exc))
     if problems or cron is None or task is None:
         return None, problems
-    return Schedule(name=name, cron=cron, task=task), []
+    return Schedule(name=name, cron=cron, task=task, command=command if command in COMMANDS else "run"), []
 
 
 def load_schedules(config: dict[str, Any]) -> list[Schedule]:
@@ -279,7 +290,10 @@ def check_scheduler_paths(workspace: Path, exe: str) -> None:
                 f"break the crontab line or systemd unit into lines of its own; nothing was written: {fix}")
 
 
-def run_argv(workspace: Path, task: str, exe: str | None = None) -> list[str]:
+def run_argv(workspace: Path, task: str, exe: str | None = None, command: str = "run") -> list[str]:
+    """What the OS scheduler runs for an entry: `assistant -w WS run TASK`, or `assistant -w WS sync`."""
+    if command == "sync":
+        return [exe or assistant_executable(), "-w", str(workspace), "sync"]
     return [exe or assistant_executable(), "-w", str(workspace), "run", task]
 
 
@@ -296,7 +310,7 @@ def crontab_lines(workspace: Path, schedules: list[Schedule], exe: str | None = 
     begin, end = _block_marker(workspace)
     lines = [begin]
     for s in schedules:
-        command = " ".join(_cron_quote(arg) for arg in run_argv(workspace, s.task, exe))
+        command = " ".join(_cron_quote(arg) for arg in run_argv(workspace, s.task, exe, s.command))
         lines.append(f"# {s.name}")
         lines.append(f"{s.cron.fields} {command}")
     lines.append(end)
@@ -407,7 +421,7 @@ def systemd_units(workspace: Path, schedules: list[Schedule], exe: str | None = 
     marker = unit_marker(workspace)
     for s in schedules:
         base = unit_name(s)
-        exec_start = " ".join(_systemd_quote(a) for a in run_argv(workspace, s.task, exe))
+        exec_start = " ".join(_systemd_quote(a) for a in run_argv(workspace, s.task, exe, s.command))
         units[f"{base}.service"] = "\n".join([
             "[Unit]",
             f"Description=assistant scheduled run {s.name}",

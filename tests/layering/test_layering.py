@@ -1,7 +1,7 @@
 """Imports point down only: the folder tree of assistant/ is the layer map, checked by parsing every module.
 
 Layers (top first) follow DESIGN.md: the doors (cli/, mcp/, web/, the plain memory API) -> session
--> agent/ -> tools/ -> recall/ -> models/ -> approvals/ -> notes/ -> records/ -> gating/ -> secrets/
+-> agent/ -> tools/ -> sync/ -> recall/ -> models/ -> approvals/ -> notes/ -> records/ -> gating/ -> secrets/
 -> workspace/ -> display/ -> confine -> policy (fileio, paths and visible at its bottom). A module may import
 modules of its own folder or of any layer below; an import of a module in a higher layer fails
 this test, and there are no exceptions. Every import counts: module level, inside functions, and
@@ -34,6 +34,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session", ("assistant.session",)),
     ("agent", ("assistant.agent",)),
     ("tools", ("assistant.tools",)),
+    # git-backed sync between enrolled devices: above the note store (its changes land through
+    # the memory writer), below the tools (nothing below imports it)
+    ("sync", ("assistant.sync",)),
     ("recall", ("assistant.recall",)),
     ("models", ("assistant.models",)),
     ("approvals", ("assistant.approvals",)),
