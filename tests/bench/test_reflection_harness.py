@@ -4,6 +4,7 @@ written, and the default follows the figure. No real model, no real figure asser
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -11,9 +12,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
-
-import reflection as bench  # noqa: E402
+# loaded from its file, not by putting bench/ on sys.path: bench/mcp.py would then shadow the
+# MCP SDK's `mcp` package for every test collected after this one
+_spec = importlib.util.spec_from_file_location("reflection_bench", REPO / "bench" / "reflection.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
 
 
 def _run(tmp_path: Path, items: list) -> str:
