@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 import click
 
 from assistant.mcp.calls import CallRegistry
+from assistant.notes.watch import MemoryWatcher
 from assistant.session import SessionError, open_session
 from assistant.cli.common import fail, get_workspace, workspace_group
 
@@ -106,7 +107,14 @@ def serve_cmd() -> None:
             message += f"\n{MCP_UNLOCK_HELP}"
         fail(message)
     log_format.use(session.scanner)
-    server = MemoryServer(session, calls)
+    try:
+        watcher: MemoryWatcher | None = MemoryWatcher(ws.memory_dir).start()
+    except Exception as exc:  # noqa: BLE001 - inotify limits, an unwatchable folder: search still works
+        watcher = None
+        click.echo(f"assistant mcp serve: memory/ cannot be watched ({type(exc).__name__}); each "
+                   "memory_search compares every note instead", err=True)
+    server = MemoryServer(session, calls, watcher=watcher)
+    server.start_intake()
     click.echo(f"assistant mcp serve: workspace {ws.root}, mode {session.mode}, approval timeout "
                f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)
     blocked = session.refusals.blocked()
@@ -132,6 +140,8 @@ def serve_cmd() -> None:
         outcome, reason = "error", f"the MCP server failed ({type(exc).__name__})"
         click.echo(f"error: {reason}", err=True)
     finally:
+        if watcher is not None:
+            watcher.stop()
         server.finish(outcome, reason)
     # Everything is recorded and closed. Leave without joining worker threads: one may still be
     # blocked reading stdin from a client that has not closed it (a stop signal).
