@@ -57,6 +57,9 @@ BUSY_TIMEOUT_MS = 5000                # every wait on another process's transact
 SEARCH_LIMIT_MAX = 50
 # bm25 column weights: path, description, category, body
 WEIGHTS = (2.0, 4.0, 1.5, 1.0)
+# At equal relevance (bm25 equal to this many decimals) a note ranks above a past conversation:
+# the note is what the person keeps; a conversation only mentions it.
+TIE_DIGITS = 6
 
 # Words that carry no topic: function words, question words, and what people say to an assistant
 # about its memory ("what do you remember about ..."). A file name like how-i-work.md can
@@ -759,7 +762,8 @@ class Index:
         # snippet for every matching row before sorting.
         sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) AS rank "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
-               f"WHERE fts MATCH ? AND docs.source IN ({marks}) ORDER BY rank LIMIT ? OFFSET ?")
+               f"WHERE fts MATCH ? AND docs.source IN ({marks}) "
+               f"ORDER BY round(rank, {TIE_DIGITS}), docs.source != 'note', rank, docs.path LIMIT ? OFFSET ?")
         snip = (f"SELECT description, snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) FROM fts "
                 f"WHERE fts MATCH ? AND rowid = ?")
 
