@@ -25,12 +25,30 @@ from assistant.notes.history import Version
 from assistant.notes.writer import GatedWriter
 
 CACHE_NAME = "history-seen.json"
+# The cache as this process last read or wrote it, by path: (the file's identity then, its
+# decoded contents). A long-lived door (`mcp serve`, a chat) noticing one hand edit at 10,000
+# notes would otherwise decode the whole cache again each time; the file is re-read whenever
+# its identity (inode, size, mtime) differs, i.e. another process wrote it.
+_memo: dict[str, tuple[tuple[int, int, int], dict]] = {}
+
+
+def _identity(dfd: int, name: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
 
 def _load(path) -> dict:
+    """The cache (a fresh copy: the caller changes it), {} when there is none or it is damaged."""
     try:    # no link followed (state/ included), no wait on a FIFO: a cache that is not a plain file is no cache
         dfd = open_folder(path.parent.parent, path.parent.name, create=False)
         try:
+            ident = _identity(dfd, path.name)
+            memo = _memo.get(str(path))
+            if ident is not None and memo is not None and memo[0] == ident:
+                return _copy(memo[1])
             data = json.loads(read_regular(path.name, dir_fd=dfd, max_bytes=16 << 20))
         finally:
             os.close(dfd)
@@ -39,11 +57,19 @@ def _load(path) -> dict:
         return {}
 
 
+def _copy(data: dict) -> dict:
+    """One level deeper than dict.copy: the "notes" and "heads" maps are changed in place."""
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+
+
 def _save(path, data: dict) -> None:
     try:   # atomic, private, never through a link, state/ included (policy.fileio)
         dfd = open_folder(path.parent.parent, path.parent.name, create=True)
         try:
             write_atomic(path.name, json.dumps(data, separators=(",", ":")).encode("utf-8"), dir_fd=dfd, mode=0o600)
+            ident = _identity(dfd, path.name)
+            if ident is not None:
+                _memo[str(path)] = (ident, _copy(data))
         finally:
             os.close(dfd)
     except OSError:
