@@ -519,10 +519,12 @@ class MemoryServer:
         return data_block(f"Note {note.path} at revision {note.revision}", self.redact(note.content))
 
     # -- running --------------------------------------------------------------------------
-    async def serve(self, in_fd: int, out_fd: int) -> None:
+    async def serve(self, in_fd: int, out_fd: int, *, on_bad_line: Callable[[], None] = lambda: None) -> None:
+        """Speak MCP on the two descriptors until the client goes. `on_bad_line`: told of each
+        input line that was not a JSON-RPC message (it was answered with an error)."""
         limit = message_limit(self.memory.max_note_bytes)
         async with stdio_transport(in_fd, out_fd, max_line=limit, on_eof=self.on_eof,
-                                   on_cancel=self.on_cancel) as (read, write):
+                                   on_cancel=self.on_cancel, on_bad_line=on_bad_line) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def finish(self, outcome: str, reason: str) -> None:
