@@ -25,7 +25,7 @@ from policy.approvals import APPROVED, Answer, Entry, Request
 
 from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text
 from assistant.display.localtime import local_time
-from assistant.display.terminal import escape, hidden_text_warning, url_rows
+from assistant.display.terminal import characters, escape, hidden_text_warning, url_rows
 from assistant.tools import fetch_summary
 
 CSS = """
@@ -106,14 +106,14 @@ def fetch_html(req: Request) -> str:
     terminal's question (assistant.display.terminal.url_rows) show them."""
     fetch = fetch_summary.parse(req.summary)
     if fetch is None:
-        rows = [("Summary", esc1(req.summary) + f" <span class=\"meta\">({len(req.summary):,} characters)</span>")]
+        rows = [("Summary", esc1(req.summary) + f" <span class=\"meta\">({characters(len(req.summary))})</span>")]
     else:
-        rows = [("URL", f"<code>{esc1(fetch.url)}</code> <span class=\"meta\">({len(fetch.url):,} characters)</span>")]
+        rows = [("URL", f"<code>{esc1(fetch.url)}</code> <span class=\"meta\">({characters(len(fetch.url))})</span>")]
         for label, value in url_rows(fetch.url):
             if label == "url":
                 continue
             shown = f"<code>{esc1(value)}</code>" if value else "(none)"
-            rows.append((label.capitalize(), f"{shown} <span class=\"meta\">({len(value):,} characters)</span>"))
+            rows.append((label.capitalize(), f"{shown} <span class=\"meta\">({characters(len(value))})</span>"))
         rows.append(("Vault secret sent", f"<b>{esc1(fetch.secret)}</b> (its value goes out as a bearer token; "
                      "it is never shown)" if fetch.secret else "none"))
     return ("<h2>What would be fetched</h2><p>Approving lets this whole address leave this machine: data can "
