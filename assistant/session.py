@@ -390,6 +390,7 @@ def open_session(
         except (ValueError, ConfigError) as exc:
             raise SessionError(str(exc) if isinstance(exc, ConfigError) else f"config.toml: {exc}") from None
         opened.callback(index.close)
+        memory.on_change(index.own_writes)   # a search right after a write finds it, watcher or not
         tool_list = list(tools) if tools is not None else all_tools()
         ctx = ToolContext(workspace=ws, scanner=scanner, gate=gate, memory=memory, files=files, vault=vault,
                           audit=real_gate.audit, run_id=session_id, recall=recaller, reads=reads)

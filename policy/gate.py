@@ -418,7 +418,7 @@ class Gate:
         if answer.verdict == EXPIRED:
             return self._answered(ruling, sha, DENY, f"expired: {answer.reason}", req_id, state=EXPIRED)
         if answer.verdict != APPROVED:
-            why = f"denied by {'the run' if answer.by == 'run' else 'the approver'}"
+            why = "denied by the run" if answer.by == "run" else "denied when asked"
             return self._answered(ruling, sha, DENY, f"{why}: {answer.reason}" if answer.reason else why, req_id)
         offer = next((o for o in ruling.offers if o.scope == answer.remember), None)
         if offer is None:
@@ -441,7 +441,7 @@ class Gate:
                 return self._answered(ruling, sha, DENY,
                                       f"approved ({offer.scope}), but the grant could not be recorded: {exc}", req_id)
         scope_text = {ONCE: "this call only", RUN: "for the rest of this run", EXACT: f"always {offer.pattern}"}
-        reason = f"approved by {'the person in the chat' if by == 'inline' else 'the approver'} " \
+        reason = f"approved {'in the chat' if by == 'inline' else 'when asked'} " \
                  f"({scope_text.get(offer.scope, f'always {offer.pattern}')})"
         return self._answered(ruling, sha, ALLOW, reason, req_id, remember=offer.scope)
 

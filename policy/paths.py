@@ -89,7 +89,7 @@ def component_problem(comp: str) -> str | None:
         return "is empty (an empty component: a doubled or trailing slash)"
     if comp.startswith("."):
         if comp in (".", ".."):
-            return f"is {comp!r}, which is never allowed"
+            return f"({'the current folder' if comp == '.' else 'the parent folder'}) is never allowed"
         return "starts with a dot (dot-leading names are reserved)"
     if comp.isascii() and comp.isprintable() and "\\" not in comp:
         return None if len(comp) <= MAX_COMPONENT_BYTES else f"is longer than {MAX_COMPONENT_BYTES} bytes"

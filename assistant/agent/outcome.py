@@ -53,7 +53,7 @@ def unattended_outcome(result: TurnResult, redact: Callable[[str], str]) -> Unat
         d = result.denials[0]
         more = f" (+{len(result.denials) - 1} more)" if len(result.denials) > 1 else ""
         code = EXIT_DENIED
-        line = (f"denied: {d.tool} {d.kind} {escape(str(d.target), newlines=False)}: "
+        line = (f"denied: {d.tool} on {escape(str(d.target), newlines=False)}: "
                 f"{_shown(redact(d.reason), 200)}{more}")
     elif result.secret_refused or failed:
         # name the refused call (the turn ended on it: the last one), else the first failure

@@ -162,6 +162,9 @@ def show_cmd(request_id: str, as_json: bool) -> None:
 
     click.echo(_visible(f"approval {req.id}: ") + status(entry.state, on=wanted(sys.stdout)))
     echo(f"  run:      {req.run_id}")
+    task = approving.requester(_ws, req).task      # as the run's transcript recorded it (redacted there)
+    if task:
+        echo(f"  task:     {task}")
     if requested_by(req):
         echo(f"  from:     requested by {requested_by(req)}")
     if req.sources:

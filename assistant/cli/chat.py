@@ -95,6 +95,7 @@ class ChatUI:
         self.own_writes: dict[str, bytes] = {}   # note path -> the text this chat's assistant wrote
         self.last_tool = ""                       # the tool of the call in progress
         self.failed_this_turn: list[str] = []     # "tool target" of each failed call this turn
+        self.interrupt_shown = False              # a call's "<- interrupted" said it already
         self.status_shown = False
         self.asking = False
         self.still_wanted: Callable[[], bool] = lambda: True   # the session gate's, once open
@@ -285,6 +286,7 @@ class ChatUI:
         match event:
             case UserMessage():
                 self.failed_this_turn = []
+                self.interrupt_shown = False
                 return
             case StepTaken() | Recalled():
                 return          # for the transcript: the step's raw text and the recalled notes
@@ -337,6 +339,7 @@ class ChatUI:
             case ToolFinished(tool=tool, ok=ok, output=output):
                 if not ok:
                     self.failed_this_turn.append(str(tool))
+                self.interrupt_shown = str(output).startswith("interrupted")
                 first = str(output).strip().splitlines()
                 self.echo(f"  <- {_short(first[0] if first else '(empty)', 200)}"
                           + (f" (+{len(first) - 1} lines)" if len(first) > 1 else ""))
@@ -525,7 +528,8 @@ def chat_command(model_spec: str | None) -> None:
                 except KeyboardInterrupt:
                     ui.clear_status()
                     ui.end_stream()
-                    ui.echo("  interrupted")
+                    if not ui.interrupt_shown:      # the call's "<- interrupted" said it once
+                        ui.echo("  interrupted")
                     if ui.tty_in:
                         discard_pending_input(sys.stdin.fileno())   # nothing typed meanwhile answers anything
                     session.transcript.append("interrupted")

@@ -6,8 +6,11 @@ config.toml), the config (every problem of every section, each `[[schedule]]` en
 the model, that the vault unlocks with only what an unattended run has (environment variable,
 key file or keyring, never a prompt), that no note holds a vault value in plain text (named by
 path only: never the value, nor which secret), and that the approval channel is reachable (the
-notify command is run once with a test summary; no request is filed). Every problem is printed
-with its fix; any problem means a non-zero exit.
+notify command is run once with a test summary; no request is filed). It also names what
+`memory ls` marks unreadable (notes too large to read, names the notes do not allow, links and
+other non-files) and a copy `memory edit` kept in state/edits/ after a refusal that holds a
+secret (by path only, never the secret). Every problem is printed with its fix; any problem
+means a non-zero exit.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from assistant.session import policy_files
 from policy.notify import run_notify
 
 from assistant.approvals.push import pusher
-from assistant.confine import Root
+from assistant.confine import ConfinementError, Root
 from assistant.display.colour import status, wanted
 from assistant.display.terminal import escape
 from assistant.models.base import ModelError
@@ -41,7 +44,7 @@ from assistant.sync.engine import SyncError
 from assistant.sync.engine import status as sync_status
 from assistant.sync.git import GitError
 from assistant.sync.state import SyncState, SyncStateError
-from assistant.secrets.scanner import VAULT_RULE
+from assistant.secrets.scanner import VAULT_RULE, Scanner
 from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock, unlock_if_present
 from assistant.notes.names import nfc, not_nfc, shown
 from assistant.workspace.config import SECTIONS, ConfigError
@@ -185,6 +188,74 @@ def _check_note_names(ws: Workspace, r: Report) -> None:
                   f"assistant memory rename $'{shown(path)}' {shlex.quote(fixed)}")
     if paths and not odd:
         r.ok("notes", "every note's name is in the usual Unicode spelling (NFC)")
+
+
+def _check_unreadable(ws: Workspace, r: Report) -> None:
+    """What `memory ls` lists as unreadable, each with its fix: a note over [memory]
+    max_note_bytes, a name the path grammar refuses, a link or another non-file (metadata only:
+    no note is opened)."""
+    try:
+        entries = scan(ws.memory_dir)
+    except OSError:
+        return      # memory/ unreadable: reported with the layout
+    limit = ws.config.memory.max_note_bytes
+    found = 0
+    for e in entries:
+        name = escape(e.path, newlines=False)
+        if e.problem is not None and e.problem.startswith("name not allowed"):
+            r.problem("notes", f"memory/{name} cannot be read or written: its {e.problem}",
+                      "rename it by hand (a file manager, or mv) to a name without the character named, "
+                      "ending in .md; then `assistant memory ls` lists it as a note")
+        elif e.problem is not None:
+            r.problem("notes", f"memory/{name} is {e.problem}: it is never read",
+                      "put the note itself there instead (links are never followed), or remove it")
+        elif e.size > limit:
+            r.problem("notes", f"memory/{name} is too large to read ({e.size:,} bytes; [memory] max_note_bytes "
+                               f"is {limit:,})",
+                      "split it into smaller notes by hand, or raise [memory] max_note_bytes in config.toml")
+        else:
+            continue
+        found += 1
+    if entries and not found:
+        r.ok("notes", f"every note can be read ({len(entries)} checked: none too large, no name refused)")
+
+
+EDITS = "edits"       # state/edits/: the copies `memory edit` keeps after a refusal (assistant.cli.memory)
+
+
+def _check_edits(ws: Workspace, vault, r: Report) -> None:
+    """A copy of a note that `memory edit` kept in state/edits/ after a refusal (so no edit is
+    lost) holds the note's text in plain: one holding a secret (a vault value when the vault
+    unlocked here, else a credential shape) is named by its path, redacted, never the value."""
+    scanner = vault.scanner() if vault is not None else Scanner({})
+    try:
+        root = Root.beneath(ws.root, f"{STATE}/{EDITS}", create=False)
+    except FileNotFoundError:
+        return      # no edit ever kept a copy
+    except (OSError, ConfinementError) as exc:
+        r.problem("edits", f"state/{EDITS} cannot be checked: {escape(str(exc), newlines=False)}",
+                  f"move {ws.state_dir / EDITS} aside (it should be a folder of yours, not a link)")
+        return
+    holding: list[str] = []
+    copies = 0
+    with root:
+        for path, st, refused in root.scan():
+            if refused is not None or not stat.S_ISREG(st.st_mode):
+                continue
+            copies += 1
+            try:
+                data = root.read_head(path, NOTE_SCAN_LIMIT)
+            except (OSError, ConfinementError):
+                continue
+            text = data.decode("utf-8", "replace")
+            if scanner.find(text, truncated=len(data) >= NOTE_SCAN_LIMIT):
+                holding.append(f"state/{EDITS}/" + escape(scanner.redact(path), newlines=False))
+    for shown_path in sorted(holding):
+        folder = shown_path.rsplit("/", 1)[0]
+        r.problem("edits", f"{shown_path}, a copy `memory edit` kept after a refusal, holds a secret in plain text",
+                  f"take what you still need from it, then delete it: rm -r {shlex.quote(str(ws.root / folder))}")
+    if copies and not holding:
+        r.ok("edits", f"state/{EDITS}/ keeps {copies} copy(ies) of refused edits; none holds a secret")
 
 
 def _check_config(ws: Workspace, r: Report) -> None:
@@ -467,8 +538,12 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
         # each further check reads its own section: a broken one was reported above
         if not ws.config.problems_in("model"):
             _check_model(ws, model_spec, r)
+        if not ws.config.problems_in("memory"):
+            _check_unreadable(ws, r)
         if not ws.config.problems_in("vault"):
-            _check_notes(ws, _check_vault(ws, r), r)
+            vault = _check_vault(ws, r)
+            _check_notes(ws, vault, r)
+            _check_edits(ws, vault, r)
         if not ws.config.problems_in("approvals"):
             _check_approvals(ws, r, notify=not no_notify)
         _check_refusals(ws, r)

@@ -9,8 +9,10 @@ with the fix, on stderr.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import shlex
 import signal
 import sys
 from typing import TYPE_CHECKING, Callable
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Callable
 import click
 
 from assistant.mcp.calls import CallRegistry
+from assistant.notes.watch import MemoryWatcher
 from assistant.session import SessionError, open_session
 from assistant.cli.common import fail, get_workspace, workspace_group
 
@@ -30,6 +33,25 @@ MCP_UNLOCK_HELP = (
     "[vault] unlock = \"keyring\" in config.toml (a desktop session), or set [vault] key_file to a "
     "file only you can read (chmod 600)."
 )
+
+
+def client_command(root: object) -> str:
+    """How an MCP client starts this server for the workspace at `root` (the README's line)."""
+    return f'claude mcp add memory -- "$(which assistant)" -w {shlex.quote(str(root))} mcp serve'
+
+
+def started_by_hand(root: object) -> str:
+    """What `mcp serve` says when its stdin is a terminal: a person typed the command."""
+    return (f"assistant mcp serve is meant to be started by an MCP client, which talks to it in JSON-RPC "
+            f"on stdin; typing here does nothing useful. To use your notes from Claude Code: "
+            f"{client_command(root)}  (Claude Desktop and other clients: the mcpServers block in "
+            f"docs/usage.md). Press Ctrl-D or Ctrl-C to stop.")
+
+
+def not_json_rpc(root: object) -> str:
+    """The one stderr line for input that is not JSON-RPC (each such line was answered with an error)."""
+    return (f"assistant mcp serve: stdin is not speaking MCP (a line that is not a JSON-RPC message was "
+            f"answered with an error); this server is started by an MCP client, e.g. {client_command(root)}")
 
 
 class OneLine(logging.Formatter):
@@ -106,7 +128,14 @@ def serve_cmd() -> None:
             message += f"\n{MCP_UNLOCK_HELP}"
         fail(message)
     log_format.use(session.scanner)
-    server = MemoryServer(session, calls)
+    try:
+        watcher: MemoryWatcher | None = MemoryWatcher(ws.memory_dir).start()
+    except Exception as exc:  # noqa: BLE001 - inotify limits, an unwatchable folder: search still works
+        watcher = None
+        click.echo(f"assistant mcp serve: memory/ cannot be watched ({type(exc).__name__}); each "
+                   "memory_search compares every note instead", err=True)
+    server = MemoryServer(session, calls, watcher=watcher)
+    server.start_intake()
     click.echo(f"assistant mcp serve: workspace {ws.root}, mode {session.mode}, approval timeout "
                f"{server.timeout:g}s, session {session.id}; speaking MCP on stdin/stdout", err=True)
     blocked = session.refusals.blocked()
@@ -119,11 +148,20 @@ def serve_cmd() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    if os.isatty(0):
+        click.echo(started_by_hand(ws.root), err=True)
+    told = []
+
+    def bad_line() -> None:      # once: a client sending garbage must not flood its own log
+        if not told:
+            told.append(True)
+            click.echo(not_json_rpc(ws.root), err=True)
+
     outcome, reason = "done", "the MCP client disconnected"
     try:
         import anyio
 
-        anyio.run(server.serve, 0, protocol)
+        anyio.run(functools.partial(server.serve, on_bad_line=bad_line), 0, protocol)
     except (KeyboardInterrupt, SystemExit):
         server.stopping = True
         outcome, reason = "interrupted", "the MCP server was stopped"
@@ -132,6 +170,8 @@ def serve_cmd() -> None:
         outcome, reason = "error", f"the MCP server failed ({type(exc).__name__})"
         click.echo(f"error: {reason}", err=True)
     finally:
+        if watcher is not None:
+            watcher.stop()
         server.finish(outcome, reason)
     # Everything is recorded and closed. Leave without joining worker threads: one may still be
     # blocked reading stdin from a client that has not closed it (a stop signal).

@@ -140,8 +140,12 @@ def _rev(shown: _Shown, v: Version) -> str:
     return v.rev if v.rev.isascii() and v.rev.isalnum() else shown(v.rev)
 
 
+PERSON = "person"     # history's source for the person's own writes (their CLI, their script)
+
+
 def _who(shown: _Shown, v: Version) -> list[str]:
-    return [shown(v.source), shown(v.path)]
+    """Who wrote it (you, for the person's own writes) and the note."""
+    return ["you" if v.source == PERSON else shown(v.source), shown(v.path)]
 
 
 def _why(shown: _Shown, v: Version) -> list[str]:
@@ -155,6 +159,8 @@ def _why(shown: _Shown, v: Version) -> list[str]:
         parts.append("(first version: history started)")
     if v.approval:
         parts.append(shown(f"approval {v.approval}" + (f" ({v.scope})" if v.scope else "")))
+    elif v.source == PERSON:
+        parts.append("your own write")     # not the gate's rule for a chat: you wrote it yourself
     elif v.grant:
         parts.append(shown(f"allowed: {v.grant}"))
     if v.model:

@@ -78,6 +78,11 @@ def _invisible_runs(text: str) -> tuple[int, int, bool]:
     return count, longest, tag
 
 
+def characters(n: int) -> str:
+    """"1 character", "2,048 characters": a length as a person reads it."""
+    return f"{n:,} character{'' if n == 1 else 's'}"
+
+
 def invisible_count(text: object) -> int:
     """How many characters of `text` render as nothing and are shown as escapes."""
     s = str(text)
@@ -428,12 +433,12 @@ def url_parts(url: str) -> str:
     each on its own line, in full, escaped, with its length (data can leave in a long query)."""
     rows = url_rows(url)
     if rows[0][0] == "url":
-        return f"    url:    {escape(url, newlines=False)} ({len(url):,} characters)\n"
-    return "".join(f"    {label + ':':<9}{escape(value, newlines=False) or '(none)'} ({len(value):,} characters)\n"
+        return f"    url:    {escape(url, newlines=False)} ({characters(len(url))})\n"
+    return "".join(f"    {label + ':':<9}{escape(value, newlines=False) or '(none)'} ({characters(len(value))})\n"
                    for label, value in rows)
 
 
-__all__ = ["escape", "one_line", "invisible_count", "invisible_line", "hidden_text_warning", "control_character",
+__all__ = ["characters", "escape", "one_line", "invisible_count", "invisible_line", "hidden_text_warning", "control_character",
            "char_name", "shown_name", "unified_diff",
            "proposed_text", "MAX_DIFF_LINE_PAIRS", "MAX_DIFF_MATCH_STEPS", "DIFF_SECONDS", "Pages", "screen_rows", "is_terminal", "discard_pending_input",
            "read_answer", "url_parts", "url_rows"]

@@ -16,6 +16,14 @@ Guards that an MCP client is one more door into the same session, never a second
   assistant.secrets.refusals, the same as a chat's); each is counted toward the workspace's
   refusal budget, and once it is spent, writes and removals are refused until the person runs
   `assistant approvals ack` (reads go on);
+- memory_search is as fresh as a chat's recall without walking memory/ on each call: the server
+  watches memory/ (assistant.notes.watch, the chat's watcher), syncs the index once as it
+  starts, and from then on a search re-reads only the notes the watcher reported (and the
+  server's own writes). The reports are taken in by a thread of their own, as a chat takes
+  them between turns: each hand edit also becomes a version in history/, and no call waits for
+  that. A hand edit is found once the watcher has reported it (its debounce, 50 ms after the
+  folder goes quiet). Without a watcher (it could not start, or stopped) every search compares
+  all notes by metadata;
 - every output is redacted and text from notes is marked as data; every refusal is a tool error
   with the writer's own specific message (a refused secret is never named), never a traceback;
   bad input gets an error and the server keeps serving.
@@ -43,8 +51,10 @@ from policy.notify import run_notify
 from assistant.agent.events import Event, GateEvents, ToolCalled, ToolFinished, VaultValueRefused, record
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.notes.history import Origin
+from assistant.notes.watch import MemoryWatcher
 from assistant.notes.store import NoteError, NotFound, RemoveResult, SecretRefused, WriteResult
 from assistant.display.terminal import escape
+from assistant.recall.index import IndexUnavailable
 from assistant.tools import memory as model_tools
 from assistant.tools.base import ToolError
 from assistant.mcp.calls import CallRegistry, GatedCall
@@ -63,6 +73,8 @@ POLL_SECONDS = 0.1           # how often a waiting call looks for its request (p
 PROGRESS_SECONDS = 5.0       # between progress notifications while a call waits for approval
 FINISH_SECONDS = 10.0        # a given-up call's worker is waited for this long (it ends at once)
 MAX_WAITING = 8              # gated calls of one client in flight at once (the person's inbox is not a queue to flood)
+INTAKE_WAIT_SECONDS = 0.5   # the hand-edit intake looks for its stop this often
+INTAKE_RETRY_SECONDS = 5.0  # an index that cannot be used is synced again this long after
 MIN_MESSAGE_BYTES = 1 << 20
 MAX_CLIENT_NAME = 60
 RESOURCE_NOT_FOUND = -32002
@@ -102,7 +114,8 @@ class MemoryServer:
     """The MCP server of one session. `calls` must be the registry whose `on_request` the
     session was opened with."""
 
-    def __init__(self, session: "AssistantSession", calls: CallRegistry) -> None:
+    def __init__(self, session: "AssistantSession", calls: CallRegistry, *,
+                 watcher: MemoryWatcher | None = None) -> None:
         if not isinstance(session.policy_gate, Gate):
             raise TypeError("the session's gate is not a policy Gate")
         self.session = session
@@ -122,6 +135,10 @@ class MemoryServer:
         self._by_request: dict[str | int, GatedCall] = {}   # JSON-RPC request id -> its call
         self._started = False
         self.tool_calls = 0
+        self.watcher = watcher          # memory/ changes on disk (a started MemoryWatcher), or None
+        self._stop_intake = threading.Event()
+        self._intake_thread: threading.Thread | None = None
+        self.watching = threading.Event()   # set once the index is synced and fed by the watcher
         session.gate.report_to(GateEvents(self._record))   # every ruling goes to the transcript as it happens
         self.server = self._build()
 
@@ -300,6 +317,49 @@ class MemoryServer:
                        timeout=self.gate.notify_timeout)
         return SECRET_REFUSED + (" " + SESSION_CLOSED if last else "")
 
+    def start_intake(self) -> None:
+        """Take the watcher's reports in from now on, in a thread of their own (as a chat does
+        between turns), so no call waits for them: see _intake."""
+        if self.watcher is None or self._intake_thread is not None:
+            return
+        self._intake_thread = threading.Thread(target=self._intake, name="mcp-hand-edits", daemon=True)
+        self._intake_thread.start()
+
+    def _intake(self) -> None:
+        """One full metadata sync of the index (what changed before the watcher started), then,
+        as each batch of changes arrives, the reported notes go to the index (the next search
+        re-reads just them) and hand edits become versions in history/. A watcher that dies
+        (or an unexpected error here) puts the index back on full syncs, with one line on stderr."""
+        watcher = self.watcher
+        assert watcher is not None
+        synced = False
+        try:
+            while not self._stop_intake.is_set():
+                if watcher.error is not None:
+                    raise watcher.error
+                if not synced:
+                    try:
+                        self.session.index.sync(conversations=False)
+                        synced = True
+                    except IndexUnavailable:     # a search says why; try again in a while
+                        self._stop_intake.wait(INTAKE_RETRY_SECONDS)
+                        continue
+                    self.session.notice_hand_edits(watcher)   # from now on the index trusts the watcher
+                    self.watching.set()
+                if watcher.wait(INTAKE_WAIT_SECONDS):
+                    self.session.notice_hand_edits(watcher)
+        except Exception as exc:  # noqa: BLE001 - search goes on, comparing every note
+            self.watching.clear()
+            self.session.index.watch_lost()
+            _log(f"memory/ is no longer watched ({type(exc).__name__}); each memory_search now compares "
+                 "every note")
+
+    def stop_intake(self) -> None:
+        self._stop_intake.set()
+        if self._intake_thread is not None:
+            self._intake_thread.join(FINISH_SECONDS)
+            self._intake_thread = None
+
     def _read_tool(self, spec: ToolSpec, args: dict) -> tuple[str, bool]:
         run = {"memory_read": model_tools.run_memory_read, "memory_list": model_tools.run_memory_list,
                "memory_search": model_tools.run_memory_search}[spec.name]
@@ -459,16 +519,19 @@ class MemoryServer:
         return data_block(f"Note {note.path} at revision {note.revision}", self.redact(note.content))
 
     # -- running --------------------------------------------------------------------------
-    async def serve(self, in_fd: int, out_fd: int) -> None:
+    async def serve(self, in_fd: int, out_fd: int, *, on_bad_line: Callable[[], None] = lambda: None) -> None:
+        """Speak MCP on the two descriptors until the client goes. `on_bad_line`: told of each
+        input line that was not a JSON-RPC message (it was answered with an error)."""
         limit = message_limit(self.memory.max_note_bytes)
         async with stdio_transport(in_fd, out_fd, max_line=limit, on_eof=self.on_eof,
-                                   on_cancel=self.on_cancel) as (read, write):
+                                   on_cancel=self.on_cancel, on_bad_line=on_bad_line) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def finish(self, outcome: str, reason: str) -> None:
         """After the last message: close anything of this session still waiting, say so in the
         transcript, and close the session."""
         try:
+            self.stop_intake()
             self.gate.close_open(reason)
         finally:
             if not self._started:

@@ -7,7 +7,8 @@ Guards the protocol stream, which a stray byte would corrupt:
 - every incoming line is bounded (`max_line` bytes): a longer one is read through and dropped
   (never held in memory whole) and answered with an error naming the limit;
 - a line that is not a JSON-RPC message (not UTF-8, not JSON, not a request, notification or
-  response) is answered with a JSON-RPC error (parse error or invalid request, with the
+  response) is answered with a JSON-RPC error (and the door is told, `on_bad_line`, to say so on
+  stderr in words) (parse error or invalid request, with the
   message's id when one can be found and written as UTF-8, else id null; a request whose id
   is neither a string nor an integer is invalid) and the server reads on; nothing from the bad
   line is echoed back, and no one message, however malformed, ends the server;
@@ -177,10 +178,12 @@ def _write_all(fd: int, data: bytes) -> None:
 @asynccontextmanager
 async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Callable[[], None],
                           on_cancel: Callable[[str | int], bool] = lambda request_id: True,
+                          on_bad_line: Callable[[], None] = lambda: None,
                           ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
                                                    MemoryObjectSendStream[SessionMessage]]]:
     """(read stream, write stream) for `Server.run`, over `in_fd` and `out_fd`. `on_cancel(id)`
-    sees every notifications/cancelled first: False drops it (the request goes on)."""
+    sees every notifications/cancelled first: False drops it (the request goes on).
+    `on_bad_line()` is told of each line that was not a JSON-RPC message (after its error is sent)."""
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     out_send, out_recv = anyio.create_memory_object_stream[bytes](32)
@@ -202,6 +205,7 @@ async def stdio_transport(in_fd: int, out_fd: int, *, max_line: int, on_eof: Cal
                                           "invalid request: the message could not be read")
                     if isinstance(item, bytes):
                         await out_send.send(item)
+                        on_bad_line()
                     elif item is not None and _goes_on(item, on_cancel):
                         await read_send.send(item)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -448,6 +448,10 @@ class History:
     def paths(self) -> list[str]:
         return sorted(self._refresh().heads)
 
+    def heads(self) -> dict[str, str | None]:
+        """Every note's newest sha256 (None: removed last), from one read of the log."""
+        return {p: (None if v.removed else v.sha256) for p, v in self._refresh().heads.items()}
+
     def skipped_lines(self) -> int:
         return self._refresh().skipped
 

@@ -13,22 +13,42 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from contextlib import nullcontext
 from pathlib import Path
 
 from policy.fileio import open_folder, read_regular, write_atomic
 
+from assistant.confine import ConfinementError, Root
 from assistant.notes import catalog as _catalog
 from assistant.notes.history import Version
 from assistant.notes.writer import GatedWriter
 
 CACHE_NAME = "history-seen.json"
+# The cache as this process last read or wrote it, by path: (the file's identity then, its
+# decoded contents). A long-lived door (`mcp serve`, a chat) noticing one hand edit at 10,000
+# notes would otherwise decode the whole cache again each time; the file is re-read whenever
+# its identity (inode, size, mtime) differs, i.e. another process wrote it.
+_memo: dict[str, tuple[tuple[int, int, int], dict]] = {}
+
+
+def _identity(dfd: int, name: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
 
 def _load(path) -> dict:
+    """The cache (a fresh copy: the caller changes it), {} when there is none or it is damaged."""
     try:    # no link followed (state/ included), no wait on a FIFO: a cache that is not a plain file is no cache
         dfd = open_folder(path.parent.parent, path.parent.name, create=False)
         try:
+            ident = _identity(dfd, path.name)
+            memo = _memo.get(str(path))
+            if ident is not None and memo is not None and memo[0] == ident:
+                return _copy(memo[1])
             data = json.loads(read_regular(path.name, dir_fd=dfd, max_bytes=16 << 20))
         finally:
             os.close(dfd)
@@ -37,11 +57,19 @@ def _load(path) -> dict:
         return {}
 
 
+def _copy(data: dict) -> dict:
+    """One level deeper than dict.copy: the "notes" and "heads" maps are changed in place."""
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+
+
 def _save(path, data: dict) -> None:
     try:   # atomic, private, never through a link, state/ included (policy.fileio)
         dfd = open_folder(path.parent.parent, path.parent.name, create=True)
         try:
             write_atomic(path.name, json.dumps(data, separators=(",", ":")).encode("utf-8"), dir_fd=dfd, mode=0o600)
+            ident = _identity(dfd, path.name)
+            if ident is not None:
+                _memo[str(path)] = (ident, _copy(data))
         finally:
             os.close(dfd)
     except OSError:
@@ -56,10 +84,27 @@ def _log_signature(hist) -> list[int] | None:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _on_disk(memory_dir: Path, max_bytes: int) -> dict[str, tuple[int, int]]:
-    """Readable-looking notes under memory/: path -> (mtime_ns, size)."""
-    return {e.path: (e.mtime_ns, e.size) for e in _catalog.scan(memory_dir)
-            if e.problem is None and e.size <= max_bytes}
+def _on_disk(memory_dir: Path, max_bytes: int, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Readable-looking notes under memory/: path -> (mtime_ns, size). With `paths` (what a
+    watcher reported), just those are looked at, through the confined Root (no link followed,
+    a refused name is no note), so a hand edit costs the same at 10 or 10,000 notes."""
+    if paths is None:
+        return {e.path: (e.mtime_ns, e.size) for e in _catalog.scan(memory_dir)
+                if e.problem is None and e.size <= max_bytes}
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        root = Root(memory_dir)
+    except (OSError, ConfinementError):
+        return out
+    with root:
+        for p in paths:
+            try:
+                st = root.stat(p)
+            except (OSError, ConfinementError, ValueError):
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_size <= max_bytes:
+                out[p] = (st.st_mtime_ns, st.st_size)
+    return out
 
 
 def notice_all(writer: GatedWriter, memory_dir: Path, state_dir: Path,
@@ -76,14 +121,14 @@ def notice_all(writer: GatedWriter, memory_dir: Path, state_dir: Path,
     cache_path = state_dir / CACHE_NAME
     cache = _load(cache_path)
     seen = cache.get("notes") if isinstance(cache.get("notes"), dict) else {}
-    disk = _on_disk(memory_dir, mount.max_bytes)
+    disk = _on_disk(memory_dir, mount.max_bytes, paths)
     # The newest sha256 of each note (None: removed). While the log is the file the cache saw,
     # the cached heads stand in for reading the whole log at every session start.
     cached_heads = cache.get("heads")
     if cache.get("log") == _log_signature(hist) and isinstance(cached_heads, dict):
         heads: dict = cached_heads
     else:
-        heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+        heads = hist.heads()
     wanted = set(disk) | {p for p, sha in heads.items() if sha} if paths is None else set(paths)
 
     def unchanged(p: str) -> bool:
@@ -104,8 +149,8 @@ def notice_all(writer: GatedWriter, memory_dir: Path, state_dir: Path,
                 return writer.current(root, p)
 
             hist.recover(current)
-            heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
-            disk = _on_disk(memory_dir, mount.max_bytes)
+            heads = hist.heads()
+            disk = _on_disk(memory_dir, mount.max_bytes, paths)
             if paths is None:
                 wanted = set(disk) | {p for p, sha in heads.items() if sha}
             run = mount.run_id
@@ -129,9 +174,9 @@ def notice_all(writer: GatedWriter, memory_dir: Path, state_dir: Path,
                 else:
                     seen.pop(p, None)
             recorded = hist.record_many(pending)
-            for p in [p for p in seen if p not in disk]:
-                del seen[p]
-            heads = {p: (None if v.removed else v.sha256) for p, v in ((p, hist.head(p)) for p in hist.paths())}
+            for p in [p for p in (seen if paths is None else wanted) if p not in disk]:
+                seen.pop(p, None)
+            heads = hist.heads()
             signature = _log_signature(hist)
     _save(cache_path, {"notes": seen, "log": signature, "heads": heads})
     return recorded

@@ -98,6 +98,7 @@ class Memory:
         self.history = history   # None: no versions kept (a bare Memory built by a test)
         self._revision_key: bytes | None = None
         self._on_close: Callable[[], None] | None = None
+        self._on_change: Callable[[list[str]], None] | None = None
 
     # -- lifetime -----------------------------------------------------------------------
 
@@ -106,6 +107,16 @@ class Memory:
         assistant.memory.open_memory returns closes the session it was opened from. Returns self."""
         self._on_close = close
         return self
+
+    def on_change(self, changed: Callable[[list[str]], None]) -> "Memory":
+        """Call `changed(paths)` after each write, edit, removal or rename this Memory made (the
+        session tells its search index, so a search right after a write finds it). Returns self."""
+        self._on_change = changed
+        return self
+
+    def _changed(self, *paths: str) -> None:
+        if self._on_change is not None:
+            self._on_change(list(paths))
 
     def close(self) -> None:
         """Close what this Memory was opened with (see on_close); a Memory of a session the
@@ -213,8 +224,10 @@ class Memory:
         Without it, a write that would drop a secret held by the current note is refused
         (SecretWouldBeLost).
         """
-        return self._writer().write(path, content, base, call=call or Call(self.gate),
-                                    origin=origin or Origin("person"), force=force, person_edit=person_edit)
+        result = self._writer().write(path, content, base, call=call or Call(self.gate),
+                                      origin=origin or Origin("person"), force=force, person_edit=person_edit)
+        self._changed(result.path)
+        return result
 
     def edit(self, path: str, change: Edit, base: str | None = None, *, origin: Origin | None = None,
              call: CallAuthority | None = None) -> WriteResult:
@@ -236,22 +249,28 @@ class Memory:
         current = self.revision(data)
         new_raw, expected = _edit.apply(_edit.view_of(raw, self.scanner), change, path)
         _edit.check_view(new_raw, expected, self.scanner, path)
-        return writer.write(path, new_raw, current, call=call or Call(self.gate),
-                                                 origin=origin or Origin("person"), edit=True)
+        result = writer.write(path, new_raw, current, call=call or Call(self.gate),
+                              origin=origin or Origin("person"), edit=True)
+        self._changed(result.path)
+        return result
 
     def remove(self, path: str, base: str | None = None, *, origin: Origin | None = None,
                call: CallAuthority | None = None) -> RemoveResult:
         """Remove one note; gated like a write (kind memory). `base`, if given, must match.
         History keeps every version: the removal is recorded (source `removal`).
         `call`: as for write (its gate view and cancellation); None: this Memory's gate."""
-        return self._writer().remove(path, base, call=call or Call(self.gate), origin=origin or Origin("person"))
+        result = self._writer().remove(path, base, call=call or Call(self.gate), origin=origin or Origin("person"))
+        self._changed(result.path)
+        return result
 
     def rename(self, old: str, new: str, *, origin: Origin | None = None, call: Call | None = None) -> RenameResult:
         """Give a note a new name: gated as a write of NEW and a removal of OLD (kind memory),
         done as one rename that never replaces; NEW must not exist. OLD may be a name stored in
         another Unicode spelling (NFD, as macOS or a sync tool writes it), found by its NFC name.
         History records NEW's version and OLD's removal."""
-        return self._writer().rename(old, new, call=call or Call(self.gate), origin=origin or Origin("person"))
+        result = self._writer().rename(old, new, call=call or Call(self.gate), origin=origin or Origin("person"))
+        self._changed(result.old, result.new)
+        return result
 
     # -- history ------------------------------------------------------------------------
 

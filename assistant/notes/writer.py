@@ -246,7 +246,8 @@ class GatedWriter:
 
     # -- 3. secrets -------------------------------------------------------------------------
 
-    def check_secrets(self, path: str, data: bytes, *, kept: frozenset[str] = frozenset()) -> None:
+    def check_secrets(self, path: str, data: bytes, *, kept: frozenset[str] = frozenset(),
+                      person: bool = False) -> None:
         """Refuse at once if the content or the path carries a secret. Never asks anyone.
 
         A vault value: the message names neither the secret nor where it was (see
@@ -268,11 +269,17 @@ class GatedWriter:
         if not names:
             return
         noun = self.m.noun
-        why = ("Secrets never go into memory or files, and this is not put to the person for approval "
-               "(approving it would park the value where every future prompt can read it).")
+        if person:     # the person's own write (their CLI, their script): said to them
+            why = ("Secrets never go into memory or files: there every future prompt would read it. "
+                   "Keep it in the vault only.")
+            whose = "your vault"
+        else:
+            why = ("Secrets never go into memory or files, and this is not put to the person for approval "
+                   "(approving it would park the value where every future prompt can read it).")
+            whose = "the person's vault"
         if vault:
             raise SecretRefused(
-                f"refused: the {noun} would carry a secret stored in the person's vault. {why}",
+                f"refused: the {noun} would carry a secret stored in {whose}. {why}",
                 names=tuple(names), vault=True)
         raise SecretRefused(
             f"refused: the {noun} would carry a secret ({', '.join(names)}, a credential). {why} Leave it out.",
@@ -447,7 +454,7 @@ class GatedWriter:
         path = self.check_path(path)
         data = self.check_content(content)
         if not person_edit and not edit:
-            self.check_secrets(path, data)
+            self.check_secrets(path, data, person=origin.source == "person")
         new_revision = self._revision(data)     # (the key is loaded before anything is written)
         with self.m.root() as root:
             self.check_spelling(root, path)

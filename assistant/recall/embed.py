@@ -112,7 +112,9 @@ class HybridSearch:
             fused[(h.source, h.path)] = fused.get((h.source, h.path), 0.0) + 1.0 / (RRF_K + rank)
         for rank, (_, path, source) in enumerate(sims, 1):
             fused[(source, path)] = fused.get((source, path), 0.0) + 1.0 / (RRF_K + rank)
-        order = sorted(fused.items(), key=lambda kv: -kv[1])[offset:offset + limit]
+        # at equal fused score a note first (as Index.search orders), then by path
+        order = sorted(fused.items(), key=lambda kv: (-round(kv[1], 9), kv[0][0] != "note", kv[0][1]))
+        order = order[offset:offset + limit]
         by_key = {(h.source, h.path): h for h in lexical}
         missing = [k for k, _ in order if k not in by_key]
         bodies = self.index.bodies(missing) if missing else {}

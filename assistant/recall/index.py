@@ -57,6 +57,9 @@ BUSY_TIMEOUT_MS = 5000                # every wait on another process's transact
 SEARCH_LIMIT_MAX = 50
 # bm25 column weights: path, description, category, body
 WEIGHTS = (2.0, 4.0, 1.5, 1.0)
+# At equal relevance (bm25 equal to this many decimals) a note ranks above a past conversation:
+# the note is what the person keeps; a conversation only mentions it.
+TIE_DIGITS = 6
 
 # Words that carry no topic: function words, question words, and what people say to an assistant
 # about its memory ("what do you remember about ..."). A file name like how-i-work.md can
@@ -573,12 +576,17 @@ class Index:
                                result.changed + more.changed, result.removed + more.removed)
         return result
 
-    def sync_conversations(self) -> SyncStats:
-        """Bring the conversations (state/transcripts/*.jsonl) in line, by metadata."""
+    def sync_conversations(self, *, skip: str | None = None) -> SyncStats:
+        """Bring the conversations (state/transcripts/*.jsonl) in line, by metadata. `skip`: the
+        asking session's own transcript (never one of its hits), neither indexed nor dropped
+        here: it grows with every call of the session, and re-indexing it at each search would
+        cost more than the search."""
         if self.transcripts_dir is None:
             return SyncStats()
         talks = scan_transcripts(self.transcripts_dir)
-        result = self._guarded(lambda db: self._apply(db, "conversation", talks, None, None))
+        ignore = frozenset((skip,)) if skip else frozenset()
+        talks.pop(skip or "", None)
+        result = self._guarded(lambda db: self._apply(db, "conversation", talks, None, None, ignore))
         assert isinstance(result, SyncStats)
         return result
 
@@ -588,6 +596,18 @@ class Index:
         with self._lock:
             self._watched = True
             self._pending.update(p for p in paths if isinstance(p, str))
+
+    def own_writes(self, paths: Iterable[str]) -> None:
+        """This session's writer changed these notes: the next `refresh()` re-reads them even
+        before the watcher (if any) reports them, so a search right after a write finds it.
+        Unlike note_changes, it does not make `refresh()` trust a watcher."""
+        with self._lock:
+            self._pending.update(p for p in paths if isinstance(p, str))
+
+    def watch_lost(self) -> None:
+        """The watcher feeding this index stopped: `refresh()` goes back to full syncs."""
+        with self._lock:
+            self._watched = False
 
     def refresh(self) -> SyncStats:
         """Fresh enough for per-turn recall: the watcher's pending notes only, when a watcher
@@ -623,7 +643,7 @@ class Index:
         return SyncStats(stats.scanned, stats.added, stats.changed, stats.removed, rebuilt=True)
 
     def _apply(self, db: sqlite3.Connection, source: str, current: dict[str, _Meta], only: Sequence[str] | None,
-               progress: Callable[[int, int], None] | None) -> SyncStats:
+               progress: Callable[[int, int], None] | None, ignore: frozenset[str] = frozenset()) -> SyncStats:
         def known_rows(paths: Iterable[str] | None) -> dict[str, tuple[int, _Meta]]:
             if paths is None:
                 # The whole table, unless nobody committed since we last read it (data_version
@@ -658,7 +678,7 @@ class Index:
             return added, changed, removed
 
         known = known_rows(only)
-        added, changed, removed = diff(known, set(current) | set(known))
+        added, changed, removed = diff(known, (set(current) | set(known)) - ignore)
         if not (added or changed or removed):
             return SyncStats(scanned=len(current))
         self._known.pop(source, None)
@@ -742,7 +762,8 @@ class Index:
         # snippet for every matching row before sorting.
         sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) AS rank "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
-               f"WHERE fts MATCH ? AND docs.source IN ({marks}) ORDER BY rank LIMIT ? OFFSET ?")
+               f"WHERE fts MATCH ? AND docs.source IN ({marks}) "
+               f"ORDER BY round(rank, {TIE_DIGITS}), docs.source != 'note', rank, docs.path LIMIT ? OFFSET ?")
         snip = (f"SELECT description, snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) FROM fts "
                 f"WHERE fts MATCH ? AND rowid = ?")
 

@@ -80,9 +80,13 @@ class Recaller:
 
     def search(self, query: str, *, limit: int = 5, offset: int = 0,
                sources: tuple[str, ...] = ("note", "conversation")) -> list[Hit]:
-        """memory_search and `assistant memory search`: sync by metadata, then search.
+        """memory_search and `assistant memory search`: bring the index up to date, then search.
+        Where a watcher feeds the index (a chat, `mcp serve`) only the notes it reported (and
+        this session's own writes) are re-read; otherwise every note is compared by metadata.
         IndexUnavailable says why when the index cannot be used."""
-        self.index.sync(conversations="conversation" in sources)
+        self.index.refresh()
+        if "conversation" in sources:
+            self.index.sync_conversations(skip=self.own_conversation)
         return self._find(query, limit=limit, offset=offset, sources=sources)
 
     def _find(self, query: str, *, limit: int, offset: int, sources: tuple[str, ...]) -> list[Hit]:
@@ -116,7 +120,7 @@ class Recaller:
         try:
             self.index.refresh()
             if s.include_conversations:
-                self.index.sync_conversations()
+                self.index.sync_conversations(skip=self.own_conversation)
             sources = ("note", "conversation") if s.include_conversations else ("note",)
             hits = [h for h in self._find(text, limit=s.max_notes, offset=0, sources=sources)
                     if h.score >= s.min_score]

@@ -137,7 +137,7 @@ def validate_value(value: str) -> str:
         raise VaultError("a secret value must be text")
     if len(value) < MIN_VALUE_LEN:
         raise VaultError(
-            f"value too short ({len(value)} characters): at least {MIN_VALUE_LEN} are needed, "
+            f"value too short ({len(value)} character{'' if len(value) == 1 else 's'}): at least {MIN_VALUE_LEN} are needed, "
             "a shorter value is too short to scan for without false alarms"
         )
     if len(value) > MAX_VALUE_LEN:

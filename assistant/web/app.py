@@ -169,7 +169,7 @@ class ApprovalApp:
         if exc.why is not None:
             self._audit(request, exc.why, rid=rid, action=action)
         more = (f"<p><a href=\"{html.escape(self.url('/'), quote=True)}\">Pending approvals</a> "
-                "(needs the login link `assistant approvals serve` printed)</p>")
+                "(needs the login link the approval server printed when it started)</p>")
         return self._page(pages.message_page(exc.title, exc.text, more=more), exc.status)
 
     def _audit(self, request: HttpRequest, why: str, *, rid: str | None, action: str | None,
@@ -311,7 +311,7 @@ class ApprovalApp:
         if self._session(request):
             return self._request(rid), Access("login")
         raise PageRefused(401, "Not signed in", "This page needs the signed link from your notification, or the "
-                      "login link that `assistant approvals serve` printed.", "no link and no login")
+                      "login link the approval server printed when it started.", "no link and no login")
 
     def _forms(self, req: Request, access: Access, action: str, binding: str) -> str:
         def auth_for(act: str) -> pages.FormAuth:
@@ -333,8 +333,8 @@ class ApprovalApp:
     # ------------------------------------------------------------ routes
     async def home(self, request: HttpRequest) -> Response:
         if not self._session(request):
-            return self._refusal(request, PageRefused(401, "Not signed in", "Open the login link that `assistant "
-                                 "approvals serve` printed, or a signed link from a notification."), rid=None, action=None)
+            return self._refusal(request, PageRefused(401, "Not signed in", "Open the login link the approval "
+                                 "server printed when it started, or a signed link from a notification."), rid=None, action=None)
         inbox = self.files.inbox
         try:
             everything = await run_in_threadpool(lambda: inbox.list(all=True)) if self.ws.approvals_dir.exists() else []
@@ -349,7 +349,7 @@ class ApprovalApp:
         given = hashlib.sha256(token.encode("utf-8", "replace")).digest()
         if not token or not hmac.compare_digest(given, self._login_hash):
             return self._refusal(request, PageRefused(403, "Wrong login link", "This login token is not the one "
-                                 "`assistant approvals serve` printed (it changes every time the server starts).",
+                                 "the approval server printed (it changes every time the server starts).",
                                  "wrong login token" if token else "login without a token"), rid=None, action=None)
         cookie = secrets.token_urlsafe(32)
         with self._lock:
@@ -456,7 +456,7 @@ def _done_page(done: approving.Answered) -> str:
         offer = req.offer(ans.remember) or {}
         text = f"Approved {req.kind} {req.target} ({offer.get('label', ans.remember)})."
         if done.grant:
-            text += f" Grant recorded: {req.kind} {done.grant} (`assistant grants revoke` takes it back)."
+            text += f" Grant recorded: {req.kind} {done.grant} (you can take it back on your computer: assistant grants revoke)."
     else:
         text = f"Denied {req.kind} {req.target}." + (f" Reason: {ans.reason}" if ans.reason else "")
     text += (" The run that asked is gone, so nothing acts on this now." if done.run_gone

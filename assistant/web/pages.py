@@ -8,6 +8,9 @@ and then HTML-escaped (html.escape, quotes too), so a note cannot inject markup,
 reorder text; content that could carry hidden text (a run of invisible characters, any tag
 character) is flagged at the top. Nothing is cut: the whole diff is on the page (or, past the
 diff's bounds, both whole texts with a sentence saying no diff was computed).
+The page is in plain words: the diff's `---`/`+++`/`@@` lines are said as a sentence ("Lines
+3-5:"), the policy's reason is said as what it means (never "root policy"), every time is
+local with its zone, and no shell command is given in backticks.
 The scope choices are explained in words before they are chosen; `once` is preselected, and a
 durable scope says that it is remembered and how to take it back. The page carries no script at
 all (the server's Content-Security-Policy forbids it).
@@ -18,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -25,7 +29,7 @@ from policy.approvals import APPROVED, Answer, Entry, Request, read_before
 
 from assistant.approvals.answering import REDACTED_MARK, Requester, diff_line_kinds, diff_text, flag_warning
 from assistant.display.localtime import local_time
-from assistant.display.terminal import escape, hidden_text_warning, url_rows
+from assistant.display.terminal import characters, escape, hidden_text_warning, url_rows
 from assistant.tools import fetch_summary
 
 CSS = """
@@ -87,16 +91,62 @@ def message_page(title: str, text: str, *, bad: bool = True, more: str = "") -> 
                          f"{more}</div>")
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def hunk_words(line: str) -> str:
+    """A diff's `@@ -a,b +c,d @@` line in words: where in the new text the lines below are."""
+    m = _HUNK.match(line)
+    if m is None:
+        return line
+    start, count = int(m.group(3)), int(m.group(4) if m.group(4) is not None else 1)
+    if count == 0:
+        return f"Lines taken out after line {start}:"
+    return f"Line {start}:" if count == 1 else f"Lines {start}-{start + count - 1}:"
+
+
+HEADER_WORDS = ("The change to this note: lines marked - (red) are taken out, lines marked + (green) are put in, "
+                "the others stay as they are.")
+
+
 def diff_html(req: Request) -> str:
-    """The full diff (or the new note's whole text), escaped, one span per line."""
+    """The full diff (or the new note's whole text), escaped, one span per line. The file
+    header (`---`/`+++`) becomes one sentence saying how to read the lines, and each `@@` line
+    says which lines of the new text follow."""
     out = []
     styles = {"header": "meta", "note": "meta", "hunk": "hunk", "add": "add", "del": "del", "context": ""}
+    said_header = False
     for kind, line in diff_line_kinds(diff_text(req).splitlines()):
         cls = styles[kind]       # by position: only the real file header is styled as one
-        if kind not in ("header", "hunk") and REDACTED_MARK in line:
+        if kind == "header":
+            if said_header:
+                continue
+            said_header = True
+            line = HEADER_WORDS
+        elif kind == "hunk":
+            line = hunk_words(line)
+        elif REDACTED_MARK in line:
             cls += " red"
         out.append(f"<span class=\"{cls.strip()}\">{html.escape(line, quote=True) or '&#8203;'}</span>")
     return "<pre class=\"diff\">" + "".join(out) + "</pre>"
+
+
+_WHAT = {"memory": "change to your notes", "file": "write to your files", "net": "fetch from the internet"}
+_ROOT_REASON = re.compile(r"^root policy for (\w+) in (a watched chat|an unattended run) is (\w+)$")
+
+
+def reason_words(reason: str) -> str:
+    """Why the gate asked, in words: the built-in rule ("root policy for memory in an unattended
+    run is ask") as what it means for you; any other reason (your config.toml's rule) as it is."""
+    m = _ROOT_REASON.match(reason)
+    if m is None:
+        return reason
+    kind, where, verdict = m.groups()
+    what = _WHAT.get(kind, f"{kind} action")
+    who = "A chat" if where == "a watched chat" else "A run you are not watching"
+    if verdict == "ask":
+        return f"{who} always asks you before any {what}."
+    return f"{who} may {verdict} any {what}."
 
 
 def fetch_html(req: Request) -> str:
@@ -106,14 +156,14 @@ def fetch_html(req: Request) -> str:
     terminal's question (assistant.display.terminal.url_rows) show them."""
     fetch = fetch_summary.parse(req.summary)
     if fetch is None:
-        rows = [("Summary", esc1(req.summary) + f" <span class=\"meta\">({len(req.summary):,} characters)</span>")]
+        rows = [("Summary", esc1(req.summary) + f" <span class=\"meta\">({characters(len(req.summary))})</span>")]
     else:
-        rows = [("URL", f"<code>{esc1(fetch.url)}</code> <span class=\"meta\">({len(fetch.url):,} characters)</span>")]
+        rows = [("URL", f"<code>{esc1(fetch.url)}</code> <span class=\"meta\">({characters(len(fetch.url))})</span>")]
         for label, value in url_rows(fetch.url):
             if label == "url":
                 continue
             shown = f"<code>{esc1(value)}</code>" if value else "(none)"
-            rows.append((label.capitalize(), f"{shown} <span class=\"meta\">({len(value):,} characters)</span>"))
+            rows.append((label.capitalize(), f"{shown} <span class=\"meta\">({characters(len(value))})</span>"))
         rows.append(("Vault secret sent", f"<b>{esc1(fetch.secret)}</b> (its value goes out as a bearer token; "
                      "it is never shown)" if fetch.secret else "none"))
     return ("<h2>What would be fetched</h2><p>Approving lets this whole address leave this machine: data can "
@@ -132,12 +182,12 @@ def scope_words(req: Request, offer: dict[str, str]) -> str:
                 "Forgotten when that run ends.")
     if scope == "exact":
         return (f"Remembered: every future run may {what} {pattern} without asking. Kept in grants.json; "
-                "take it back with `assistant grants revoke`.")
+                "you can take it back on your computer (assistant grants revoke).")
     if scope == "dir":
         reach = ("every subdomain too" if req.kind == "net"
                  else "every note directly in that folder, not in folders below it")
         return (f"Remembered and wider: every future run may {what} {pattern} ({reach}) without asking. "
-                "Kept in grants.json; take it back with `assistant grants revoke`.")
+                "Kept in grants.json; you can take it back on your computer (assistant grants revoke).")
     return ""
 
 
@@ -182,7 +232,7 @@ def deny_form(action_path: str, auth: FormAuth) -> str:
 
 def answer_words(ans: Answer) -> str:
     who = {"cli": "a person at a terminal", "web": "a person on the approval page"}.get(ans.by, "the run")
-    text = f"{ans.verdict} by {who} at {ans.answered_at}"
+    text = f"{ans.verdict} by {who} at {local_time(ans.answered_at)}"
     if ans.verdict == APPROVED:
         text += f" (remember: {ans.remember})"
     if ans.reason:
@@ -201,11 +251,11 @@ def request_page(req: Request, state: str, ans: Answer | None, who: Requester, *
     if req.sources:
         # what the run had read from untrusted places (pages, files, flagged notes) before asking
         top.append(("Read first", esc1(read_before(req.sources, "this run"))))
-    top += [("Why asked", esc1(req.reason)), ("Expires", esc1(local_time(req.expires_at)) + " (then it is denied)")]
+    top += [("Why asked", esc1(reason_words(req.reason))), ("Expires", esc1(local_time(req.expires_at)) + " (then it is denied)")]
     if ans is not None:
         top.append(("Answer", esc1(answer_words(ans))))
     details = [("Kind", esc1(req.kind)), ("Target", esc1(req.target)), ("Summary", esc1(req.summary)),
-               ("Run", esc1(req.run_id)), ("Filed", esc1(req.created_at)), ("Request", esc1(req.id)),
+               ("Run", esc1(req.run_id)), ("Filed", esc1(local_time(req.created_at))), ("Request", esc1(req.id)),
                ("sha256", f"<code>{esc1(req.sha256)}</code>"),
                ("Offers", esc1("; ".join(o.get("label", "") for o in req.offers)))]
 
@@ -243,7 +293,8 @@ def list_page(entries: Sequence[Entry], link_of, expired: int) -> str:
     body = "<h1>Pending approvals</h1>"
     body += "<ul class=\"list\">" + "".join(items) + "</ul>" if items else "<p>No pending approvals.</p>"
     if expired:
-        body += f"<p class=\"meta\">{expired} expired without an answer (`assistant approvals list --all`).</p>"
+        body += (f"<p class=\"meta\">{expired} expired without an answer (your computer lists them all: "
+                 "assistant approvals list --all).</p>")
     return layout("Pending approvals", body)
 
 

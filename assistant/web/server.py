@@ -70,6 +70,12 @@ class Listen:
         return ipaddress.ip_address(self.host).is_unspecified
 
 
+# How a phone reaches this page (README, "Approve from your phone"; docs/usage.md has the set-ups).
+PHONE_REACH = ("from a phone: through a VPN (WireGuard, Tailscale: --listen on the VPN address with "
+               "--allow-remote) or a TLS reverse proxy (Caddy, nginx) in front of 127.0.0.1 with [approvals] "
+               "web_url set to its https:// address; see docs/usage.md, \"Approving from a phone\"")
+
+
 def parse_listen(text: str) -> Listen:
     """HOST:PORT ([v6]:PORT for IPv6; localhost means 127.0.0.1; port 0 = any free port)."""
     text = text.strip()
@@ -213,6 +219,7 @@ def serve(ws: Workspace, listen_text: str, *, allow_remote: bool, echo: Callable
              "is answered or expires")
     else:
         echo("[approvals] web_url is not set: notifications carry no links (set it to this page's address)")
+    echo(PHONE_REACH)
     echo("the login URL is a password until this server stops; Ctrl-C stops it")
     sys.stdout.flush()
     server = make_server(app.asgi(), lifetime=lifetime)

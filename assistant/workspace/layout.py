@@ -226,11 +226,33 @@ Suggested layout (change it freely, and say so here):
 """
 
 
+SCHEDULE_OFF = ("# A sample: no run is scheduled until you enable one. Remove the \"# \" in front of the\n"
+                "# lines below (and make the task yours), then run `assistant schedule install`.\n")
+
+
+def schedules_commented_out(config_text: str) -> str:
+    """The config text with every [[schedule]] table commented out (its header and the lines
+    after it, up to the next table header), a line above saying how to enable it. A clean
+    workspace schedules nothing the person did not choose."""
+    out: list[str] = []
+    inside = False
+    for line in config_text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped == "[[schedule]]"
+            if inside:
+                out.append(SCHEDULE_OFF)
+        if inside and stripped:
+            line = "# " + line
+        out.append(line)
+    return "".join(out)
+
+
 def _clean_files(src: Path, tmp: Path) -> None:
-    """Lay out a clean workspace in tmp (an empty folder): config and grants from src, a persona
-    template, one note."""
-    for name in (CONFIG, GRANTS):
-        shutil.copyfile(src / name, tmp / name)
+    """Lay out a clean workspace in tmp (an empty folder): config (its sample schedule commented
+    out) and grants from src, a persona template, one note."""
+    (tmp / CONFIG).write_text(schedules_commented_out((src / CONFIG).read_text(encoding="utf-8")), encoding="utf-8")
+    shutil.copyfile(src / GRANTS, tmp / GRANTS)
     (tmp / PERSONA).write_text(CLEAN_PERSONA, encoding="utf-8")
     (tmp / MEMORY).mkdir(mode=0o700)
     (tmp / MEMORY / "index.md").write_text(CLEAN_INDEX, encoding="utf-8")

@@ -142,7 +142,7 @@ def test_unattended_run_with_channel_none_is_denied(tmp_path):
     r = run_cli("-w", str(ws), "run", "--model", f"script:{script}", "Remember Ana")
     assert r.returncode == 3, r.stdout + r.stderr
     lines = r.stdout.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("denied: memory_write memory people/ana.md")
+    assert len(lines) == 1 and lines[0].startswith("denied: memory_write on people/ana.md")
     assert "nobody can be asked" in lines[0]
     assert memory_files(ws) == before
     assert list((ws / "state" / "approvals").iterdir()) == []   # nobody to ask: no request filed
@@ -172,7 +172,7 @@ def test_injected_page_cannot_write_memory_unattended(tmp_path):
         r = run_cli("-w", str(ws), "run", "--model", f"script:{script}", "--approval-timeout", "1s",
                     "Check the status page")
     assert r.returncode == 3, r.stdout + r.stderr
-    assert r.stdout.startswith("denied: memory_write memory people/admin.md")
+    assert r.stdout.startswith("denied: memory_write on people/admin.md")
     assert memory_files(ws) == before                     # nothing written to memory
     assert not any((ws / "files").rglob("admin.md"))
     [events] = transcripts(ws)

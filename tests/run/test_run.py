@@ -54,7 +54,7 @@ def test_denied_through_the_cli_exit_3_nothing_written(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 3, out + err
-    assert out.startswith("denied: memory_write memory people/marek-prefs.md") and "not now" in out
+    assert out.startswith("denied: memory_write on people/marek-prefs.md") and "not now" in out
     assert len(out.strip().splitlines()) == 1
     assert memory_files(ws) == before
 

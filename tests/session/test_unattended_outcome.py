@@ -60,7 +60,7 @@ def test_a_denial_comes_before_a_failure():
                                         calls=[CallResult("memory_write", "people/ana.md", False, "error: denied")]),
                              redact)
     assert out.code == 3
-    assert out.line == "denied: memory_write memory people/ana.md: nobody answered, [redacted:WIFI] (+1 more)"
+    assert out.line == "denied: memory_write on people/ana.md: nobody answered, [redacted:WIFI] (+1 more)"
 
 
 def test_an_error_and_a_stop_are_errors():
