@@ -221,7 +221,8 @@ class Agent:
         recalled = self._recall(shown)
         # Note paths are names a person chose: a secret in one is redacted like any text.
         self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
-                                   recalled=[(self._redact(r.label()), self._redact(r.text)) for r in recalled])
+                                   recalled=None if recalled is None else
+                                   [(self._redact(r.label()), self._redact(r.text)) for r in recalled])
         try:
             self._loop(result)
         except ModelError as exc:
@@ -237,11 +238,12 @@ class Agent:
         result.rulings = list(self.gate.rulings[first_ruling:])
         return result
 
-    def _recall(self, text: str) -> list:
-        """The notes recalled for this message; a `recall` event says which (and how well they
-        matched). A broken index is reported once and the turn goes on without recall."""
+    def _recall(self, text: str) -> list | None:
+        """The notes recalled for this message (None: recall is off); a `recall` event says
+        which (and how well they matched). A broken index is reported once and the turn goes
+        on without recall."""
         if self.recall is None or not self.recall.settings.enabled:
-            return []
+            return None
         try:
             recalled = self.recall(text)
         except Exception as exc:   # recall is context, never a reason to fail a turn

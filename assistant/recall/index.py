@@ -55,6 +55,9 @@ MAX_QUERY_TERMS = 24
 MAX_DEPTH = 32
 BUSY_TIMEOUT_MS = 5000                # every wait on another process's transaction is bounded
 SEARCH_LIMIT_MAX = 50
+# A term found in more than this share of the searched documents is common: it tells no note
+# from another (per-turn recall needs at least one term that is not).
+COMMON_SHARE = 0.5
 # bm25 column weights: path, description, category, body
 WEIGHTS = (2.0, 4.0, 1.5, 1.0)
 
@@ -359,6 +362,8 @@ class Index:
         self._pending: set[str] = set()
         self._known: dict[str, tuple[int, dict]] = {}     # source -> (data_version, indexed metadata)
         self._df: tuple[tuple[int, int], int, dict[str, int]] | None = None   # (version, docs, term -> df)
+        # (version, sources) -> (documents of those sources, term -> documents holding it)
+        self._source_df: dict[tuple[tuple[int, int], tuple[str, ...]], tuple[int, dict[str, int]]] = {}
         self._writes = 0                                   # our own commits (data_version ignores them)
         self._watched = False
 
@@ -498,6 +503,7 @@ class Index:
         """The index file cannot be used: remove it and build a new one (one-line notice)."""
         self._known.clear()
         self._df = None
+        self._source_df = {}
         if self._db is not None:
             try:
                 self._db.close()
@@ -540,6 +546,7 @@ class Index:
         with self._lock:
             self._known.clear()
             self._df = None
+            self._source_df = {}
             try:
                 if self._db is not None:
                     try:
@@ -612,6 +619,7 @@ class Index:
         def drop(db: sqlite3.Connection) -> None:
             self._known.clear()
             self._df = None
+            self._source_df = {}
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM fts")
             db.execute("DELETE FROM vectors")
@@ -727,10 +735,11 @@ class Index:
     # -- searching ----------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int = 5, offset: int = 0, sources: Sequence[str] = SOURCES,
-               snippet_tokens: int = 24) -> list[Hit]:
+               snippet_tokens: int = 24, terms: Sequence[str] | None = None) -> list[Hit]:
         """Best matches first. An empty list when nothing matches (or the query has no meaningful
-        words). Does not sync: call sync()/refresh() first."""
-        terms = query_terms(query)
+        words). `terms`: search these (from query_terms) instead of the query's own. Does not
+        sync: call sync()/refresh() first."""
+        terms = list(terms) if terms is not None else query_terms(query)
         if not terms:
             return []
         limit = max(1, min(int(limit), SEARCH_LIMIT_MAX))
@@ -773,6 +782,36 @@ class Index:
                 df[t] = db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (fts_query([t]),)).fetchone()[0]
         rare = [t for t in terms if df[t] * 2 <= total]
         return rare or terms
+
+    def distinctive_terms(self, query: str, *, sources: Sequence[str] = SOURCES,
+                          share: float = COMMON_SHARE) -> list[str]:
+        """The query's terms that tell notes apart: found in at least one of the searched
+        documents and in at most `share` of them (at least one document: a one-note workspace
+        still has a match). The same share serves 5 notes and 10,000: document frequency
+        relative to the corpus, where a BM25 score moves with corpus size. [] when no term is
+        distinctive (nothing matches well). Does not sync."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        srcs = tuple(s for s in SOURCES if s in sources) or SOURCES
+        marks = ",".join("?" * len(srcs))
+
+        def run(db: sqlite3.Connection) -> list[str]:
+            key = ((db.execute("PRAGMA data_version").fetchone()[0], self._writes), srcs)
+            if key not in self._source_df:
+                self._source_df = {key: (db.execute(f"SELECT count(*) FROM docs WHERE source IN ({marks})",
+                                                    srcs).fetchone()[0], {})}
+            total, df = self._source_df[key]
+            most = max(1, int(total * share))
+            for t in terms:
+                if t not in df:
+                    df[t] = db.execute(f"SELECT count(*) FROM fts JOIN docs ON docs.id = fts.rowid "
+                                       f"WHERE fts MATCH ? AND docs.source IN ({marks})",
+                                       (fts_query([t]), *srcs)).fetchone()[0]
+            return [t for t in terms if 1 <= df[t] <= most]
+        result = self._guarded(run)
+        assert isinstance(result, list)
+        return result
 
     def bodies(self, paths: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
         """{(source, path): (description, body)} as indexed (already redacted)."""

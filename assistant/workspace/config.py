@@ -92,7 +92,7 @@ class RecallConfig:
     enabled: bool = True           # recall the best-matching notes into each turn's tail
     max_notes: int = 3
     budget_bytes: int = 2048       # for the recalled snippets in the prompt
-    min_score: float = 0.0
+    min_score: float = 0.15        # a share of the best match's score (0..1), not raw BM25
     include_conversations: bool = False
     embedding_model: str = ""      # a GGUF for hybrid search ("" = BM25 alone)
 
@@ -314,8 +314,13 @@ def _read_recall(r: _Reader) -> RecallConfig:
         r.bad("recall.budget_bytes", budget, "expected a whole number from 128 to 65536",
               f"budget_bytes = {d.budget_bytes}")
         budget = d.budget_bytes
+    min_score = r.number("min_score", d.min_score, 0.0)
+    if min_score > 1.0:
+        r.bad("recall.min_score", min_score, "expected a share of the best match's score, from 0 to 1",
+              f"min_score = {d.min_score}")
+        min_score = d.min_score
     return RecallConfig(enabled=r.boolean("enabled", d.enabled), max_notes=max_notes, budget_bytes=budget,
-                        min_score=r.number("min_score", d.min_score, 0.0),
+                        min_score=min_score,
                         include_conversations=r.boolean("include_conversations", d.include_conversations),
                         embedding_model=r.text("embedding_model", d.embedding_model))
 
