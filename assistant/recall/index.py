@@ -45,7 +45,7 @@ from assistant.notes.frontmatter import parse
 if TYPE_CHECKING:
     from assistant.secrets.vault import Vault
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3                    # 3: fts_exact, the words as typed (unstemmed)
 INDEX_FILE = "index.sqlite3"
 SOURCES = ("note", "conversation")
 MAX_NOTE_BYTES = 64 * 1024            # what is indexed of one note (its head, when larger)
@@ -333,6 +333,8 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE TABLE IF NOT EXISTS vectors(id INTEGER PRIMARY KEY, model TEXT NOT NULL, digest TEXT NOT NULL, vec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     path, description, category, body, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_exact USING fts5(
+    path, description, category, body, tokenize = 'unicode61 remove_diacritics 2');
 """
 
 
@@ -448,7 +450,7 @@ class Index:
                 db.execute("COMMIT")
                 return
             stale = bool(have)
-            for table in ("fts", "vectors", "docs", "meta"):
+            for table in ("fts", "fts_exact", "vectors", "docs", "meta"):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -622,6 +624,7 @@ class Index:
             self._source_df = {}
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM fts")
+            db.execute("DELETE FROM fts_exact")
             db.execute("DELETE FROM vectors")
             db.execute("DELETE FROM docs")
             db.execute("COMMIT")
@@ -680,6 +683,7 @@ class Index:
             for rel in removed:
                 doc_id = known[rel][0]
                 db.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+                db.execute("DELETE FROM fts_exact WHERE rowid = ?", (doc_id,))
                 db.execute("DELETE FROM vectors WHERE id = ?", (doc_id,))
                 db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
             todo = sorted(added + changed)
@@ -692,6 +696,7 @@ class Index:
                     if rel in known:
                         doc_id = known[rel][0]
                         db.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+                        db.execute("DELETE FROM fts_exact WHERE rowid = ?", (doc_id,))
                         if doc is None:
                             db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
                             continue
@@ -704,8 +709,10 @@ class Index:
                                          "VALUES (?, ?, ?, ?, ?, ?)",
                                          (source, rel, *meta))
                         doc_id = cur.lastrowid
-                    db.execute("INSERT INTO fts(rowid, path, description, category, body) VALUES (?, ?, ?, ?, ?)",
-                               (doc_id, doc.path_words, doc.description, doc.category, doc.body))
+                    for table in ("fts", "fts_exact"):
+                        db.execute(f"INSERT INTO {table}(rowid, path, description, category, body) "
+                                   "VALUES (?, ?, ?, ?, ?)",
+                                   (doc_id, doc.path_words, doc.description, doc.category, doc.body))
                     if progress is not None and (n % 200 == 0 or n == len(todo)):
                         progress(n, len(todo))
             finally:
@@ -748,9 +755,13 @@ class Index:
         marks = ",".join("?" * len(srcs))
         w = ", ".join(f"{x:g}" for x in WEIGHTS)
         # Rank first, then make snippets for the few rows kept: SQLite would otherwise compute a
-        # snippet for every matching row before sorting.
-        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) AS rank "
+        # snippet for every matching row before sorting. The words match stemmed (fts: "meeting"
+        # finds "meet" too) and as typed (fts_exact, unstemmed): a note holding the word as the
+        # person or the model wrote it ranks above one that only shares its stem.
+        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) + COALESCE(exact.rank, 0) AS rank "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
+               f"LEFT JOIN (SELECT rowid, bm25(fts_exact, {w}) AS rank FROM fts_exact WHERE fts_exact MATCH ?) "
+               f"AS exact ON exact.rowid = fts.rowid "
                f"WHERE fts MATCH ? AND docs.source IN ({marks}) ORDER BY rank LIMIT ? OFFSET ?")
         snip = (f"SELECT description, snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) FROM fts "
                 f"WHERE fts MATCH ? AND rowid = ?")
@@ -758,7 +769,7 @@ class Index:
         def run(db: sqlite3.Connection) -> list[Hit]:
             match = fts_query(self._selective(db, terms))
             out = []
-            for rowid, path, source, rank in db.execute(sql, (match, *srcs, limit, offset)).fetchall():
+            for rowid, path, source, rank in db.execute(sql, (match, match, *srcs, limit, offset)).fetchall():
                 desc, text = db.execute(snip, (match, rowid)).fetchone() or ("", "")
                 out.append(Hit(path=path, source=source, score=-float(rank), snippet=_one_line(text or desc or ""),
                                description=desc or ""))
