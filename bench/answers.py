@@ -13,18 +13,19 @@ unattended): `no-notes` (an empty memory/) and `oracle` (an empty memory/, the a
 full text put before the question in the message, so the figure does not depend on recall or
 on where the prompt puts recalled notes). Every answer is scored by bench/answers_score.py.
 
-Times per question: wall; start-up (process start to its transcript's session_start, less the
-load); load (the loader's own `[model] loaded in Xs` line); model (from each transcript event
-to the `step` event after it, seen by polling the transcript as it is written: llama.cpp's
-evaluation and generation plus the backend's prompt rendering); harness = wall - start-up -
-load - model (recall, tools, the gate, transcripts, exit). In process: wall and model (timed
-around each step) only. The copied workspace first answers one warm-up task, so the prompt
+Times per question, from the transcript the door writes: wall (the bench's, process launch to
+exit); start-up (session_start's `startup_s`: the kernel's process start to session start, less
+the load); load (session_start's `load_s`); model (the sum of the `step` records' `model_s`, the
+model's step calls: llama.cpp's evaluation and generation, or the wait on the server); harness
+= wall - start-up - load - model (recall, tools, the gate, transcripts, exit). A checkout from
+before those fields is timed from outside (the loader's `[model] loaded in Xs` line, the
+transcript polled as it is written). In process: wall and model (timed around each step) only. The copied workspace first answers one warm-up task, so the prompt
 cache (`[model] prompt_cache = true`) holds the stable prefix as on a person's second run.
 
     python bench/answers.py [--workspace example|large] [--model PATH --chat-format NAME |
                             --model openai:URL | --model script:FILE] [--limit N]
                             [--ids ID,ID] [--only DOOR,BACKEND] [--set SECTION.KEY=VALUE]
-                            [--no-baselines] [--json OUT]
+                            [--baselines NAME,NAME|none] [--json OUT]
 """
 
 from __future__ import annotations
@@ -308,7 +309,14 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
     loads = [float(m.group(1)) for m in (LOADED.match(line) for line in err.decode("utf-8", "replace").splitlines()) if m]
     a.load_s = loads[0] if loads else None
     start = next((t for t, e in timed if e.get("event") == "session_start"), None)
-    if start is not None:
+    record = next((e for _, e in timed if e.get("event") == "session_start"), {})
+    steps = [e for _, e in timed if e.get("event") == "step"]
+    if "load_s" in record and "startup_s" in record and steps and all("model_s" in e for e in steps):
+        # the program's own figures: the kernel's process start, the timed load, each step's call
+        a.load_s, a.startup_s = float(record["load_s"]), float(record["startup_s"])
+        a.model_s = sum(float(e["model_s"]) for e in steps)
+        a.harness_s = a.wall_s - a.startup_s - a.load_s - a.model_s
+    elif start is not None:    # a checkout from before they were recorded: watched from outside
         a.startup_s = max(0.0, start - (a.load_s or 0.0))
         a.model_s = sum(t - timed[i - 1][0] for i, (t, e) in enumerate(timed) if e.get("event") == "step" and i)
         a.harness_s = a.wall_s - start - a.model_s
@@ -336,8 +344,8 @@ def oracle_message(q: dict, notes: dict[str, str]) -> str:
     return f"My notes:\n\n{shown}\n\nQuestion: {q['question']}"
 
 
-def baseline_answers(ws_roots: dict[str, Path], questions: list[dict], notes: dict[str, str], spec: str | None,
-                     on_answer) -> tuple[dict[str, list[Answer]], float]:
+def baseline_answers(ws_roots: dict[str, Path], names: list[str], questions: list[dict], notes: dict[str, str],
+                     spec: str | None, on_answer) -> tuple[dict[str, list[Answer]], float]:
     """The questions answered in this process on an empty memory/, once as they are (no-notes)
     and once with the answering notes' text before them (oracle, in a workspace with recall
     off, so the turn does not also say that no note matched); the model loaded once (its
@@ -359,7 +367,7 @@ def baseline_answers(ws_roots: dict[str, Path], questions: list[dict], notes: di
     model = TimedModel(load_model(spec, ws, progress=None))
     load_s = time.perf_counter() - t
     out: dict[str, list[Answer]] = {}
-    for name in BASELINES:
+    for name in names:
         out[name] = []
         ws = open_workspace(ws_roots[name])
         for q in questions:
@@ -466,12 +474,18 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="a config.toml key of the copied workspaces, e.g. memory.catalog_budget_bytes=1024 "
                          "(repeatable)")
-    ap.add_argument("--no-baselines", action="store_true", help="skip the no-notes and oracle baselines")
+    ap.add_argument("--baselines", default=",".join(BASELINES), metavar="NAME,NAME",
+                    help=f"which in-process baselines to run with the run door ({', '.join(BASELINES)}; "
+                         "'none' for none)")
     ap.add_argument("--json", default=None, metavar="OUT", help="write every answer and its score here")
     args = ap.parse_args()
 
     choice = choose_model(args.model, args.chat_format)
     settings = parse_settings(args.set)
+    baselines = [] if args.baselines == "none" else [b for b in args.baselines.split(",") if b]
+    for b in baselines:
+        if b not in BASELINES:
+            raise SystemExit(f"--baselines {b}: use {', '.join(BASELINES)} or none")
     wanted = [w for w in args.only.split(",") if w]
     for w in wanted:
         if w not in DOORS + BACKENDS:
@@ -534,12 +548,12 @@ def main() -> int:
                     tables.append(table(f"{choice.label} · door {door} · backend {backend} · workspace "
                                         f"{args.workspace}", answers))
                     print(tables[-1], flush=True)
-                if "run" in doors and backend == backends[0] and not args.no_baselines:
+                if "run" in doors and backend == backends[0] and baselines:
                     roots = {"no-notes": make_workspace(tmp / "no-notes", None, config, settings),
                              "oracle": make_workspace(tmp / "oracle", None, config,
                                                       {**settings, "recall": {**settings.get("recall", {}),
                                                                               "enabled": False}})}
-                    per_baseline, load_s = baseline_answers(roots, questions, notes, choice.spec,
+                    per_baseline, load_s = baseline_answers(roots, baselines, questions, notes, choice.spec,
                                                             lambda name, a: scored(a, name, backend))
                     for name, answers in per_baseline.items():
                         tables.append(table(f"{choice.label} · baseline {name} (run, in process) · backend "

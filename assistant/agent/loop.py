@@ -263,7 +263,9 @@ class Agent:
             safe = SafeStream(lambda chunk: self._emit(Token(chunk)), self._redact,
                               scanner=self.scanner)
             streamer = ReplyStream(safe.feed)
+            began = time.monotonic()
             step = self._step_that_fits(streamer.feed)
+            model_s = round(time.monotonic() - began, 3)
             raw = step.text
             try:
                 action = parse_action(raw, self.tool_list, max_reply=self.max_reply)
@@ -275,7 +277,8 @@ class Agent:
                                    f"before its JSON closed: {parse_error}")
             self._emit(StepTaken(n=result.steps, action=raw, parsed=parse_error is None, error=parse_error,
                                  prompt_tokens=step.prompt_tokens, evaluated_tokens=step.evaluated_tokens,
-                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens))
+                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens,
+                                 model_s=model_s))
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
                 why = unusable_reply(action.text, self.conversation.instructions())
