@@ -67,7 +67,9 @@ class LimitsConfig:
 class MemoryConfig:
     max_note_bytes: int = 256 * 1024
     catalog_head_bytes: int = 2048
-    catalog_budget_bytes: int = 6144
+    # ~500 tokens: per-turn recall brings the matching notes' text; a longer catalog earned
+    # 1 answering note in 64 more for 1,000 more tokens (docs/benchmarks.md, issue 22)
+    catalog_budget_bytes: int = 2048
     summary_width: int = 100
     pinned: tuple[str, ...] = ("index.md",)
 
