@@ -13,17 +13,19 @@ unattended): `no-notes` (an empty memory/) and `oracle` (an empty memory/, the a
 full text put before the question in the message, so the figure does not depend on recall or
 on where the prompt puts recalled notes). Every answer is scored by bench/answers_score.py.
 
-Times per question: wall; start-up (process start to its transcript's session_start, less the
-load); load (the loader's own `[model] loaded in Xs` line); model (from each transcript event
-to the `step` event after it, seen by polling the transcript as it is written: llama.cpp's
-evaluation and generation plus the backend's prompt rendering); harness = wall - start-up -
-load - model (recall, tools, the gate, transcripts, exit). In process: wall and model (timed
-around each step) only. The copied workspace first answers one warm-up task, so the prompt
+Times per question, from the transcript the door writes: wall (the bench's, process launch to
+exit); start-up (session_start's `startup_s`: the kernel's process start to session start, less
+the load); load (session_start's `load_s`); model (the sum of the `step` records' `model_s`, the
+model's step calls: llama.cpp's evaluation and generation, or the wait on the server); harness
+= wall - start-up - load - model (recall, tools, the gate, transcripts, exit). A checkout from
+before those fields is timed from outside (the loader's `[model] loaded in Xs` line, the
+transcript polled as it is written). In process: wall and model (timed around each step) only. The copied workspace first answers one warm-up task, so the prompt
 cache (`[model] prompt_cache = true`) holds the stable prefix as on a person's second run.
 
     python bench/answers.py [--workspace example|large] [--model PATH --chat-format NAME |
                             --model openai:URL | --model script:FILE] [--limit N]
-                            [--only DOOR,BACKEND] [--json OUT]
+                            [--ids ID,ID] [--only DOOR,BACKEND] [--set SECTION.KEY=VALUE]
+                            [--baselines NAME,NAME|none] [--json OUT]
 """
 
 from __future__ import annotations
@@ -77,20 +79,45 @@ def load_set(name: str) -> dict:
     return data
 
 
+def set_config(text: str, section: str, values: dict[str, object]) -> str:
+    """config.toml with keys of one section set (each key must be there already)."""
+    head = f"[{section}]\n"
+    start = 0 if text.startswith(head) else text.index("\n" + head)
+    end = text.find("\n[", start + 2)
+    end = len(text) if end < 0 else end
+    part = text[start:end]
+    for key, value in values.items():
+        part, n = re.subn(rf"(?m)^{key} = .*$", lambda _m: f"{key} = {json.dumps(value)}", part, count=1)
+        if n != 1:
+            raise SystemExit(f"workspace.example/config.toml has no [{section}] {key} line")
+    return text[:start] + part + text[end:]
+
+
 def set_model_config(text: str, values: dict[str, object]) -> str:
     """config.toml with keys of its [model] section set (each key must be there already)."""
-    start = text.index("\n[model]\n") if not text.startswith("[model]\n") else 0
-    end = text.find("\n[", start + 2)
-    section = text[start:end]
-    for key, value in values.items():
-        section, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {json.dumps(value)}", section, count=1)
-        if n != 1:
-            raise SystemExit(f"workspace.example/config.toml has no [model] {key} line")
-    return text[:start] + section + text[end:]
+    return set_config(text, "model", values)
 
 
-def make_workspace(root: Path, memory: Path | None, model_config: dict[str, object]) -> Path:
-    """A workspace as `init --example` makes it, memory/ replaced by `memory` (None: empty)."""
+def parse_settings(items: list[str]) -> dict[str, dict[str, object]]:
+    """--set SECTION.KEY=VALUE (VALUE as TOML would read it: a number, true/false, or a string)."""
+    out: dict[str, dict[str, object]] = {}
+    for item in items:
+        name, eq, raw = item.partition("=")
+        section, dot, key = name.partition(".")
+        if not eq or not dot or not section or not key:
+            raise SystemExit(f"--set {item}: use SECTION.KEY=VALUE, e.g. memory.catalog_budget_bytes=1024")
+        try:
+            value: object = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(section, {})[key] = value
+    return out
+
+
+def make_workspace(root: Path, memory: Path | None, model_config: dict[str, object],
+                   settings: dict[str, dict[str, object]] | None = None) -> Path:
+    """A workspace as `init --example` makes it, memory/ replaced by `memory` (None: empty),
+    its [model] keys set to `model_config` and any other section's keys to `settings`."""
     from assistant.workspace import init_workspace   # the package (or, before 46ae573, the module)
 
     init_workspace(root, example=True)
@@ -100,7 +127,10 @@ def make_workspace(root: Path, memory: Path | None, model_config: dict[str, obje
     else:
         shutil.copytree(memory, root / "memory")
     cfg = root / "config.toml"
-    cfg.write_text(set_model_config(cfg.read_text(encoding="utf-8"), model_config), encoding="utf-8")
+    text = set_model_config(cfg.read_text(encoding="utf-8"), model_config)
+    for section, values in (settings or {}).items():
+        text = set_config(text, section, values)
+    cfg.write_text(text, encoding="utf-8")
     return root
 
 
@@ -279,7 +309,14 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
     loads = [float(m.group(1)) for m in (LOADED.match(line) for line in err.decode("utf-8", "replace").splitlines()) if m]
     a.load_s = loads[0] if loads else None
     start = next((t for t, e in timed if e.get("event") == "session_start"), None)
-    if start is not None:
+    record = next((e for _, e in timed if e.get("event") == "session_start"), {})
+    steps = [e for _, e in timed if e.get("event") == "step"]
+    if "load_s" in record and "startup_s" in record and steps and all("model_s" in e for e in steps):
+        # the program's own figures: the kernel's process start, the timed load, each step's call
+        a.load_s, a.startup_s = float(record["load_s"]), float(record["startup_s"])
+        a.model_s = sum(float(e["model_s"]) for e in steps)
+        a.harness_s = a.wall_s - a.startup_s - a.load_s - a.model_s
+    elif start is not None:    # a checkout from before they were recorded: watched from outside
         a.startup_s = max(0.0, start - (a.load_s or 0.0))
         a.model_s = sum(t - timed[i - 1][0] for i, (t, e) in enumerate(timed) if e.get("event") == "step" and i)
         a.harness_s = a.wall_s - start - a.model_s
@@ -307,12 +344,13 @@ def oracle_message(q: dict, notes: dict[str, str]) -> str:
     return f"My notes:\n\n{shown}\n\nQuestion: {q['question']}"
 
 
-def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str], spec: str | None,
-                     on_answer) -> tuple[dict[str, list[Answer]], float]:
+def baseline_answers(ws_roots: dict[str, Path], names: list[str], questions: list[dict], notes: dict[str, str],
+                     spec: str | None, on_answer) -> tuple[dict[str, list[Answer]], float]:
     """The questions answered in this process on an empty memory/, once as they are (no-notes)
-    and once with the answering notes' text before them (oracle); the model loaded once (its
-    KV cache then holds the stable prefix for every question). Returns the answers per
-    baseline and the load seconds."""
+    and once with the answering notes' text before them (oracle, in a workspace with recall
+    off, so the turn does not also say that no note matched); the model loaded once (its
+    KV cache then holds the stable prefix for every question). `ws_roots`: each baseline's
+    workspace. Returns the answers per baseline and the load seconds."""
     from assistant.models.loader import load_model
     from assistant.session import open_session
     try:
@@ -324,13 +362,14 @@ def baseline_answers(ws_root: Path, questions: list[dict], notes: dict[str, str]
             return lambda n, d: events.append({"event": n, **d})
     from assistant.workspace import open_workspace
 
-    ws = open_workspace(ws_root)
+    ws = open_workspace(ws_roots["no-notes"])
     t = time.perf_counter()
     model = TimedModel(load_model(spec, ws, progress=None))
     load_s = time.perf_counter() - t
     out: dict[str, list[Answer]] = {}
-    for name in BASELINES:
+    for name in names:
         out[name] = []
+        ws = open_workspace(ws_roots[name])
         for q in questions:
             if spec and spec.startswith("script:"):     # a script is played once: a fresh one per question
                 model = TimedModel(load_model(spec, ws, progress=None))
@@ -427,13 +466,26 @@ def main() -> int:
                     help="a GGUF of your own (with --chat-format), a server, or a scripted model; default the embedded one")
     ap.add_argument("--chat-format", default=None, metavar="NAME", help="[model] chat_format for --model PATH")
     ap.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    ap.add_argument("--ids", default="", metavar="ID,ID",
+                    help="only these questions (e.g. ex01,ex21), in the set's order; with --limit, the first N of them")
     ap.add_argument("--only", default="", metavar="DOOR,BACKEND",
                     help="doors (run, chat) and backends (llama, openai) to measure, e.g. run,llama; "
                          "the baselines go with the run door")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="a config.toml key of the copied workspaces, e.g. memory.catalog_budget_bytes=1024 "
+                         "(repeatable)")
+    ap.add_argument("--baselines", default=",".join(BASELINES), metavar="NAME,NAME",
+                    help=f"which in-process baselines to run with the run door ({', '.join(BASELINES)}; "
+                         "'none' for none)")
     ap.add_argument("--json", default=None, metavar="OUT", help="write every answer and its score here")
     args = ap.parse_args()
 
     choice = choose_model(args.model, args.chat_format)
+    settings = parse_settings(args.set)
+    baselines = [] if args.baselines == "none" else [b for b in args.baselines.split(",") if b]
+    for b in baselines:
+        if b not in BASELINES:
+            raise SystemExit(f"--baselines {b}: use {', '.join(BASELINES)} or none")
     wanted = [w for w in args.only.split(",") if w]
     for w in wanted:
         if w not in DOORS + BACKENDS:
@@ -444,7 +496,14 @@ def main() -> int:
     if not backends:
         raise SystemExit(f"--only {args.only}: this model runs on {', '.join(choice.backends)}")
     qset = load_set(args.workspace)
-    questions = qset["questions"][: args.limit] if args.limit else qset["questions"]
+    questions = qset["questions"]
+    if args.ids:
+        picked = set(args.ids.split(","))
+        unknown = picked - {q["id"] for q in questions}
+        if unknown:
+            raise SystemExit(f"--ids: no question {', '.join(sorted(unknown))} in {args.workspace}.json")
+        questions = [q for q in questions if q["id"] in picked]
+    questions = questions[: args.limit] if args.limit else questions
     notes = qset["notes"]
     known = "\n".join(notes.values())
     persona = (REPO / "workspace.example" / "PERSONA.md").read_text(encoding="utf-8")
@@ -474,7 +533,7 @@ def main() -> int:
                     config.update(backend="openai", endpoint=server.url)
                 for door in doors:
                     template, live = tmp / f"{door}-{backend}-template", tmp / f"{door}-{backend}"
-                    make_workspace(live, memory, config)
+                    make_workspace(live, memory, config, settings)
                     door_answer(door, live, {"id": "warm-up", "kind": "one-note", "question": WARM_UP},
                                 choice.spec, env)
                     shutil.rmtree(live / "state" / "transcripts")
@@ -489,9 +548,12 @@ def main() -> int:
                     tables.append(table(f"{choice.label} · door {door} · backend {backend} · workspace "
                                         f"{args.workspace}", answers))
                     print(tables[-1], flush=True)
-                if "run" in doors and backend == backends[0]:
-                    ws = make_workspace(tmp / "no-notes", None, config)
-                    per_baseline, load_s = baseline_answers(ws, questions, notes, choice.spec,
+                if "run" in doors and backend == backends[0] and baselines:
+                    roots = {"no-notes": make_workspace(tmp / "no-notes", None, config, settings),
+                             "oracle": make_workspace(tmp / "oracle", None, config,
+                                                      {**settings, "recall": {**settings.get("recall", {}),
+                                                                              "enabled": False}})}
+                    per_baseline, load_s = baseline_answers(roots, baselines, questions, notes, choice.spec,
                                                             lambda name, a: scored(a, name, backend))
                     for name, answers in per_baseline.items():
                         tables.append(table(f"{choice.label} · baseline {name} (run, in process) · backend "
@@ -501,7 +563,7 @@ def main() -> int:
             if server is not None:
                 server.stop()
     if args.json:
-        meta = {"argv": sys.argv[1:], "model": choice.label, "workspace": args.workspace,
+        meta = {"argv": sys.argv[1:], "settings": settings, "model": choice.label, "workspace": args.workspace,
                 "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "questions": len(questions)}
         Path(args.json).write_text(json.dumps({"meta": meta, "tables": tables, "answers": results}, indent=1,
                                               ensure_ascii=False), encoding="utf-8")

@@ -7,7 +7,7 @@ which rank does the index's search put it (BM25; and BM25 fused with embeddings 
 rank fusion when --embedding-model is given). Prints recall@1, recall@5 and MRR side by side.
 Target: recall@5 >= 0.9 for BM25.
 
-The catalog is rendered with the default settings (6144-byte budget) over the notes with
+The catalog is rendered with the default settings (2048-byte budget) over the notes with
 modification times in a seeded random order (a person's notes change in no particular order).
 
     python bench/recall_eval.py [--corpus DIR] [--questions FILE] [--embedding-model GGUF]

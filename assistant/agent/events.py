@@ -67,10 +67,12 @@ class Token(_Base):
 
 @dataclass(frozen=True)
 class StepTaken(_Base):
-    """One model step: its raw action text, whether it parsed (else why not) and its token counts."""
+    """One model step: its raw action text, whether it parsed (else why not), its token counts and
+    `model_s`, the seconds the model's step call took (llama.cpp's evaluation and generation, or
+    the wait on the server, with the reply's streaming to the screen)."""
 
     EVENT: ClassVar[str] = "step"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"cached_tokens"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"cached_tokens", "model_s"})
     n: int
     action: str
     parsed: bool
@@ -79,6 +81,7 @@ class StepTaken(_Base):
     evaluated_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None
+    model_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,8 @@ class Agent:
                                         else f"memory/{r.path} ({FLAG_WORDS})")
         # Note paths are names a person chose: a secret in one is redacted like any text.
         self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
-                                   recalled=[(self._redact(r.label()), self._redact(r.text)) for r in recalled])
+                                   recalled=None if recalled is None else
+                                   [(self._redact(r.label()), self._redact(r.text)) for r in recalled])
         try:
             self._loop(result)
         except ModelError as exc:
@@ -242,11 +243,12 @@ class Agent:
         result.rulings = list(self.gate.rulings[first_ruling:])
         return result
 
-    def _recall(self, text: str) -> list:
-        """The notes recalled for this message; a `recall` event says which (and how well they
-        matched). A broken index is reported once and the turn goes on without recall."""
+    def _recall(self, text: str) -> list | None:
+        """The notes recalled for this message (None: recall is off); a `recall` event says
+        which (and how well they matched). A broken index is reported once and the turn goes
+        on without recall."""
         if self.recall is None or not self.recall.settings.enabled:
-            return []
+            return None
         try:
             recalled = self.recall(text)
         except Exception as exc:   # recall is context, never a reason to fail a turn
@@ -267,7 +269,9 @@ class Agent:
             safe = SafeStream(lambda chunk: self._emit(Token(chunk)), self._redact,
                               scanner=self.scanner)
             streamer = ReplyStream(safe.feed)
+            began = time.monotonic()
             step = self._step_that_fits(streamer.feed)
+            model_s = round(time.monotonic() - began, 3)
             raw = step.text
             try:
                 action = parse_action(raw, self.tool_list, max_reply=self.max_reply)
@@ -279,7 +283,8 @@ class Agent:
                                    f"before its JSON closed: {parse_error}")
             self._emit(StepTaken(n=result.steps, action=raw, parsed=parse_error is None, error=parse_error,
                                  prompt_tokens=step.prompt_tokens, evaluated_tokens=step.evaluated_tokens,
-                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens))
+                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens,
+                                 model_s=model_s))
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
                 why = unusable_reply(action.text, self.conversation.instructions())

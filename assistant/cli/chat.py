@@ -17,6 +17,7 @@ import json
 import queue
 import sys
 import threading
+import time
 from typing import Callable
 
 import click
@@ -35,6 +36,7 @@ from assistant.display.colour import (
 from assistant.agent.interrupt import leave
 from assistant.approvals.answering import flag_warning
 from assistant.models.base import ModelError
+from assistant.records.clock import session_start_times
 from assistant.notes.watch import MemoryWatcher
 from assistant.session import SessionError, open_session
 from assistant.cli.model_load import LoadInterrupted, load_session_model
@@ -454,14 +456,17 @@ def chat_command(model_spec: str | None) -> None:
     try:
         try:
             # a chat interrupted while loading returns normally: its process exits 0
+            loading = time.monotonic()
             model = load_session_model(session, model_spec, interrupted_exit_code=0)
+            load_s = time.monotonic() - loading
         except ModelError as exc:
             fail(session.scanner.redact(str(exc)))
         except LoadInterrupted as stop:   # Ctrl-C while llama.cpp loads: leave at once
             click.echo("\ninterrupted while loading the model", file=stop.err)
             stop.err.flush()
             return
-        session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"))
+        session.transcript.append("session_start", mode="watched", model=getattr(model, "name", "?"),
+                                  **session_start_times(load_s))
         watcher = MemoryWatcher(ws.memory_dir).start()
         agent = session.new_agent(model, on_event=ui.on_event)
         changed: dict[str, str] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Callable
 
 import click
@@ -32,6 +33,7 @@ from assistant.display.colour import status_line, wanted
 from assistant.display.localtime import local_time
 from assistant.display.terminal import one_line
 from assistant.models.base import ModelError
+from assistant.records.clock import session_start_times
 from assistant.session import SessionError, open_session
 from assistant.cli.common import (
     EXIT_ERROR, EXIT_FAILED, EXIT_OK, EXIT_USAGE, get_workspace, is_tty, model_spec_or_group,
@@ -132,7 +134,9 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
     warn_unusable_grants(session)
     try:
         try:
+            loading = time.monotonic()
             model = load_session_model(session, model_spec, interrupted_exit_code=EXIT_ERROR)
+            load_s = time.monotonic() - loading
         except ModelError as exc:
             return _early_error(str(exc), redact=session.scanner.redact)
         except LoadInterrupted as stop:   # Ctrl-C or SIGTERM while llama.cpp loads: stop at once
@@ -141,7 +145,8 @@ def execute_run(ws, task: str, *, model_spec: str | None = None, approval_timeou
             # the outcome line is out before anything there can cut the process short
             stop.out.flush()
             return EXIT_ERROR
-        session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task)
+        session.transcript.append("session_start", mode="unattended", label=label, model=model.name, task=task,
+                                  **session_start_times(load_s))
         agent = session.new_agent(model, on_event=_progress)
         try:
             result = agent.turn(task)

@@ -67,7 +67,7 @@ class Entry:
 @dataclass(frozen=True)
 class CatalogSettings:
     head_bytes: int = 2048
-    budget_bytes: int = 6144
+    budget_bytes: int = 2048       # see MemoryConfig.catalog_budget_bytes
     width: int = 100
     pinned: tuple[str, ...] = ("index.md",)
     max_note_bytes: int = 256 * 1024

@@ -45,7 +45,7 @@ from assistant.notes.frontmatter import parse
 if TYPE_CHECKING:
     from assistant.secrets.vault import Vault
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3                    # 3: fts_exact, the words as typed (unstemmed)
 INDEX_FILE = "index.sqlite3"
 SOURCES = ("note", "conversation")
 MAX_NOTE_BYTES = 64 * 1024            # what is indexed of one note (its head, when larger)
@@ -55,6 +55,9 @@ MAX_QUERY_TERMS = 24
 MAX_DEPTH = 32
 BUSY_TIMEOUT_MS = 5000                # every wait on another process's transaction is bounded
 SEARCH_LIMIT_MAX = 50
+# A term found in more than this share of the searched documents is common: it tells no note
+# from another (per-turn recall needs at least one term that is not).
+COMMON_SHARE = 0.5
 # bm25 column weights: path, description, category, body
 WEIGHTS = (2.0, 4.0, 1.5, 1.0)
 # At equal relevance (bm25 equal to this many decimals) a note ranks above a past conversation:
@@ -333,6 +336,8 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE TABLE IF NOT EXISTS vectors(id INTEGER PRIMARY KEY, model TEXT NOT NULL, digest TEXT NOT NULL, vec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     path, description, category, body, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_exact USING fts5(
+    path, description, category, body, tokenize = 'unicode61 remove_diacritics 2');
 """
 
 
@@ -362,6 +367,8 @@ class Index:
         self._pending: set[str] = set()
         self._known: dict[str, tuple[int, dict]] = {}     # source -> (data_version, indexed metadata)
         self._df: tuple[tuple[int, int], int, dict[str, int]] | None = None   # (version, docs, term -> df)
+        # (version, sources) -> (documents of those sources, term -> documents holding it)
+        self._source_df: dict[tuple[tuple[int, int], tuple[str, ...]], tuple[int, dict[str, int]]] = {}
         self._writes = 0                                   # our own commits (data_version ignores them)
         self._watched = False
 
@@ -446,7 +453,7 @@ class Index:
                 db.execute("COMMIT")
                 return
             stale = bool(have)
-            for table in ("fts", "vectors", "docs", "meta"):
+            for table in ("fts", "fts_exact", "vectors", "docs", "meta"):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -501,6 +508,7 @@ class Index:
         """The index file cannot be used: remove it and build a new one (one-line notice)."""
         self._known.clear()
         self._df = None
+        self._source_df = {}
         if self._db is not None:
             try:
                 self._db.close()
@@ -543,6 +551,7 @@ class Index:
         with self._lock:
             self._known.clear()
             self._df = None
+            self._source_df = {}
             try:
                 if self._db is not None:
                     try:
@@ -632,8 +641,10 @@ class Index:
         def drop(db: sqlite3.Connection) -> None:
             self._known.clear()
             self._df = None
+            self._source_df = {}
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM fts")
+            db.execute("DELETE FROM fts_exact")
             db.execute("DELETE FROM vectors")
             db.execute("DELETE FROM docs")
             db.execute("COMMIT")
@@ -692,6 +703,7 @@ class Index:
             for rel in removed:
                 doc_id = known[rel][0]
                 db.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+                db.execute("DELETE FROM fts_exact WHERE rowid = ?", (doc_id,))
                 db.execute("DELETE FROM vectors WHERE id = ?", (doc_id,))
                 db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
             todo = sorted(added + changed)
@@ -704,6 +716,7 @@ class Index:
                     if rel in known:
                         doc_id = known[rel][0]
                         db.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+                        db.execute("DELETE FROM fts_exact WHERE rowid = ?", (doc_id,))
                         if doc is None:
                             db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
                             continue
@@ -716,8 +729,10 @@ class Index:
                                          "VALUES (?, ?, ?, ?, ?, ?)",
                                          (source, rel, *meta))
                         doc_id = cur.lastrowid
-                    db.execute("INSERT INTO fts(rowid, path, description, category, body) VALUES (?, ?, ?, ?, ?)",
-                               (doc_id, doc.path_words, doc.description, doc.category, doc.body))
+                    for table in ("fts", "fts_exact"):
+                        db.execute(f"INSERT INTO {table}(rowid, path, description, category, body) "
+                                   "VALUES (?, ?, ?, ?, ?)",
+                                   (doc_id, doc.path_words, doc.description, doc.category, doc.body))
                     if progress is not None and (n % 200 == 0 or n == len(todo)):
                         progress(n, len(todo))
             finally:
@@ -747,10 +762,11 @@ class Index:
     # -- searching ----------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int = 5, offset: int = 0, sources: Sequence[str] = SOURCES,
-               snippet_tokens: int = 24) -> list[Hit]:
+               snippet_tokens: int = 24, terms: Sequence[str] | None = None) -> list[Hit]:
         """Best matches first. An empty list when nothing matches (or the query has no meaningful
-        words). Does not sync: call sync()/refresh() first."""
-        terms = query_terms(query)
+        words). `terms`: search these (from query_terms) instead of the query's own. Does not
+        sync: call sync()/refresh() first."""
+        terms = list(terms) if terms is not None else query_terms(query)
         if not terms:
             return []
         limit = max(1, min(int(limit), SEARCH_LIMIT_MAX))
@@ -759,9 +775,13 @@ class Index:
         marks = ",".join("?" * len(srcs))
         w = ", ".join(f"{x:g}" for x in WEIGHTS)
         # Rank first, then make snippets for the few rows kept: SQLite would otherwise compute a
-        # snippet for every matching row before sorting.
-        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) AS rank "
+        # snippet for every matching row before sorting. The words match stemmed (fts: "meeting"
+        # finds "meet" too) and as typed (fts_exact, unstemmed): a note holding the word as the
+        # person or the model wrote it ranks above one that only shares its stem.
+        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) + COALESCE(exact.rank, 0) AS rank "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
+               f"LEFT JOIN (SELECT rowid, bm25(fts_exact, {w}) AS rank FROM fts_exact WHERE fts_exact MATCH ?) "
+               f"AS exact ON exact.rowid = fts.rowid "
                f"WHERE fts MATCH ? AND docs.source IN ({marks}) "
                f"ORDER BY round(rank, {TIE_DIGITS}), docs.source != 'note', rank, docs.path LIMIT ? OFFSET ?")
         snip = (f"SELECT description, snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) FROM fts "
@@ -770,7 +790,7 @@ class Index:
         def run(db: sqlite3.Connection) -> list[Hit]:
             match = fts_query(self._selective(db, terms))
             out = []
-            for rowid, path, source, rank in db.execute(sql, (match, *srcs, limit, offset)).fetchall():
+            for rowid, path, source, rank in db.execute(sql, (match, match, *srcs, limit, offset)).fetchall():
                 desc, text = db.execute(snip, (match, rowid)).fetchone() or ("", "")
                 out.append(Hit(path=path, source=source, score=-float(rank), snippet=_one_line(text or desc or ""),
                                description=desc or ""))
@@ -794,6 +814,36 @@ class Index:
                 df[t] = db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (fts_query([t]),)).fetchone()[0]
         rare = [t for t in terms if df[t] * 2 <= total]
         return rare or terms
+
+    def distinctive_terms(self, query: str, *, sources: Sequence[str] = SOURCES,
+                          share: float = COMMON_SHARE) -> list[str]:
+        """The query's terms that tell notes apart: found in at least one of the searched
+        documents and in at most `share` of them (at least one document: a one-note workspace
+        still has a match). The same share serves 5 notes and 10,000: document frequency
+        relative to the corpus, where a BM25 score moves with corpus size. [] when no term is
+        distinctive (nothing matches well). Does not sync."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        srcs = tuple(s for s in SOURCES if s in sources) or SOURCES
+        marks = ",".join("?" * len(srcs))
+
+        def run(db: sqlite3.Connection) -> list[str]:
+            key = ((db.execute("PRAGMA data_version").fetchone()[0], self._writes), srcs)
+            if key not in self._source_df:
+                self._source_df = {key: (db.execute(f"SELECT count(*) FROM docs WHERE source IN ({marks})",
+                                                    srcs).fetchone()[0], {})}
+            total, df = self._source_df[key]
+            most = max(1, int(total * share))
+            for t in terms:
+                if t not in df:
+                    df[t] = db.execute(f"SELECT count(*) FROM fts JOIN docs ON docs.id = fts.rowid "
+                                       f"WHERE fts MATCH ? AND docs.source IN ({marks})",
+                                       (fts_query([t]), *srcs)).fetchone()[0]
+            return [t for t in terms if 1 <= df[t] <= most]
+        result = self._guarded(run)
+        assert isinstance(result, list)
+        return result
 
     def bodies(self, paths: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
         """{(source, path): (description, body)} as indexed (already redacted)."""

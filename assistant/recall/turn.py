@@ -1,8 +1,12 @@
 """Per-turn recall: the few notes that match a person's message, as redacted snippets in budget.
 
 Guards the cost and the honesty of recall. Each turn it asks the index (kept fresh by the
-chat's watcher, so no full sync is added to a turn) for the best `max_notes` matches at or
-above `min_score`, and cuts their indexed (already redacted) text to `budget_bytes` in all.
+chat's watcher, so no full sync is added to a turn) for the best `max_notes` matches on the
+message's distinctive words, and cuts their indexed (already redacted) text to `budget_bytes`
+in all. Nothing is recalled when nothing matches well, the same on 5 notes and on 10,000: a
+message whose every shared word is in more than half of the notes recalls nothing (document
+frequency relative to the corpus; a BM25 score moves with corpus size), and `min_score` is a
+share of the best match's score (a weak tail of filler is left out), not a raw BM25 figure.
 What was recalled is returned as typed values the agent records in the transcript (`recall`
 event) and the prompt puts in the volatile tail, never in the stable prefix. A broken index
 never stops a turn: the problem is reported once and the assistant answers from the catalog.
@@ -122,8 +126,7 @@ class Recaller:
             if s.include_conversations:
                 self.index.sync_conversations(skip=self.own_conversation)
             sources = ("note", "conversation") if s.include_conversations else ("note",)
-            hits = [h for h in self._find(text, limit=s.max_notes, offset=0, sources=sources)
-                    if h.score >= s.min_score]
+            hits = self._matches(text, sources)
             bodies = self.index.bodies([(h.source, h.path) for h in hits])
         except IndexUnavailable as exc:
             self.problem = str(exc)
@@ -141,6 +144,24 @@ class Recaller:
             out.append(Recalled(path=h.path, source=h.source, score=round(h.score, 4), text=shown,
                                 flagged=flag_reason(shown)))
         return self._flag_stale(out)
+
+    def _matches(self, text: str, sources: tuple[str, ...]) -> list[Hit]:
+        """The best max_notes hits on the message's distinctive terms, each scoring at least
+        min_score times the best one; [] when no term is distinctive."""
+        s = self.settings
+        terms = self.index.distinctive_terms(text, sources=sources)
+        if not terms:
+            return []
+        if self._search is None and not s.embedding_model:
+            hits = self.index.search(text, limit=s.max_notes + 1, sources=sources, terms=terms)
+            own = self.own_conversation
+            hits = [h for h in hits if not (h.source == "conversation" and h.path == own)][:s.max_notes]
+        else:     # hybrid (or a given search): its own ranking, gated by the same terms
+            hits = self._find(text, limit=s.max_notes, offset=0, sources=sources)
+        if not hits:
+            return []
+        floor = s.min_score * max(h.score for h in hits)
+        return [h for h in hits if h.score >= floor]
 
     def _flag_stale(self, recalled: list[Recalled]) -> list[Recalled]:
         """The recalled notes, each with its staleness flag (None if its dates have not passed,

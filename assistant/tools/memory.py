@@ -177,6 +177,8 @@ def run_memory_list(args: dict, ctx: ToolContext) -> str:
 
 
 SEARCH_LIMIT_MAX = 20
+SEARCH_LIMIT_DEFAULT = 5
+SEARCH_LIMIT_FLOOR = 3     # a small model asks for `limit 1` and misses the note ranked second
 MAX_QUERY_CHARS = 500
 
 
@@ -185,7 +187,7 @@ def run_memory_search(args: dict, ctx: ToolContext) -> str:
     if ctx.recall is None:
         raise ToolError("memory search is not available in this session; use memory_list and memory_read")
     query = str_arg(args, "query", limit=MAX_QUERY_CHARS)
-    limit = _int_arg(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
+    limit = max(SEARCH_LIMIT_FLOOR, _int_arg(args, "limit", SEARCH_LIMIT_DEFAULT, 1, SEARCH_LIMIT_MAX))
     offset = _int_arg(args, "offset", 0, 0, 1000)
     if not query_terms(query):
         return (f"No meaningful words to search for in {query!r} (question words and stopwords are "
@@ -230,7 +232,9 @@ def memory_schema(name: str, *, max_content: int = MAX_CONTENT_CHARS) -> dict[st
     elif name == "memory_search":
         properties = {"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
                                 "description": "Words to look for, e.g. 'Lina birthday'."},
-                      "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX},
+                      "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX,
+                                "description": f"How many matches (default {SEARCH_LIMIT_DEFAULT}; "
+                                               f"at least {SEARCH_LIMIT_FLOOR} are returned)."},
                       "offset": {"type": "integer", "minimum": 0, "maximum": 1000}}
         required = ["query"]
     elif name == "memory_write":

@@ -70,7 +70,9 @@ REFLECT_CHOICES = ("chat", "always", "off")
 class MemoryConfig:
     max_note_bytes: int = 256 * 1024
     catalog_head_bytes: int = 2048
-    catalog_budget_bytes: int = 6144
+    # ~500 tokens: per-turn recall brings the matching notes' text; a longer catalog earned
+    # 1 answering note in 64 more for 1,000 more tokens (docs/benchmarks.md, issue 22)
+    catalog_budget_bytes: int = 2048
     summary_width: int = 100
     pinned: tuple[str, ...] = ("index.md",)
     # a bounded turn proposing memory changes at the end of a chat ("chat"), of a chat and of a
@@ -98,7 +100,7 @@ class RecallConfig:
     enabled: bool = True           # recall the best-matching notes into each turn's tail
     max_notes: int = 3
     budget_bytes: int = 2048       # for the recalled snippets in the prompt
-    min_score: float = 0.0
+    min_score: float = 0.15        # a share of the best match's score (0..1), not raw BM25
     include_conversations: bool = False
     embedding_model: str = ""      # a GGUF for hybrid search ("" = BM25 alone)
 
@@ -335,8 +337,13 @@ def _read_recall(r: _Reader) -> RecallConfig:
         r.bad("recall.budget_bytes", budget, "expected a whole number from 128 to 65536",
               f"budget_bytes = {d.budget_bytes}")
         budget = d.budget_bytes
+    min_score = r.number("min_score", d.min_score, 0.0)
+    if min_score > 1.0:
+        r.bad("recall.min_score", min_score, "expected a share of the best match's score, from 0 to 1",
+              f"min_score = {d.min_score}")
+        min_score = d.min_score
     return RecallConfig(enabled=r.boolean("enabled", d.enabled), max_notes=max_notes, budget_bytes=budget,
-                        min_score=r.number("min_score", d.min_score, 0.0),
+                        min_score=min_score,
                         include_conversations=r.boolean("include_conversations", d.include_conversations),
                         embedding_model=r.text("embedding_model", d.embedding_model))
 

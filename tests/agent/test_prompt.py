@@ -50,7 +50,8 @@ def test_rendered_gemma_prompt_contains_persona_and_catalog_in_first_user_turn()
     conv = Conversation(PERSONA, TOOLS, CATALOG)
     conv.add_user("Who is Ann?", now=DAY1)
     prompt = _prompt(conv)
-    assert prompt.startswith("<bos><start_of_turn>user\n" + conv.system_prompt() + "\n\nWho is Ann?")
+    assert prompt.startswith("<bos><start_of_turn>user\n" + conv.system_prompt() + "\n\n[context from")
+    assert prompt.endswith("[the person's message]\nWho is Ann?<end_of_turn>\n<start_of_turn>model\n")
     assert PERSONA.strip() in prompt
     assert "people/ann.md: Ann, Pat's sister" in prompt
     assert prompt.endswith("<end_of_turn>\n<start_of_turn>model\n")
@@ -87,8 +88,10 @@ def test_each_turn_is_a_strict_extension_even_when_notes_change_mid_session():
         assert len(later) > len(earlier)
     assert conv.system_prompt() == prefix
     assert all(p.startswith("<bos><start_of_turn>user\n" + prefix) for p in prompts)
-    # The tail of the newest turn names the changed notes and the new date; older turns keep theirs.
-    assert prompts[-1].rstrip().endswith("index.md: edited by hand<end_of_turn>\n<start_of_turn>model")
+    # The newest turn's context names the changed notes and the new date (before the message,
+    # which comes last); older turns keep theirs.
+    assert prompts[-1].rstrip().endswith("index.md: edited by hand\n\n[the person's message]\nThanks"
+                                         "<end_of_turn>\n<start_of_turn>model")
     assert "Today is 2026-12-01 (Tuesday)." in prompts[-1]
     assert "Today is 2026-11-30 (Monday)." in prompts[-1]
     assert "people/bo.md" not in prompts[0]

@@ -27,9 +27,12 @@ def test_the_recalled_note_is_in_the_prompt_tail_and_the_transcript(tmp_path):
         seen = model.calls[0]
         assert seen[0]["content"] == system_before              # the stable prefix is untouched
         last = seen[-1]["content"]
-        assert last.startswith("What do you remember about Lina?")
-        tail = last.split("[context from the assistant program", 1)[1]
+        # the recalled text comes first, the person's message last (next to where the answer starts)
+        assert last.startswith("[context from the assistant program")
+        assert last.endswith("[the person's message]\nWhat do you remember about Lina?")
+        tail = last.split("[the person's message]", 1)[0]
         assert "people/lina.md" in tail and "Birthday: 14 March" in tail and "UNTRUSTED DATA" in tail
+        assert "Answer from these notes" in tail
         recall = _events(s, "recall")
         assert len(recall) == 1
         notes = recall[0]["notes"]
@@ -44,6 +47,8 @@ def test_every_turn_gets_a_recall_event_even_when_nothing_matches(tmp_path):
     assert [len(r["notes"]) for r in recall][0] == 0
     assert recall[1]["notes"][0]["path"] == "projects/kirkstall-park.md"
     assert "Notes found by searching" not in model.calls[0][-1]["content"]
+    assert "No note matched this question" in model.calls[0][-1]["content"]     # never silent
+    assert "No note matched" not in model.calls[1][-1]["content"]
 
 
 def test_the_prompt_of_turn_two_extends_turn_one_byte_for_byte(tmp_path):
@@ -57,7 +62,7 @@ def test_the_prompt_of_turn_two_extends_turn_one_byte_for_byte(tmp_path):
 
 def test_recall_stays_within_the_byte_budget_and_max_notes(tmp_path):
     ws = make_ws(tmp_path, "\n[recall]\nmax_notes = 2\nbudget_bytes = 400\n")
-    for i in range(6):
+    for i in range(4):     # 4 of the 9 notes: "otters" still tells notes apart (at most half)
         (ws / f"memory/otter{i}.md").write_text(f"otter notes {i}\n" + "otters swim in the river. " * 200)
     model = scripted(tmp_path, [{"reply": "ok"}])
     with session(ws, kind="chat") as s:
@@ -76,14 +81,20 @@ def test_recall_can_be_turned_off_and_has_a_score_floor(tmp_path):
         s.new_agent(model).turn("What do you remember about Lina?")
         assert _events(s, "recall") == []
     assert "Notes found by searching" not in model.calls[0][-1]["content"]
-    ws2 = make_ws(tmp_path / "b", "\n[recall]\nmin_score = 1000.0\n")
-    model = scripted(tmp_path, [{"reply": "ok"}], name="b.json")
-    with session(ws2, kind="chat") as s:
-        s.new_agent(model).turn("What do you remember about Lina?")
-        assert _events(s, "recall")[0]["notes"] == []
+    assert "No note matched" not in model.calls[0][-1]["content"]      # recall off: nothing is claimed
+    # min_score is a share of the best match's score: 1.0 keeps only the best (Marek's note, not
+    # the project note that also names him); the default keeps both
+    for name, extra, want in (("b", "\n[recall]\nmin_score = 1.0\n", ["people/marek.md"]),
+                              ("c", "", ["people/marek.md", "projects/kirkstall-park.md"])):
+        ws2 = make_ws(tmp_path / name, extra)
+        model = scripted(tmp_path, [{"reply": "ok"}], name=f"{name}.json")
+        with session(ws2, kind="chat") as s:
+            s.new_agent(model).turn("Who is Marek?")
+            assert [n["path"] for n in _events(s, "recall")[0]["notes"]] == want
 
 
 @pytest.mark.parametrize("bad", ["max_notes = 0", "budget_bytes = 'big'", "enabled = 1", "min_score = -1",
+                                 "min_score = 1.5",
                                  "include_conversations = 'yes'", "embedding_model = 3"])
 def test_a_bad_recall_setting_is_a_clear_session_error(tmp_path, bad):
     from assistant.session import SessionError
