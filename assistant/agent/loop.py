@@ -220,7 +220,7 @@ class Agent:
         if shown != text:
             self._emit(Notice("a secret in the message was replaced by [redacted:NAME] before the model saw it"))
         recalled = self._recall(shown)
-        for r in recalled:   # a recalled note that reads like instructions is untrusted content
+        for r in recalled or ():   # a recalled note that reads like instructions is untrusted content
             if r.flagged:
                 self.ctx.read_untrusted(f"{r.path} ({FLAG_WORDS})" if r.source != "note"
                                         else f"memory/{r.path} ({FLAG_WORDS})")

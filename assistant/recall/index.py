@@ -778,12 +778,12 @@ class Index:
         # snippet for every matching row before sorting. The words match stemmed (fts: "meeting"
         # finds "meet" too) and as typed (fts_exact, unstemmed): a note holding the word as the
         # person or the model wrote it ranks above one that only shares its stem.
-        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) + COALESCE(exact.rank, 0) AS rank "
+        sql = (f"SELECT fts.rowid, docs.path, docs.source, bm25(fts, {w}) + COALESCE(exact.erank, 0) AS score "
                f"FROM fts JOIN docs ON docs.id = fts.rowid "
-               f"LEFT JOIN (SELECT rowid, bm25(fts_exact, {w}) AS rank FROM fts_exact WHERE fts_exact MATCH ?) "
+               f"LEFT JOIN (SELECT rowid, bm25(fts_exact, {w}) AS erank FROM fts_exact WHERE fts_exact MATCH ?) "
                f"AS exact ON exact.rowid = fts.rowid "
                f"WHERE fts MATCH ? AND docs.source IN ({marks}) "
-               f"ORDER BY round(rank, {TIE_DIGITS}), docs.source != 'note', rank, docs.path LIMIT ? OFFSET ?")
+               f"ORDER BY round(score, {TIE_DIGITS}), docs.source != 'note', score, docs.path LIMIT ? OFFSET ?")
         snip = (f"SELECT description, snippet(fts, 3, '', '', ' … ', {int(snippet_tokens)}) FROM fts "
                 f"WHERE fts MATCH ? AND rowid = ?")
 

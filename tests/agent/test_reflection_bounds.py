@@ -152,7 +152,7 @@ def test_a_proposal_is_asked_even_where_the_table_and_a_grant_allow_and_a_no_wri
     # history and audit as for any memory write: the yes is the person's, in the chat
     audit = [json.loads(line) for line in (ws / "state" / "audit.jsonl").read_text().splitlines()]
     answered = [a for a in audit if a.get("target") == "people/ben.md" and a.get("verdict") == "allow"]
-    assert answered and "approved by the person in the chat" in answered[-1]["reason"]
+    assert answered and "approved in the chat" in answered[-1]["reason"]
 
 
 def test_a_proposal_given_up_on_is_denied_without_a_question(sessions, ws, tmp_path):
