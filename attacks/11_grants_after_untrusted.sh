@@ -23,4 +23,4 @@ script <<'J'
  {"reply":"done"}]
 J
 chat "read two.md" n | grep -E '^\s+(\[|\?|!)'
-planted "gets a cc"
+planted "gets a cc" "$WS/memory/people"
