@@ -41,6 +41,7 @@ from assistant.confine import Root, directory_chain
 from assistant.gating.observed import ObservedGate
 from assistant.gating.untrusted import UntrustedReads
 from assistant.models.base import Model
+from assistant.notes.flagging import FLAG_WORDS
 from assistant.notes.history import History, HistoryError, valid_source
 from assistant.notes.store import Memory
 from assistant.notes.watch import MemoryWatcher, NoteChange
@@ -165,8 +166,11 @@ class AssistantSession:
         # PERSONA.md is hand-written and goes into every prompt: redacted like any text the model sees.
         persona = self.scanner.redact(self.ws.persona())
         self.ctx.model = str(getattr(model, "name", "") or type(model).__name__)
-        conversation = Conversation(persona, self.tools, self.memory.catalog(),
+        flagged: list[str] = []
+        conversation = Conversation(persona, self.tools, self.memory.catalog(flagged=flagged),
                                     max_reply=reply_limit(self.limits.max_tokens))
+        for path in flagged:   # a flagged note's line is in every prompt of this agent: a read
+            self.mark_untrusted(f"memory/{path} ({FLAG_WORDS}, in the catalog)")
         self.recall.start()     # session start: sync the index with memory/ by metadata
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
                      transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall,

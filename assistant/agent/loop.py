@@ -49,7 +49,7 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
-from assistant.notes.flagging import FLAG_WORDS
+from assistant.recall.turn import untrusted_place
 from assistant.agent.usable import MAX_REPLY_TRIES, correction, unusable_reply
 from assistant.tools.base import SecretRefusal, Tool, ToolContext, ToolError
 from assistant.records.transcript import Transcript
@@ -220,10 +220,10 @@ class Agent:
         if shown != text:
             self._emit(Notice("a secret in the message was replaced by [redacted:NAME] before the model saw it"))
         recalled = self._recall(shown)
-        for r in recalled or ():   # a recalled note that reads like instructions is untrusted content
-            if r.flagged:
-                self.ctx.read_untrusted(f"{r.path} ({FLAG_WORDS})" if r.source != "note"
-                                        else f"memory/{r.path} ({FLAG_WORDS})")
+        for r in recalled or ():   # untrusted content put in the prompt: a flagged note, any past conversation
+            source = untrusted_place(r.source, r.path, r.flagged is not None)
+            if source is not None:
+                self.ctx.read_untrusted(source)
         # Note paths are names a person chose: a secret in one is redacted like any text.
         self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
                                    recalled=None if recalled is None else

@@ -511,8 +511,8 @@ def chat_command(model_spec: str | None) -> None:
                     elif cmd == "/reload":
                         watcher.drain()
                         changed.clear()
-                        agent = session.new_agent(model, on_event=ui.on_event)
                         session.clear_untrusted()   # what was read is in no conversation now
+                        agent = session.new_agent(model, on_event=ui.on_event)   # (its catalog may mark again)
                         session.transcript.append("reload")
                         ui.echo("reloaded: persona and catalog re-read; the conversation starts over")
                     else:

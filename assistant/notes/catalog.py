@@ -211,8 +211,11 @@ def _footer(left: int, offset: int, budget: int) -> str:
             f"list them with memory_list(offset={offset}, limit=50).")
 
 
-def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None) -> str:
-    """The catalog block exactly as the model sees it."""
+def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner | None = None, *,
+           flagged: list[str] | None = None) -> str:
+    """The catalog block exactly as the model sees it. `flagged`, if given, receives the paths
+    of the notes whose line shown reads like an instruction (those words are in the prompt: the
+    session that takes this block is marked)."""
     entries = order(scan(memory_dir), settings.pinned)
     total = len(entries)
     if total == 0:
@@ -223,12 +226,15 @@ def render(memory_dir: Path | str, settings: CatalogSettings, scanner: Scanner |
     shown = 0
     with Root(memory_dir) as root:
         for i, entry in enumerate(entries):
-            text = line(summarize(root, entry, settings, scanner))
+            summed = summarize(root, entry, settings, scanner)
+            text = line(summed)
             cost = len(text.encode()) + 1
             need = reserve if i + 1 < total else 0
             if used + cost + need > settings.budget_bytes:
                 break
             lines.append(text)
+            if flagged is not None and summed.summary and flag_reason(summed.summary):
+                flagged.append(summed.path)   # the words shown flag, not only the head behind them
             used += cost
             shown += 1
     if shown < total:

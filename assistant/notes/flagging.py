@@ -20,11 +20,18 @@ can show no secret), or None. Flagged when the text holds any of:
   (`the assistant should ... in future conversations`, `assistants ... going forward`).
 A person's own imperatives ("remember to water the tomatoes", "from now on run on Sundays",
 "never open the oven door") name no assistant and are not flagged.
+
+The text is folded before it is looked at, so the cheap disguises of these same words do not
+hide them: invisible format characters (zero-width spaces, soft hyphens, bidi marks) are
+dropped, compatibility forms (full-width letters) folded (NFKC), Cyrillic and Greek look-alike
+letters in a word of Latin letters read as the Latin ones, and markdown around the words
+(a list bullet, a quote marker, emphasis, code ticks) and a `label:` before them are seen past.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 FLAG_WORDS = "flagged: reads like an instruction"
 FLAG = f"[{FLAG_WORDS}]"
@@ -47,7 +54,7 @@ _ROLE_TAG = re.compile(r"\[\s*(?:system|assistant|ai)(?:\s+(?:note|message|promp
 
 _IGNORE = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
-    r"(?:previous|prior|earlier|above|preceding|former|original|existing|system)\s+"
+    r"(?:previous|prior|earlier|above|preceding|former|original|existing|system)\s+(?:[a-z]{1,20}\s+)?"
     r"(?:instructions?|rules?|prompts?|directions?|messages?|guidelines?)", _I)
 
 _TOOL = re.compile(r"\b(?:" + "|".join(TOOL_NAMES) + r")\b", _I)
@@ -59,7 +66,7 @@ _PLACEHOLDER_AFTER = re.compile(r"\s*(?:<[^>\n]{1,80}>|\{[^}\n]{1,80}\})")
 
 _ASSISTANT = r"(?:ai\s+)?(?:assistant|chatbot|language\s+model|llm|ai\s+model|ai)"
 _ADDRESSED = re.compile(
-    r"(?:^|[.!?;]|\n)[ \t]*(?:dear\s+|hey\s+|attention\s+)?" + _ASSISTANT + r"\s*[,:]"
+    r"(?:^|[.!?;:]|\n)[ \t]*(?:dear\s+|hey\s+|attention\s+)?" + _ASSISTANT + r"\s*[,:]"
     r"|\bto\s+(?:the|any|all|every)\s+" + _ASSISTANT + r"s?\s*[:,]"
     r"|\bif\s+you\s+are\s+(?:an?\s+)?" + _ASSISTANT +
     r"|\b" + _ASSISTANT + r"s?\s+(?:reading|summari[sz]ing|processing|parsing|seeing)\s+this"
@@ -90,6 +97,36 @@ _PLACEHOLDER_CHARS = ("{", "$", "%s", "=", "<")
 _SENTENCE_ENDS = ".!?\n"
 _SPACES = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 _BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")
+
+
+# Look-alike letters (Cyrillic, Greek) that stand for Latin ones in a disguised word.
+_LOOKALIKES = str.maketrans({
+    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y",
+    "\u0445": "x", "\u0456": "i", "\u0458": "j", "\u0455": "s", "\u0501": "d", "\u04cf": "l",
+    "\u04bb": "h", "\u051b": "q", "\u051d": "w", "\u0410": "A", "\u0412": "B", "\u0415": "E",
+    "\u041a": "K", "\u041c": "M", "\u041d": "H", "\u041e": "O", "\u0420": "P", "\u0421": "C",
+    "\u0422": "T", "\u0425": "X", "\u0406": "I", "\u0405": "S", "\u0408": "J", "\u03bf": "o",
+    "\u03b9": "i", "\u03b1": "a", "\u03bd": "v", "\u0391": "A", "\u0392": "B", "\u0395": "E",
+    "\u0396": "Z", "\u0397": "H", "\u0399": "I", "\u039a": "K", "\u039c": "M", "\u039d": "N",
+    "\u039f": "O", "\u03a1": "P", "\u03a4": "T", "\u03a7": "X", "\u03a5": "Y",
+})
+_LOOKALIKE_CHARS = "".join(chr(c) for c in _LOOKALIKES)
+# a word made only of Latin letters and look-alikes, holding at least one look-alike
+_DISGUISED_WORD = re.compile(f"[A-Za-z{_LOOKALIKE_CHARS}]*[{_LOOKALIKE_CHARS}][A-Za-z{_LOOKALIKE_CHARS}]*")
+_MARKDOWN_MARKS = re.compile(r"[*`~]+")
+_LINE_PREFIX = re.compile(r"^([ \t]*)(?:(?:[-+>]|\d{1,3}[.)])[ \t]*)+", re.MULTILINE)
+
+
+def _folded(text: str) -> str:
+    """The text as it reads: format characters dropped, NFKC, look-alike letters in Latin words
+    made Latin, markdown marks and list/quote prefixes taken off. Linear in the text's length."""
+    if not text.isascii():
+        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+        text = unicodedata.normalize("NFKC", text)
+        text = _DISGUISED_WORD.sub(lambda m: m.group(0).translate(_LOOKALIKES), text)
+    if "*" in text or "`" in text or "~" in text:
+        text = _MARKDOWN_MARKS.sub("", text)
+    return _LINE_PREFIX.sub(r"\1", text)
 
 
 def _hits(low: str, words: tuple[str, ...]) -> list[int]:
@@ -189,6 +226,7 @@ def flag_reason(text: str) -> str | None:
     bounded, so the time grows with the text's length, not its square."""
     if not isinstance(text, str) or not text:
         return None
+    text = _folded(text)
     if "  " in text or "\t" in text or "\r" in text or not text.isascii():
         text = _SPACES.sub(" ", text)
     if "\n\n" in text or "\n " in text:

@@ -328,9 +328,10 @@ class Memory:
         except OSError as exc:
             raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None
 
-    def catalog(self) -> str:
-        """The catalog block, exactly as the model sees it."""
+    def catalog(self, *, flagged: list[str] | None = None) -> str:
+        """The catalog block, exactly as the model sees it (`flagged` receives the paths of the
+        notes it shows flagged as reading like an instruction)."""
         try:
-            return _catalog.render(self.ws.memory_dir, self.settings, self.scanner)
+            return _catalog.render(self.ws.memory_dir, self.settings, self.scanner, flagged=flagged)
         except OSError as exc:
             raise NoteError(f"memory cannot be listed: {exc.strerror or exc}") from None

@@ -15,6 +15,9 @@ label, as the catalog flags it ("[expired 2026-01-01: may be out of date]"), so 
 the fact may be old; the dates are read from the note's head at recall time (a date passes
 while the index stays the same). A recalled text that reads like instructions to the assistant
 (notes.flagging) is flagged in its label too: `[flagged: reads like an instruction]`.
+`untrusted_place` names what such a text makes the session have read (issue 24 item 3): a
+flagged note, and any past conversation (state/transcripts/ holds what an earlier chat's model
+said, perhaps after reading a page), whether recalled into a turn or found by memory_search.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from assistant.workspace.config import RecallConfig
 from assistant.confine import ConfinementError, Root
 from assistant.recall.embed import HybridSearch
 from assistant.recall.index import Hit, Index, IndexUnavailable
-from assistant.notes.flagging import FLAG, flag_reason
+from assistant.notes.flagging import FLAG, FLAG_WORDS, flag_reason
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
 HEADER_COST = 160          # bytes reserved for the block's own lines per note
@@ -49,6 +52,15 @@ class Recalled:
         if self.source != "note":
             return f"{self.path} (past conversation){flag}"
         return (f"{self.path} {self.stale}" if self.stale else self.path) + flag
+
+
+def untrusted_place(source: str, path: str, flagged: bool) -> str | None:
+    """The name under which a recalled or searched text marks the session as having read
+    untrusted content, or None for a note of the person's that does not read like instructions.
+    A past conversation always marks: it is from state/ and may repeat what a page said."""
+    if source == "note":
+        return f"memory/{path} ({FLAG_WORDS})" if flagged else None
+    return f"{path} (past conversation{', ' + FLAG_WORDS if flagged else ''})"
 
 
 def _cut_bytes(text: str, budget: int) -> str:
@@ -201,4 +213,4 @@ def _stale_flag(root: Root, path: str, redact: Callable[[str], str],
     return flag.label() if flag is not None else None
 
 
-__all__ = ["Recalled", "Recaller"]
+__all__ = ["Recalled", "Recaller", "untrusted_place"]

@@ -7,7 +7,8 @@ the one gated-write pipeline (assistant.notes.writer, the same steps as memory_w
 acts only on an allowed gate Decision; reads are never gated but are bounded; nothing a tool returns carries
 a stored secret (the agent redacts every output, and writes carrying one are refused). A file
 read hands the model untrusted text: it marks the session (`files/<path>`, through
-`ctx.read_untrusted`), and from then on its memory writes are asked.
+`ctx.read_untrusted`), and from then on its memory writes are asked. So does a listing that
+shows a name (`files/<folder>/ (file names)`): a name is text whoever filled files/ chose.
 """
 
 from __future__ import annotations
@@ -186,6 +187,8 @@ def file_list(args: dict, ctx: ToolContext) -> str:
         lines.append(f"[{n_hidden} hidden by the person's [files] hidden setting]")
     if not lines:
         return f"{path or 'files/'} is empty"
+    if shown:   # the names go to the model, and whoever filled files/ chose them: a read too
+        ctx.read_untrusted(f"files/{path + '/' if path else ''} (file names)")
     return "\n".join(lines)
 
 

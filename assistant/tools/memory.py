@@ -21,6 +21,7 @@ from assistant.notes.edit import OPS, Edit
 from assistant.notes.flagging import FLAG_WORDS, flag_reason
 from assistant.notes.store import REVISION_CHARS, Memory, NoteError, WriteResult
 from assistant.recall.index import IndexUnavailable, query_terms
+from assistant.recall.turn import untrusted_place
 from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
 
 MAX_CONTENT_CHARS = 16_000      # what one tool call may carry (the byte cap is config, checked too)
@@ -201,7 +202,10 @@ def run_memory_search(args: dict, ctx: ToolContext) -> str:
                 + ". Try other words, or memory_list.")
     out = [f"Matches for {query!r} ({offset + 1}-{offset + len(hits)}, best first; "
            "memory_read a note for its full text):"]
-    for h in hits:
+    for h in hits:   # the snippets reach the model: a flagged one, or a past conversation, marks
+        place = untrusted_place(h.source, h.path, flag_reason(h.snippet) is not None)
+        if place is not None:
+            ctx.read_untrusted(place)
         out.append(f"- {h.path} [{h.source}, score {h.score:.2f}]: {h.snippet}")
     if len(hits) == limit:
         out.append(f"More may match: memory_search(query=..., offset={offset + limit}).")

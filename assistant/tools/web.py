@@ -7,7 +7,8 @@ NAME and sent as a header, its value never shown to the model (the response is r
 the agent redacts again) and only to a host the secret is bound to (`assistant vault set NAME
 --host HOST`): a grant for a host is not permission to send it any secret; credentials in the URL
 itself are refused. A page handed to the model marks the session as having read untrusted
-content (its URL, through `ctx.read_untrusted`): from then on its memory writes are asked.
+content (its URL, through `ctx.read_untrusted`): from then on its memory writes are asked. So
+does an error that quotes words the server chose (its Content-Type, a redirect's host).
 """
 
 from __future__ import annotations
@@ -475,6 +476,8 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
                 except ToolError:
                     raise ToolError("redirected to an unusable location; not followed") from None
                 if nxt_target != target or nxt_parts.scheme != parts.scheme:
+                    # the error names the host the server chose: its words reach the model
+                    ctx.read_untrusted(current)
                     raise ToolError(
                         f"redirected to {nxt_parts.scheme}://{nxt_target}: not followed; "
                         "call web_fetch on that URL if it is needed (it is gated separately)"
@@ -495,6 +498,8 @@ def _fetch(opener, current, target, parts, auth, deadline, timeout, max_bytes, c
         with resp:
             ctype = resp.headers.get_content_type() or ""
             if not any(ctype.startswith(t) for t in _TEXT_TYPES):
+                # the error quotes the Content-Type the server chose (any words): they reach the model
+                ctx.read_untrusted(current)
                 raise ToolError(f"{target} answered with {ctype or 'an unknown type'}; only text is fetched")
             charset = resp.headers.get_content_charset() or "utf-8"
             chunks: list[bytes] = []

@@ -2,7 +2,7 @@
 24x80 terminal, a question about a note of 12 lines of 1,260 characters (the model step limit is 16,000) is one "page" (16 lines
 a page), printed as ~200 screen rows: the first ~180 have scrolled away before the question,
 yet `y` is taken at once as an approval of the whole text.
-Run: PYTHONPATH=$PWD /work/main/.venv/bin/python attacks/a8b_pager_wide_lines.py"""
+Run: PYTHONPATH=$PWD /work/main/.venv/bin/python docs/reviews/issue23/a8b_pager_wide_lines.py"""
 import fcntl, json, os, pty, select, struct, subprocess, tempfile, termios, time, pathlib
 
 PY = "/work/main/.venv/bin/python"

@@ -1,7 +1,7 @@
 """Attack 7: encoded spellings of a vault value that the scanner's find() misses.
 
 Each line prints HELD (found) or MISSED for one spelling of the value. Run:
-  PYTHONPATH=$PWD /work/main/.venv/bin/python attacks/a7_scanner_encodings.py
+  PYTHONPATH=$PWD /work/main/.venv/bin/python docs/reviews/issue23/a7_scanner_encodings.py
 """
 import base64, codecs, html, sys
 from assistant.secrets.scanner import Scanner

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Attack 3: delete (or empty) the keyed audit log and its head, let the program append one
 # more line, and `audit verify` says intact: the deletion is hidden.
-# Run from the worktree: sh attacks/a3_audit_delete.sh
+# Run from the worktree: sh docs/reviews/issue23/a3_audit_delete.sh
 set -u
 PY=/work/main/.venv/bin/python; export PYTHONPATH=$PWD ASSISTANT_VAULT_PASSPHRASE=pass1234
 T=$(mktemp -d); W=$T/ws
