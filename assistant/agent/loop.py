@@ -47,6 +47,7 @@ from assistant.agent.events import (
     Event, EventSink, GateEvents, Notice, Recalled, Replied, StepRefused, StepTaken, Stopped, Token,
     ToolCalled, ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown, record, redacted,
 )
+from assistant.agent import completion
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.agent.usable import MAX_REPLY_TRIES, correction, unusable_reply
@@ -190,6 +191,10 @@ class Agent:
             run_id=gate.run_id if isinstance(gate, Gate) else "")
         # assistant.recall.turn.Recaller (or None): the notes matching each message, for the tail
         self.recall = recall
+        # "actions" (JSON actions, tools offered) or "completion" (a base model continues a page
+        # of notes: assistant.agent.completion; no tools)
+        self.protocol = str(getattr(model, "protocol", "actions") or "actions")
+        self._exchanges: list[tuple[str, str]] = []   # completion: this chat's (question, answer) pairs
 
     # -- plumbing
     def _emit(self, event: Event) -> None:
@@ -220,10 +225,14 @@ class Agent:
             self._emit(Notice("a secret in the message was replaced by [redacted:NAME] before the model saw it"))
         recalled = self._recall(shown)
         # Note paths are names a person chose: a secret in one is redacted like any text.
-        self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
-                                   recalled=[(self._redact(r.label()), self._redact(r.text)) for r in recalled])
+        notes = [(self._redact(r.label()), self._redact(r.text)) for r in recalled]
+        if self.protocol != "completion":
+            self.conversation.add_user(shown, [self._redact(c) for c in changed_notes], recalled=notes)
         try:
-            self._loop(result)
+            if self.protocol == "completion":
+                self._complete(result, shown, notes)
+            else:
+                self._loop(result)
         except ModelError as exc:
             result.outcome = "error"
             result.message = f"model error: {self._redact(str(exc))}"
@@ -320,6 +329,44 @@ class Agent:
                 result.secret_refused = True
                 return self._stop(result, f"{action.name} carried a value stored in the vault; it was refused "
                                           "and this turn takes no more tool calls")
+
+    def _complete(self, result: TurnResult, question: str, notes: list[tuple[str, str]]) -> None:
+        """One turn of the completion protocol: the page (notes, worked questions, this chat's
+        last exchanges, the question) continued up to a stop; an unusable continuation is asked
+        again with another seed, then the turn fails with the same line as the action loop's."""
+        max_tokens = min(self.limits.max_tokens, completion.MAX_ANSWER_TOKENS)
+        fixed = completion.instructions()
+        exchanges = list(self._exchanges)
+        for attempt in range(MAX_REPLY_TRIES):
+            result.steps += 1
+            page = completion.render_page(question, notes, exchanges)
+            try:
+                step = self.model.complete(page, max_tokens=max_tokens, stop=completion.STOPS, attempt=attempt)
+            except ContextOverflow:
+                if not exchanges:
+                    raise ModelError("this message and its recalled notes are too large for the model's "
+                                     "context") from None
+                exchanges = []      # the chat's earlier exchanges go first
+                self._emit(Notice("the conversation no longer fit the model's context: the earlier "
+                                  "exchanges were dropped"))
+                result.steps -= 1
+                continue
+            text = completion.reply_from(step.text)
+            self._emit(StepTaken(n=result.steps, action=text, parsed=True, error=None,
+                                 prompt_tokens=step.prompt_tokens, evaluated_tokens=step.evaluated_tokens,
+                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens))
+            why = unusable_reply(text, fixed)
+            if why is None and completion.copies_an_example(text):
+                why = "the reply copied a worked example instead of answering"
+            if why is None:
+                result.outcome, result.reply = "reply", text
+                self._exchanges = (exchanges + [(question, text)])[-completion.MAX_EXCHANGES:]
+                self._emit(Replied(text, streamed=False))
+                return
+            self._emit(StepRefused(why))
+        result.outcome = "error"
+        result.message = f"the model gave no usable reply after {MAX_REPLY_TRIES} tries"
+        self._emit(TurnFailed(result.message))
 
     def _step_that_fits(self, on_token: Callable[[str], None]) -> StepResult:
         """One model step. When the conversation no longer fits the context, the oldest
