@@ -44,10 +44,11 @@ from assistant.secrets.scanner import Scanner
 from assistant.models.base import ContextOverflow, Model, ModelError, StepResult
 from assistant.gating.observed import GateRecord, ObservedGate, ToolCallState
 from assistant.agent.events import (
-    Event, EventSink, GateEvents, Notice, Recalled, Replied, StepRefused, StepTaken, Stopped, Token,
+    ClaimUnbacked, Event, EventSink, GateEvents, Notice, Recalled, Replied, StepRefused, StepTaken, Stopped, Token,
     ToolCalled, ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown, record, redacted,
 )
 from assistant.agent import completion
+from assistant.agent.claims import FALSE_CLAIM, claims_a_change
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.agent.usable import MAX_REPLY_TRIES, correction, unusable_reply
@@ -86,6 +87,7 @@ class TurnResult:
     secret_refused: bool = False      # a call carried a vault value: refused, and the turn ended
     failed_calls: list["FailedCall"] = field(default_factory=list)   # calls whose result was an error
     calls: list["CallResult"] = field(default_factory=list)   # every call's result, in order
+    false_claim: bool = False         # the reply claimed a save no call made (the person was told)
 
     @property
     def denials(self) -> list[GateRecord]:
@@ -290,6 +292,7 @@ class Agent:
                     result.outcome, result.reply = "reply", action.text
                     safe.finish()
                     self._emit(Replied(action.text, streamed=safe.intact and bool(safe.shown)))
+                    self._check_claim(result, action.text)
                     return
                 # No answer: never finished on screen, refused like a malformed step, asked again.
                 unusable += 1
@@ -330,6 +333,16 @@ class Agent:
                 return self._stop(result, f"{action.name} carried a value stored in the vault; it was refused "
                                           "and this turn takes no more tool calls")
 
+    def _check_claim(self, result: TurnResult, reply: str) -> None:
+        """A reply that says it saved, updated or deleted something, in a turn where no
+        memory-changing call succeeded: the person is told nothing was saved (assistant.agent.claims)."""
+        if not claims_a_change(reply):
+            return
+        changed = any(c.ok and getattr(self.tools.get(c.tool), "kind", None) == "memory" for c in result.calls)
+        if not changed:
+            result.false_claim = True
+            self._emit(ClaimUnbacked(FALSE_CLAIM, reply))
+
     def _complete(self, result: TurnResult, question: str, notes: list[tuple[str, str]]) -> None:
         """One turn of the completion protocol: the page (notes, worked questions, this chat's
         last exchanges, the question) continued up to a stop; an unusable continuation is asked
@@ -362,6 +375,7 @@ class Agent:
                 result.outcome, result.reply = "reply", text
                 self._exchanges = (exchanges + [(question, text)])[-completion.MAX_EXCHANGES:]
                 self._emit(Replied(text, streamed=False))
+                self._check_claim(result, text)
                 return
             self._emit(StepRefused(why))
         result.outcome = "error"
