@@ -143,7 +143,8 @@ class AssistantSession:
         persona = self.scanner.redact(self.ws.persona())
         self.ctx.model = str(getattr(model, "name", "") or type(model).__name__)
         conversation = Conversation(persona, self.tools, self.memory.catalog(),
-                                    max_reply=reply_limit(self.limits.max_tokens))
+                                    max_reply=reply_limit(self.limits.max_tokens),
+                                    protocol=str(getattr(model, "protocol", "actions") or "actions"))
         self.recall.start()     # session start: sync the index with memory/ by metadata
         return Agent(model=model, tools=self.tools, ctx=self.ctx, conversation=conversation,
                      transcript=self.transcript, limits=self.limits, on_event=on_event, recall=self.recall,

@@ -49,6 +49,7 @@ from assistant.agent.events import (
 )
 from assistant.agent import completion
 from assistant.agent.claims import FALSE_CLAIM, claims_a_change
+from assistant.agent.native_tools import call_schema, parse_native
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.agent.usable import MAX_REPLY_TRIES, correction, unusable_reply
@@ -175,7 +176,11 @@ class Agent:
         # The reply's length bound is what the grammar enforces; keeping it within the token
         # budget means a step always closes its JSON instead of being cut off mid-string.
         self.max_reply = max_reply or reply_limit(self.limits.max_tokens)
-        self.schema = action_schema(self.tool_list, max_reply=self.max_reply)
+        # "actions" (JSON actions), "tools" (the model's own tool-call template: native_tools) or
+        # "completion" (a base model continues a page of notes: assistant.agent.completion; no tools)
+        self.protocol = str(getattr(model, "protocol", "actions") or "actions")
+        self.schema = (call_schema(self.tool_list, max_reply=self.max_reply) if self.protocol == "tools"
+                       else action_schema(self.tool_list, max_reply=self.max_reply))
         # Every gate call any tool makes in this session (memory's included) goes through here.
         if isinstance(ctx.gate, ObservedGate):
             self.gate = ctx.gate
@@ -193,9 +198,6 @@ class Agent:
             run_id=gate.run_id if isinstance(gate, Gate) else "")
         # assistant.recall.turn.Recaller (or None): the notes matching each message, for the tail
         self.recall = recall
-        # "actions" (JSON actions, tools offered) or "completion" (a base model continues a page
-        # of notes: assistant.agent.completion; no tools)
-        self.protocol = str(getattr(model, "protocol", "actions") or "actions")
         self._exchanges: list[tuple[str, str]] = []   # completion: this chat's (question, answer) pairs
 
     # -- plumbing
@@ -275,7 +277,8 @@ class Agent:
             step = self._step_that_fits(streamer.feed)
             raw = step.text
             try:
-                action = parse_action(raw, self.tool_list, max_reply=self.max_reply)
+                parse = parse_native if self.protocol == "tools" else parse_action
+                action = parse(raw, self.tool_list, max_reply=self.max_reply)
                 parse_error = None
             except ActionError as exc:
                 action, parse_error = None, str(exc)
@@ -302,7 +305,7 @@ class Agent:
                     result.message = f"the model gave no usable reply after {unusable} tries"
                     self._emit(TurnFailed(result.message))
                     return
-                self.conversation.add_error(correction(why))
+                self.conversation.add_error(correction(why, native=self.protocol == "tools"))
                 continue
             if action is None:
                 self._emit(StepRefused(parse_error))

@@ -87,8 +87,12 @@ def _repeats(reply: str, instructions: str) -> bool:
     return sum(g in theirs for g in grams) >= _REPEATED * len(grams)
 
 
-def correction(why: str) -> str:
-    """What the model is told after an unusable reply (the turn loop adds it as an error)."""
+def correction(why: str, *, native: bool = False) -> str:
+    """What the model is told after an unusable reply (the turn loop adds it as an error);
+    `native`: the model answers in plain text (assistant.agent.native_tools), not in JSON."""
+    if native:
+        return (f"{why}. Answer the person's last message itself, in your own words, as plain text. "
+                "If your notes do not say, reply that your notes do not say.")
     return (f"{why}. Answer the person's last message itself: put your actual answer, in your own "
             "words, as the value of \"reply\". If your notes do not say, reply that your notes "
             "do not say.")

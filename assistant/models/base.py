@@ -31,12 +31,14 @@ class StepResult:
     cached_tokens: int | None = None   # prompt tokens a server reports it reused (None: not reported)
 
 
-PROTOCOLS = ("auto", "actions", "completion")   # [model] protocol
+PROTOCOLS = ("auto", "actions", "completion", "tools")   # [model] protocol
+TOOL_CALL_FORMAT = "tool_call"    # step()'s schema is assistant.agent.native_tools.call_schema
 
 
 class Model(Protocol):
     name: str
-    # "actions" (default: step() with the action schema) or "completion" (complete())
+    # "actions" (default: step() with the action schema), "tools" (step() with the native
+    # tool-call schema: a reply in plain text or one <tool_call>) or "completion" (complete())
     protocol: str
 
     def step(
