@@ -26,7 +26,7 @@ _SCHEMA_ECHO = re.compile(r'[{,]\s*"(reply|tool|args)"\s*:')
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 _REPEATED_UNIT = re.compile(r"(.{1,40}?)(?:\s*\1){3,}", re.DOTALL)   # a short unit four times in a row
-_NUMBERISH = re.compile(r"\d+")
+_TOKEN = re.compile(r"[^\W_]+")
 _GRAM = 6          # a repeat is judged on runs of this many words
 _REPEATED = 0.8    # ... and is one when this share of the reply's runs stand in the instructions
 
@@ -64,13 +64,14 @@ def degenerate(text: str) -> bool:
     plain = _plain(text)
     if not plain:
         return False
+    # a unit of one character ("aaaa", "!!!!") is emphasis or padding, not a model's loop
     looped = sum(len(m.group(0)) for m in _REPEATED_UNIT.finditer(plain)
-                 if len(m.group(0)) >= 12)
+                 if len(m.group(0)) >= 12 and len(set(m.group(1).strip())) >= 2)
     if looped >= 0.5 * len(plain):
         return True
-    numbers = _NUMBERISH.findall(plain)
-    words = _WORD.findall(plain)
-    return len(numbers) >= 12 and len(numbers) >= 0.8 * len(words)
+    tokens = _TOKEN.findall(plain)
+    numbers = [t for t in tokens if t.isdigit()]
+    return len(numbers) >= 12 and len(numbers) >= 0.8 * len(tokens)
 
 
 def _grams(words: list[str]) -> set[tuple[str, ...]]:

@@ -148,6 +148,8 @@ def test_degenerate_repetition_is_no_answer(text):
     "The boardwalk, the boardwalk and the drainage survey.",
     "- drainage\n- boardwalk\n- budget",
     "hahaha, that is funny",
+    "A" * 49 + " and then some",                       # padding of one character is no loop
+    "lv-" + "".join(f"{i:03d}Qx" for i in range(40)),  # digits inside one word are no number list
 ])
 def test_repetition_in_a_real_answer_is_still_an_answer(text):
     assert unusable_reply(text, instructions()) is None
