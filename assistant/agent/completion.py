@@ -5,8 +5,8 @@ The embedded Gemma 3 270M is a base model (its GGUF has no chat template and no 
 asked for JSON actions it loops on number lists and calls tools aimlessly. Here a turn is one
 page of plain text -- the recalled notes, a few worked questions over a made-up note (real
 answers, none a placeholder a model could copy), the conversation so far, then
-"Question: ...\\nAnswer:" -- and the model's continuation up to a blank line or the next
-"Question:" is the reply.
+"Question: ...\\nAnswer:" -- and the model's continuation up to the end of its line (or the
+next "Question:") is the reply.
 
 - Every piece of the page is text: the backend tokenizes it with special-token parsing off, so a
   note cannot forge a control token.
@@ -24,8 +24,9 @@ from typing import Iterable, Sequence
 
 # Most tokens one completion reply may take (the stop strings end most replies much sooner).
 MAX_ANSWER_TOKENS = 96
-# Where a reply ends: a blank line, or the model starting the next question or note.
-STOPS = ("\n\n", "\nQuestion:", "Question:", "\nNote ", "\nNotes:")
+# Where a reply ends: the end of its line (a base model goes on with a "Note: ..." of its own or
+# the next question), or the next question on the same line.
+STOPS = ("\n", "Question:")
 # How many earlier exchanges of a chat stay on the page.
 MAX_EXCHANGES = 3
 
@@ -43,6 +44,8 @@ EXAMPLE_NOTES = (
 
 # (question, answer) over EXAMPLE_NOTES only
 WORKED = (
+    ("What do you remember about Tom?", "Tom Reyes is my neighbour: he lives at number 12, keeps bees, "
+                                        "and his daughter is called Ivy."),
     ("What does my neighbour keep?", "Tom keeps bees."),
     ("When do I prune the apple tree?", "In February."),
     ("What is Tom's email address?", ABSTENTION),

@@ -64,9 +64,10 @@ def test_no_recalled_note_says_so_on_the_page():
     assert "(no note matches this question)" in page
 
 
-def test_the_reply_ends_at_a_blank_line_or_the_next_question():
+def test_the_reply_ends_at_the_end_of_its_line_or_the_next_question():
     assert reply_from(" She teaches chemistry.\n\nQuestion: Where?\nAnswer: x") == "She teaches chemistry."
-    assert reply_from(" In Bristol.\nQuestion: Who?") == "In Bristol."
+    assert reply_from(" 2026-11-30.\nNote: Sam is a member of the team") == "2026-11-30."
+    assert reply_from(" In Bristol. Question: Who?") == "In Bristol."
     assert reply_from(" " + ABSTENTION) == ABSTENTION
 
 
