@@ -109,6 +109,7 @@ def main() -> int:
     ap.add_argument("--protocol", default="actions", help="[model] protocol (actions)")
     ap.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N facts")
     ap.add_argument("--json", default=None, metavar="OUT")
+    ap.add_argument("--chat-timeout", type=float, default=CHAT_TIMEOUT, metavar="S")
     args = ap.parse_args()
     facts = FACTS[: args.limit] if args.limit else FACTS
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -121,7 +122,10 @@ def main() -> int:
         before = notes_of(ws)
         said = "".join(f"{f[0]}\n" for f in facts) + "/quit\n"
         t0 = time.monotonic()
-        chat = run_cli(["-w", str(ws), "chat"], env, CHAT_TIMEOUT, stdin=said)
+        try:
+            chat_exit: int | str = run_cli(["-w", str(ws), "chat"], env, args.chat_timeout, stdin=said).returncode
+        except subprocess.TimeoutExpired:     # scored on what the chat did in time
+            chat_exit = f"killed after {args.chat_timeout:g}s"
         chat_s = time.monotonic() - t0
         after = notes_of(ws)
         turns = turns_of(transcript_events(ws, "chat"))
@@ -137,8 +141,11 @@ def main() -> int:
             row = {"fact": message, "stored": bool(holding), "fitting": fitting, "notes": holding}
             if holding:
                 t1 = time.monotonic()
-                run = run_cli(["-w", str(ws), "run", "--approval-timeout", "1s", question], env, RUN_TIMEOUT)
-                out = run.stdout.strip().splitlines()
+                try:
+                    out = run_cli(["-w", str(ws), "run", "--approval-timeout", "1s", question], env,
+                                  RUN_TIMEOUT).stdout.strip().splitlines()
+                except subprocess.TimeoutExpired:
+                    out = [f"(killed after {RUN_TIMEOUT:g}s)"]
                 line = out[-1] if out else ""
                 row.update(question=question, answer=line, run_s=round(time.monotonic() - t1, 1),
                            answered=line.startswith("done:") and all(has_fact(w, line) for w in must))
@@ -153,7 +160,7 @@ def main() -> int:
             "lines_lost": lost, "answered_of_stored": len(answered), "turns": len(turns),
             "writes": sum(t["writes"] for t in turns), "claims": len(claims),
             "flagged_false_claims": sum(t["flagged"] for t in turns), "unflagged_false_claims": len(unflagged),
-            "chat_s": round(chat_s, 1), "chat_exit": chat.returncode,
+            "chat_s": round(chat_s, 1), "chat_exit": chat_exit,
         }
         for t in turns:
             print(f"  said {t['said'][:60]!r}: calls {t['calls']}, writes {t['writes']}, "
