@@ -54,6 +54,7 @@ WORKED = (
 )
 
 _WS = re.compile(r"\s+")
+_ENDS = ".!?:;,"
 _FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
 _DESCRIPTION = re.compile(r"^description:\s*(.*)$", re.MULTILINE)
 
@@ -69,7 +70,10 @@ def note_line(label: str, text: str) -> str:
     if head:
         desc = _DESCRIPTION.search(head.group(1))
         body = ((desc.group(1).strip().strip("\"'") + ". ") if desc else "") + text[head.end():]
-    return f"Note {_one_line(label)}: {_one_line(body.replace('#', ' '))}"
+    # one line, each of the note's lines a sentence ("Lina Okafor - Sam's sister, lives in Bristol.")
+    lines = [ln.strip(" \t-*#") for ln in body.splitlines()]
+    sentences = [ln if ln[-1] in _ENDS else ln + "." for ln in lines if ln]
+    return f"Note {_one_line(label)}: {_one_line(' '.join(sentences))}"
 
 
 def instructions() -> str:
