@@ -103,7 +103,7 @@ def test_a_native_write_runs_through_the_gate_and_the_reply_is_plain(agent_for):
     assert (ws / "memory" / "people" / "ana.md").read_text() == NOTE
     assert not result.false_claim
     assert model.seen[1][-1]["content"].startswith("<tool_response>\n")
-    assert model.schemas[0]["reply"]["maxLength"] == agent.max_reply and len(model.schemas[0]["anyOf"]) == len(TOOLS)
+    assert model.schemas[0]["reply"]["maxLength"] == agent.max_reply and len(model.schemas[0]["anyOf"]) == len(agent.tool_list)
 
 
 def test_a_malformed_native_call_is_refused_and_the_model_told_why(agent_for):
