@@ -168,7 +168,8 @@ class AssistantSession:
         self.ctx.model = str(getattr(model, "name", "") or type(model).__name__)
         flagged: list[str] = []
         conversation = Conversation(persona, self.tools, self.memory.catalog(flagged=flagged),
-                                    max_reply=reply_limit(self.limits.max_tokens))
+                                    max_reply=reply_limit(self.limits.max_tokens),
+                                    protocol=str(getattr(model, "protocol", "actions") or "actions"))
         for path in flagged:   # a flagged note's line is in every prompt of this agent: a read
             self.mark_untrusted(f"memory/{path} ({FLAG_WORDS}, in the catalog)")
         self.recall.start()     # session start: sync the index with memory/ by metadata

@@ -17,7 +17,7 @@ from typing import Callable, ClassVar, Union, get_args
 from assistant.gating.observed import GateRecord
 
 __all__ = [
-    "EVENTS", "Event", "EventSink", "GateEvents", "Notice", "Recalled", "Replied", "RulingMade", "StepRefused",
+    "ClaimUnbacked", "EVENTS", "Event", "EventSink", "GateEvents", "Notice", "Recalled", "Replied", "RulingMade", "StepRefused",
     "StepTaken", "Stopped", "Token", "ToolCalled", "ToolFinished", "TurnFailed", "UserMessage",
     "VaultValueRefused", "WriteShown", "record", "redacted",
 ]
@@ -183,8 +183,18 @@ class VaultValueRefused(_Base):
     names: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ClaimUnbacked(_Base):
+    """The reply says a note was saved, updated or deleted, and no memory-changing call
+    succeeded in the turn (assistant.agent.claims): the person is told nothing was saved."""
+
+    EVENT: ClassVar[str] = "false_claim"
+    message: str
+    reply: str
+
+
 Event = Union[UserMessage, Notice, Recalled, Token, StepTaken, Replied, StepRefused, Stopped, TurnFailed,
-              ToolCalled, ToolFinished, RulingMade, WriteShown, VaultValueRefused]
+              ToolCalled, ToolFinished, RulingMade, WriteShown, VaultValueRefused, ClaimUnbacked]
 EVENTS: tuple[type, ...] = get_args(Event)   # every event class, for whoever must handle each
 EventSink = Callable[[Event], None]
 

@@ -44,9 +44,12 @@ from assistant.secrets.scanner import Scanner
 from assistant.models.base import ContextOverflow, Model, ModelError, StepResult
 from assistant.gating.observed import GateRecord, ObservedGate, ToolCallState
 from assistant.agent.events import (
-    Event, EventSink, GateEvents, Notice, Recalled, Replied, StepRefused, StepTaken, Stopped, Token,
+    ClaimUnbacked, Event, EventSink, GateEvents, Notice, Recalled, Replied, StepRefused, StepTaken, Stopped, Token,
     ToolCalled, ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown, record, redacted,
 )
+from assistant.agent import completion
+from assistant.agent.claims import FALSE_CLAIM, claims_a_change
+from assistant.agent.native_tools import call_schema, parse_native
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.recall.turn import untrusted_place
@@ -86,6 +89,7 @@ class TurnResult:
     secret_refused: bool = False      # a call carried a vault value: refused, and the turn ended
     failed_calls: list["FailedCall"] = field(default_factory=list)   # calls whose result was an error
     calls: list["CallResult"] = field(default_factory=list)   # every call's result, in order
+    false_claim: bool = False         # the reply claimed a save no call made (the person was told)
 
     @property
     def denials(self) -> list[GateRecord]:
@@ -173,7 +177,11 @@ class Agent:
         # The reply's length bound is what the grammar enforces; keeping it within the token
         # budget means a step always closes its JSON instead of being cut off mid-string.
         self.max_reply = max_reply or reply_limit(self.limits.max_tokens)
-        self.schema = action_schema(self.tool_list, max_reply=self.max_reply)
+        # "actions" (JSON actions), "tools" (the model's own tool-call template: native_tools) or
+        # "completion" (a base model continues a page of notes: assistant.agent.completion; no tools)
+        self.protocol = str(getattr(model, "protocol", "actions") or "actions")
+        self.schema = (call_schema(self.tool_list, max_reply=self.max_reply) if self.protocol == "tools"
+                       else action_schema(self.tool_list, max_reply=self.max_reply))
         # Every gate call any tool makes in this session (memory's included) goes through here.
         if isinstance(ctx.gate, ObservedGate):
             self.gate = ctx.gate
@@ -191,6 +199,7 @@ class Agent:
             run_id=gate.run_id if isinstance(gate, Gate) else "")
         # assistant.recall.turn.Recaller (or None): the notes matching each message, for the tail
         self.recall = recall
+        self._exchanges: list[tuple[str, str]] = []   # completion: this chat's (question, answer) pairs
 
     # -- plumbing
     def _emit(self, event: Event) -> None:
@@ -225,11 +234,14 @@ class Agent:
             if source is not None:
                 self.ctx.read_untrusted(source)
         # Note paths are names a person chose: a secret in one is redacted like any text.
-        self.conversation.add_user(shown, [self._redact(c) for c in changed_notes],
-                                   recalled=None if recalled is None else
-                                   [(self._redact(r.label()), self._redact(r.text)) for r in recalled])
+        notes = None if recalled is None else [(self._redact(r.label()), self._redact(r.text)) for r in recalled]
+        if self.protocol != "completion":
+            self.conversation.add_user(shown, [self._redact(c) for c in changed_notes], recalled=notes)
         try:
-            self._loop(result)
+            if self.protocol == "completion":
+                self._complete(result, shown, notes or [])
+            else:
+                self._loop(result)
         except ModelError as exc:
             result.outcome = "error"
             result.message = f"model error: {self._redact(str(exc))}"
@@ -274,7 +286,8 @@ class Agent:
             model_s = round(time.monotonic() - began, 3)
             raw = step.text
             try:
-                action = parse_action(raw, self.tool_list, max_reply=self.max_reply)
+                parse = parse_native if self.protocol == "tools" else parse_action
+                action = parse(raw, self.tool_list, max_reply=self.max_reply)
                 parse_error = None
             except ActionError as exc:
                 action, parse_error = None, str(exc)
@@ -292,6 +305,7 @@ class Agent:
                     result.outcome, result.reply = "reply", action.text
                     safe.finish()
                     self._emit(Replied(action.text, streamed=safe.intact and bool(safe.shown)))
+                    self._check_claim(result, action.text)
                     return
                 # No answer: never finished on screen, refused like a malformed step, asked again.
                 unusable += 1
@@ -301,7 +315,7 @@ class Agent:
                     result.message = f"the model gave no usable reply after {unusable} tries"
                     self._emit(TurnFailed(result.message))
                     return
-                self.conversation.add_error(correction(why))
+                self.conversation.add_error(correction(why, native=self.protocol == "tools"))
                 continue
             if action is None:
                 self._emit(StepRefused(parse_error))
@@ -331,6 +345,55 @@ class Agent:
                 result.secret_refused = True
                 return self._stop(result, f"{action.name} carried a value stored in the vault; it was refused "
                                           "and this turn takes no more tool calls")
+
+    def _check_claim(self, result: TurnResult, reply: str) -> None:
+        """A reply that says it saved, updated or deleted something, in a turn where no
+        memory-changing call succeeded: the person is told nothing was saved (assistant.agent.claims)."""
+        if not claims_a_change(reply):
+            return
+        changed = any(c.ok and getattr(self.tools.get(c.tool), "kind", None) == "memory" for c in result.calls)
+        if not changed:
+            result.false_claim = True
+            self._emit(ClaimUnbacked(FALSE_CLAIM, reply))
+
+    def _complete(self, result: TurnResult, question: str, notes: list[tuple[str, str]]) -> None:
+        """One turn of the completion protocol: the page (notes, worked questions, this chat's
+        last exchanges, the question) continued up to a stop; an unusable continuation is asked
+        again with another seed, then the turn fails with the same line as the action loop's."""
+        max_tokens = min(self.limits.max_tokens, completion.MAX_ANSWER_TOKENS)
+        fixed = completion.instructions()
+        exchanges = list(self._exchanges)
+        for attempt in range(MAX_REPLY_TRIES):
+            result.steps += 1
+            page = completion.render_page(question, notes, exchanges)
+            try:
+                step = self.model.complete(page, max_tokens=max_tokens, stop=completion.STOPS, attempt=attempt)
+            except ContextOverflow:
+                if not exchanges:
+                    raise ModelError("this message and its recalled notes are too large for the model's "
+                                     "context") from None
+                exchanges = []      # the chat's earlier exchanges go first
+                self._emit(Notice("the conversation no longer fit the model's context: the earlier "
+                                  "exchanges were dropped"))
+                result.steps -= 1
+                continue
+            text = completion.reply_from(step.text)
+            self._emit(StepTaken(n=result.steps, action=text, parsed=True, error=None,
+                                 prompt_tokens=step.prompt_tokens, evaluated_tokens=step.evaluated_tokens,
+                                 completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens))
+            why = unusable_reply(text, fixed)
+            if why is None and completion.copies_an_example(text):
+                why = "the reply copied a worked example instead of answering"
+            if why is None:
+                result.outcome, result.reply = "reply", text
+                self._exchanges = (exchanges + [(question, text)])[-completion.MAX_EXCHANGES:]
+                self._emit(Replied(text, streamed=False))
+                self._check_claim(result, text)
+                return
+            self._emit(StepRefused(why))
+        result.outcome = "error"
+        result.message = f"the model gave no usable reply after {MAX_REPLY_TRIES} tries"
+        self._emit(TurnFailed(result.message))
 
     def _step_that_fits(self, on_token: Callable[[str], None]) -> StepResult:
         """One model step. When the conversation no longer fits the context, the oldest

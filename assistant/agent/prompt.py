@@ -27,6 +27,7 @@ import json
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from assistant.agent.actions import DEFAULT_MAX_REPLY
+from assistant.agent.native_tools import NATIVE_RULES, tool_response, tools_block
 from assistant.notes.flagging import FLAG
 
 if TYPE_CHECKING:
@@ -100,17 +101,21 @@ def tool_doc(tool: Tool) -> str:
     return "\n".join(lines)
 
 
-def render_instructions(persona: str, tools: Sequence[Tool]) -> str:
-    """What the model is told to be and do: persona, how to act, the tools (no notes)."""
+def render_instructions(persona: str, tools: Sequence[Tool], protocol: str = "actions") -> str:
+    """What the model is told to be and do: persona, how to act, the tools (no notes). Protocol
+    "tools": the rules and tools block of the model's own tool-call template (native_tools)."""
+    if protocol == "tools":
+        parts = [persona.strip() or "You are a helpful personal assistant.", NATIVE_RULES]
+        return "\n\n".join(parts + ([tools_block(tools)] if tools else []))
     parts = [persona.strip() or "You are a helpful personal assistant.", ACTION_RULES]
     if tools:
         parts.append("# Tools\n\n" + "\n\n".join(tool_doc(t) for t in tools))
     return "\n\n".join(parts)
 
 
-def render_system(persona: str, tools: Sequence[Tool], catalog: str) -> str:
+def render_system(persona: str, tools: Sequence[Tool], catalog: str, protocol: str = "actions") -> str:
     """The stable prefix: persona, how to act, the tools, the catalog."""
-    return (render_instructions(persona, tools) + "\n\n" + NOTES_INTRO + "\n\n"
+    return (render_instructions(persona, tools, protocol) + "\n\n" + NOTES_INTRO + "\n\n"
             + (catalog.strip() or "(no notes yet)"))
 
 
@@ -181,11 +186,13 @@ class Conversation:
     `persona`: PERSONA.md text; `tools`: the session's tools; `catalog`: the catalog block taken
     at session start (a string; this module knows nothing about how notes are stored)."""
 
-    def __init__(self, persona: str, tools: Sequence[Tool], catalog: str, *, max_reply: int = DEFAULT_MAX_REPLY):
+    def __init__(self, persona: str, tools: Sequence[Tool], catalog: str, *, max_reply: int = DEFAULT_MAX_REPLY,
+                 protocol: str = "actions"):
         self.tools = list(tools)
         self.max_reply = max_reply
-        self._instructions = render_instructions(persona, self.tools)
-        self._system = render_system(persona, self.tools, catalog)
+        self.protocol = protocol     # "tools": tool results go back in <tool_response> tags
+        self._instructions = render_instructions(persona, self.tools, protocol)
+        self._system = render_system(persona, self.tools, catalog, protocol)
         self._turns: list[dict[str, str]] = []
         self._starts: list[int] = []   # index in _turns of each person message (an exchange starts there)
 
@@ -233,6 +240,8 @@ class Conversation:
     def add_tool_result(self, name: str, output: str) -> str:
         """Append a tool's (already redacted) output as untrusted data; returns the content."""
         content = untrusted_block(name, output)
+        if self.protocol == "tools":
+            content = tool_response(content)
         self._turns.append({"role": "user", "content": content})
         return content
 

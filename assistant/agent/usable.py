@@ -25,6 +25,8 @@ _BRACKETED = re.compile(r"^\s*(<[^<>\n]{0,80}>|\{\{[^{}\n]{0,80}\}\}|\$\{[^{}\n]
 _SCHEMA_ECHO = re.compile(r'[{,]\s*"(reply|tool|args)"\s*:')
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
+_REPEATED_UNIT = re.compile(r"(.{1,40}?)(?:\s*\1){3,}", re.DOTALL)   # a short unit four times in a row
+_TOKEN = re.compile(r"[^\W_]+")
 _GRAM = 6          # a repeat is judged on runs of this many words
 _REPEATED = 0.8    # ... and is one when this share of the reply's runs stand in the instructions
 
@@ -39,7 +41,7 @@ def unusable_reply(text: str, instructions: str = "") -> str | None:
     Unusable: empty; a placeholder (`<text>`, `{{answer}}`, a bare word of the format such as
     "text" or "reply"); an echo of the action format (`{"reply": ...}` inside the reply); a
     repeat of the instructions: most of its runs of six words stand in the persona, rules or tool
-    docs."""
+    docs; a loop (`degenerate`)."""
     plain = _plain(text)
     if not plain:
         return "the reply was empty"
@@ -50,7 +52,26 @@ def unusable_reply(text: str, instructions: str = "") -> str | None:
         return "the reply repeated the action format instead of answering"
     if _repeats(plain, instructions.lower()):
         return "the reply repeated your instructions instead of answering"
+    if degenerate(plain):
+        return "the reply repeated itself (a loop, not an answer)"
     return None
+
+
+def degenerate(text: str) -> bool:
+    """A small model's loop: a short unit repeated four or more times in a row that makes up
+    most of the reply ("1,1,1,1", "ab ab ab ab", a sentence over and over), or a list of a dozen
+    numbers or more with hardly a word between them ("1,2,3,4,5,...")."""
+    plain = _plain(text)
+    if not plain:
+        return False
+    # a unit of one character ("aaaa", "!!!!") is emphasis or padding, not a model's loop
+    looped = sum(len(m.group(0)) for m in _REPEATED_UNIT.finditer(plain)
+                 if len(m.group(0)) >= 12 and len(set(m.group(1).strip())) >= 2)
+    if looped >= 0.5 * len(plain):
+        return True
+    tokens = _TOKEN.findall(plain)
+    numbers = [t for t in tokens if t.isdigit()]
+    return len(numbers) >= 12 and len(numbers) >= 0.8 * len(tokens)
 
 
 def _grams(words: list[str]) -> set[tuple[str, ...]]:
@@ -67,11 +88,15 @@ def _repeats(reply: str, instructions: str) -> bool:
     return sum(g in theirs for g in grams) >= _REPEATED * len(grams)
 
 
-def correction(why: str) -> str:
-    """What the model is told after an unusable reply (the turn loop adds it as an error)."""
+def correction(why: str, *, native: bool = False) -> str:
+    """What the model is told after an unusable reply (the turn loop adds it as an error);
+    `native`: the model answers in plain text (assistant.agent.native_tools), not in JSON."""
+    if native:
+        return (f"{why}. Answer the person's last message itself, in your own words, as plain text. "
+                "If your notes do not say, reply that your notes do not say.")
     return (f"{why}. Answer the person's last message itself: put your actual answer, in your own "
             "words, as the value of \"reply\". If your notes do not say, reply that your notes "
             "do not say.")
 
 
-__all__ = ["MAX_REPLY_TRIES", "correction", "unusable_reply"]
+__all__ = ["MAX_REPLY_TRIES", "correction", "degenerate", "unusable_reply"]

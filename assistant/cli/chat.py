@@ -45,7 +45,7 @@ from assistant.cli.common import (
     fail, get_workspace, is_tty, model_spec_or_group, warn_unusable_grants, workspace_option,
 )
 from assistant.agent.events import (
-    Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
+    ClaimUnbacked, Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
 )
 
@@ -350,6 +350,8 @@ class ChatUI:
                 self.echo(f"  ! model step refused: {_short(error or '', 400)}")
             case Notice(message=message):
                 self.echo(f"  ({escape(message)})")
+            case ClaimUnbacked(message=message):
+                self.echo(f"  ! {escape(message)}")
             case Stopped(message=message):
                 self.echo(f"  {status('stopped', on=self.colour)}: {escape(message)}")
             case TurnFailed(message=message):

@@ -36,10 +36,26 @@ def _bound_note(outcome: Reflection, seconds: float, max_proposals: int) -> str 
             f"{'are' if shown != 1 else 'is'} shown")
 
 
+def _uses_no_tools(agent: Agent) -> bool:
+    """A model on the completion protocol (a base model, like the embedded default) is offered no
+    tools, so it cannot propose a memory change: its reflection is skipped (recorded, not shown),
+    instead of spending up to the bound on a turn that can only end with nothing proposed."""
+    if getattr(agent, "protocol", "actions") != "completion":
+        return False
+    if agent.transcript is not None:
+        try:
+            agent.transcript.append("reflection_skipped", reason="the model uses no tools (completion protocol)")
+        except Exception:   # noqa: BLE001 - a record only
+            pass
+    return True
+
+
 def chat_reflection(agent: Agent, echo, *, seconds: float = REFLECT_SECONDS,
                     max_proposals: int = MAX_PROPOSALS) -> None:
     """At the end of a chat: the reflection turn, then each proposal put to the person by the
     gate's inline question. Ctrl-C anywhere skips the rest (nothing more is written)."""
+    if _uses_no_tools(agent):
+        return
     log = agent.transcript
     try:
         echo(f"  (before you go: looking for anything worth remembering from this chat, up to {seconds:g} s; "
@@ -76,6 +92,8 @@ def run_reflection(agent: Agent, *, seconds: float = REFLECT_SECONDS, max_propos
     def say(text: str) -> None:
         click.echo(f"[reflection] {text}", err=True)
 
+    if _uses_no_tools(agent):
+        return
     outcome = reflect(agent, seconds=seconds, max_proposals=max_proposals, label="run")
     note = _bound_note(outcome, seconds, max_proposals)
     if note:

@@ -24,7 +24,7 @@ from policy.duration import parse_duration
 from policy.notify import run_notify
 
 from assistant.agent.events import (
-    Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
+    ClaimUnbacked, Event, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown,
 )
 from assistant.agent.outcome import unattended_outcome
@@ -62,6 +62,8 @@ def _progress(event: Event) -> None:
             click.echo(f"[tool] {_one_line(str(output), 200)}", err=True)
         case StepRefused(error=error):
             click.echo(f"[model] invalid step: {_one_line(str(error or ''), 200)}", err=True)
+        case ClaimUnbacked(message=message):
+            click.echo(f"[memory] {_one_line(message, 200)}", err=True)
         case (UserMessage() | Notice() | Recalled() | Token() | StepTaken() | Replied() | Stopped() | TurnFailed()
               | ToolFinished() | WriteShown() | VaultValueRefused()):
             pass    # the outcome line and the transcript say these

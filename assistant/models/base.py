@@ -2,6 +2,8 @@
 
 A backend turns a list of chat messages into exactly one *action* text: a JSON object that
 matches the schema it is given (see assistant/agent/actions.py). It never runs tools itself.
+A backend whose `protocol` is "completion" (a base model: assistant.agent.completion) instead
+continues a page of plain text with `complete()`; the agent offers it no tools.
 """
 
 from __future__ import annotations
@@ -29,8 +31,15 @@ class StepResult:
     cached_tokens: int | None = None   # prompt tokens a server reports it reused (None: not reported)
 
 
+PROTOCOLS = ("auto", "actions", "completion", "tools")   # [model] protocol
+TOOL_CALL_FORMAT = "tool_call"    # step()'s schema is assistant.agent.native_tools.call_schema
+
+
 class Model(Protocol):
     name: str
+    # "actions" (default: step() with the action schema), "tools" (step() with the native
+    # tool-call schema: a reply in plain text or one <tool_call>) or "completion" (complete())
+    protocol: str
 
     def step(
         self,
@@ -39,4 +48,13 @@ class Model(Protocol):
         *,
         max_tokens: int,
         on_token: Callable[[str], None] | None = None,
+    ) -> StepResult: ...
+
+    def complete(
+        self,
+        page: str,
+        *,
+        max_tokens: int,
+        stop: tuple[str, ...],
+        attempt: int = 0,
     ) -> StepResult: ...

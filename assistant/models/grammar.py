@@ -164,3 +164,13 @@ def schema_to_gbnf(schema: dict) -> str:
     lines = [f"root ::= {root}", f"char ::= {_CHAR}", 'ws ::= " "?']
     lines += [f"{k} ::= {v}" for k, v in b.rules.items()]
     return "\n".join(lines) + "\n"
+
+
+def tool_call_gbnf(step_schema: dict) -> str:
+    """GBNF for a step of the native tool-call protocol (assistant.agent.native_tools.call_schema):
+    either `<tool_call>\n` + one call object of its `anyOf` + `\n</tool_call>`, or reply text (not
+    starting with "<", at most its `reply` maxLength characters)."""
+    body = schema_to_gbnf({"anyOf": step_schema["anyOf"]}).replace("root ::= ", "call ::= ", 1)
+    n = max(0, int(step_schema["reply"]["maxLength"]) - 1)
+    return (f'root ::= "<tool_call>\\n" call "\\n</tool_call>" | reply\n'
+            f'reply ::= [^<\\x00] [^\\x00]{{0,{n}}}\n' + body)

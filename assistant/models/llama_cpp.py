@@ -27,9 +27,9 @@ from typing import Any, Callable, Iterator, TextIO
 
 from policy.fileio import replacing
 
-from assistant.models.base import ContextOverflow, ModelError, StepResult
+from assistant.models.base import PROTOCOLS, TOOL_CALL_FORMAT, ContextOverflow, ModelError, StepResult
 from assistant.models.chat_format import FORMATS, ChatFormatError, tokenize_segments
-from assistant.models.grammar import schema_to_gbnf
+from assistant.models.grammar import schema_to_gbnf, tool_call_gbnf
 from assistant.models.prompt_cache import CacheKey, PromptCache, PromptCacheError
 
 GGUF_MAGIC = b"GGUF"
@@ -246,7 +246,9 @@ def _segments_handler(
 
     segs = segments(messages)
     tokens = tokenize_segments(segs, segment_tokenizer(llama))
-    if response_format is not None and response_format.get("type") == "json_object":
+    if response_format is not None and response_format.get("type") == TOOL_CALL_FORMAT:
+        grammar = llama_cpp.LlamaGrammar.from_string(tool_call_gbnf(response_format["schema"]), verbose=False)
+    elif response_format is not None and response_format.get("type") == "json_object":
         if "schema" in response_format:
             grammar = llama_cpp.LlamaGrammar.from_string(schema_to_gbnf(response_format["schema"]), verbose=False)
         else:
@@ -283,6 +285,26 @@ def _chat_chunks(chunks: Iterator[dict]) -> Iterator[dict]:
         }
 
 
+NATIVE_TOOL_FORMATS = ("chatml",)   # chat formats whose own tool-call template we render (Qwen's)
+
+
+def llama_protocol(setting: str, *, embedded: bool, chat_format: str = "gemma") -> str:
+    """[model] protocol for the in-process backend: "auto" is "completion" for the embedded
+    model (a base model: it continues a page, it cannot follow a tool protocol) and "actions"
+    for any other GGUF; "tools" (the model's own tool-call template) needs a chat format whose
+    template we render."""
+    if setting not in PROTOCOLS:
+        raise ModelError(f"model.protocol {setting!r} is unknown; use \"auto\", \"actions\" (JSON actions, "
+                         "tools offered), \"tools\" (the model's own tool-call template: chat_format "
+                         "\"chatml\") or \"completion\" (a base model answers from the recalled notes, no tools)")
+    if setting == "tools" and chat_format not in NATIVE_TOOL_FORMATS:
+        raise ModelError(f"model.protocol \"tools\" needs chat_format {' or '.join(map(repr, NATIVE_TOOL_FORMATS))} "
+                         f"(the tool-call template we render), not {chat_format!r}; use protocol \"actions\"")
+    if setting == "auto":
+        return "completion" if embedded else "actions"
+    return setting
+
+
 class LlamaModel:
     """A GGUF model in process. `config` is the [model] section of config.toml; `root` is the
     workspace root (relative model paths are taken from there)."""
@@ -298,6 +320,8 @@ class LlamaModel:
     ):
         cfg = dict(config or {})
         self.chat_format = str(cfg.get("chat_format") or "gemma")
+        self.protocol = llama_protocol(str(cfg.get("protocol") or "auto"), embedded=not cfg.get("path"),
+                                       chat_format=self.chat_format)
         self.temperature = _setting(cfg, "temperature", float, 0.2, low=0.0)
         self.seed = _setting(cfg, "seed", int, 42, low=0)
         self.repeat_penalty = _setting(cfg, "repeat_penalty", float, 1.1, low=0.0)
@@ -438,6 +462,41 @@ class LlamaModel:
         """Tokens in the rendered prompt."""
         return len(tokenize_segments(self._segments(messages), segment_tokenizer(self._llm)))
 
+    def complete(self, page: str, *, max_tokens: int, stop: tuple[str, ...] = (), attempt: int = 0) -> StepResult:
+        """The completion protocol's step: `page` (plain text, tokenized with special-token
+        parsing off, so no note can become a control token) continued up to a stop string or
+        `max_tokens`. `attempt` > 0 (a retry after an unusable reply) samples with another seed."""
+        llm = self._llm
+        try:
+            tokens = llm.tokenize(page.encode("utf-8", "replace"), add_bos=True, special=False)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"cannot tokenize the page: {exc}") from None
+        if len(tokens) + int(max_tokens) > self.n_ctx:
+            raise ContextOverflow(f"the page no longer fits the model's context (n_ctx={self.n_ctx})")
+        log: list[tuple[int, int]] = []
+        llm._eval_log = log
+        try:
+            out = llm.create_completion(
+                prompt=tokens, max_tokens=int(max_tokens), temperature=self.temperature if attempt == 0 else
+                max(self.temperature, 0.7), seed=self.seed + attempt, repeat_penalty=self.repeat_penalty,
+                stop=list(stop))
+        except ValueError as exc:
+            msg = str(exc)
+            if "context window" in msg or "exceed" in msg:
+                raise ContextOverflow(f"the page no longer fits the model's context (n_ctx={self.n_ctx})") from None
+            raise ModelError(f"llama.cpp failed: {msg}") from None
+        except RuntimeError as exc:
+            llm.reset()
+            raise ModelError(f"llama.cpp failed while generating: {exc}") from None
+        finally:
+            llm._eval_log = None
+        choice = out["choices"][0]
+        cached, evaluated = log[0] if log else (len(tokens), 0)
+        usage = out.get("usage") or {}
+        return StepResult(text=choice.get("text") or "", prompt_tokens=len(tokens), evaluated_tokens=evaluated,
+                          completion_tokens=int(usage.get("completion_tokens") or 0),
+                          finish_reason=choice.get("finish_reason") or "stop")
+
     def step(self, messages: list[dict[str, str]], schema: dict, *, max_tokens: int,
              on_token: Callable[[str], None] | None = None) -> StepResult:
         llm = self._llm
@@ -445,7 +504,10 @@ class LlamaModel:
             messages=messages, max_tokens=int(max_tokens), temperature=self.temperature, seed=self.seed,
             repeat_penalty=self.repeat_penalty, stream=True,
         )
-        request["response_format"] = {"type": "json_object", "schema": schema}
+        if self.protocol == "tools":
+            request["response_format"] = {"type": TOOL_CALL_FORMAT, "schema": schema}
+        else:
+            request["response_format"] = {"type": "json_object", "schema": schema}
         log: list[tuple[int, int]] = []
         llm._eval_log = log
         parts: list[str] = []

@@ -41,6 +41,9 @@ def _model_config(ws: Workspace | None) -> dict[str, object]:
 
 
 def _openai(cfg: dict, ws: "Workspace | None", vault: "Vault | None") -> Model:
+    if cfg.get("protocol", "auto") not in ("auto", "actions"):
+        raise ModelError(f"model.protocol {cfg.get('protocol')!r} needs the in-process backend (backend = \"llama\"); "
+                         "a model server is driven with JSON actions: set protocol = \"auto\" or \"actions\"")
 
     try:
         timeout = ws.config.limits.tool_timeout if ws is not None else 30.0

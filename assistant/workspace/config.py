@@ -46,6 +46,11 @@ class ModelConfig:
     prompt_cache_max_mib: int = 512
     path: str = ""                 # a GGUF file; "" = the embedded model; relative = under the workspace
     chat_format: str = "gemma"
+    # "auto": "completion" for the embedded (base) model, "actions" for any other; "actions":
+    # JSON actions with the tools offered; "tools": the model's own tool-call template (chatml);
+    # "completion": the model continues a page of recalled
+    # notes (assistant.agent.completion), no tools
+    protocol: str = "auto"
     n_ctx: int = 8192
     n_threads: int = 0             # 0 = all cores
     max_tokens: int = 512          # per model step
@@ -228,6 +233,7 @@ def _read_model(r: _Reader) -> ModelConfig:
                        api_key=r.text("api_key", d.api_key), prompt_cache=r.boolean("prompt_cache", d.prompt_cache),
                        prompt_cache_max_mib=r.integer("prompt_cache_max_mib", d.prompt_cache_max_mib, 1),
                        path=r.text("path", d.path), chat_format=r.text("chat_format", d.chat_format),
+                       protocol=r.choice("protocol", d.protocol, ("auto", "actions", "tools", "completion")),
                        n_ctx=r.integer("n_ctx", d.n_ctx, 256), n_threads=r.integer("n_threads", d.n_threads, 0),
                        max_tokens=r.integer("max_tokens", d.max_tokens, 1),
                        temperature=r.number("temperature", d.temperature, 0.0),

@@ -319,7 +319,7 @@ def test_reply_stream_decodes_escapes_in_any_chunking():
 
 def test_streamed_reply_never_shows_part_of_a_secret(tmp_path):
     events = []
-    long_text = "word " * 40
+    long_text = " ".join(f"word{i}" for i in range(40)) + " "
     reply = f"{long_text}the key is {SECRET} and {long_text}end"
     agent, _ = make_agent(tmp_path, script(tmp_path, [{"reply": reply}]), [echo_tool()], events=events,
                           limits=Limits(max_steps=2, tool_timeout=5, max_tokens=2000))

@@ -79,7 +79,9 @@ def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
     init_workspace(root, example=True)
     cfg = (root / "config.toml").read_text()
     for old, new in (("n_ctx = 8192", "n_ctx = 3072"), ("max_tokens = 512", "max_tokens = 32"),
-                     ("max_steps = 8", "max_steps = 1")):
+                     ("max_steps = 8", "max_steps = 1"),
+                     # the JSON-action conversation (the embedded model's default page keeps 3 exchanges)
+                     ('protocol = "auto"', 'protocol = "actions"')):
         assert old in cfg
         cfg = cfg.replace(old, new)
     (root / "config.toml").write_text(cfg)

@@ -15,7 +15,7 @@ import pytest
 
 from assistant.agent import events as events_module
 from assistant.agent.events import (
-    EVENTS, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
+    EVENTS, ClaimUnbacked, Notice, Recalled, Replied, RulingMade, StepRefused, StepTaken, Stopped, Token, ToolCalled,
     ToolFinished, TurnFailed, UserMessage, VaultValueRefused, WriteShown, record,
 )
 from assistant.cli.chat import ChatUI
@@ -42,6 +42,7 @@ ONE_OF_EACH = {
                            reason="nobody to ask"),
     WriteShown: WriteShown(kind="memory", target="a.md", content="new\n", current="old\n"),
     VaultValueRefused: VaultValueRefused("memory_write", "a.md", ("API_TOKEN",)),
+    ClaimUnbacked: ClaimUnbacked("nothing was saved: no note was written", "I've saved it."),
 }
 
 
@@ -98,7 +99,8 @@ def test_records_keep_the_transcript_format(tmp_path):
     written = read_transcript(tmp_path / "s1.jsonl")
     assert [e["event"] for e in written] == [c.EVENT for c in EVENTS if c.RECORDED]
     assert written[0]["changed_notes"] == ["a.md (changed on disk)"]
-    assert written[-1]["names"] == ["API_TOKEN"]
+    assert written[-2]["names"] == ["API_TOKEN"]
+    assert written[-1]["reply"] == "I've saved it."
 
 
 def test_no_event_is_emitted_by_name():

@@ -38,7 +38,7 @@ def tools():
 
 @pytest.fixture(scope="module")
 def model():
-    return LlamaModel({"n_ctx": 2048, "n_threads": 1, "temperature": 0.2, "seed": 7}, progress=None)
+    return LlamaModel({"n_ctx": 2048, "n_threads": 1, "temperature": 0.2, "seed": 7, "protocol": "actions"}, progress=None)
 
 
 def test_embedded_model_loads_with_progress(capsys):

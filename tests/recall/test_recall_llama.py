@@ -25,7 +25,9 @@ def test_the_recalled_note_is_in_the_prompt_the_embedded_model_receives(tmp_path
     ws = make_ws(tmp_path)
     lina = (ws / "memory/people/lina.md").read_text()
     body = lina.split("---\n", 2)[2].strip()
-    model = LlamaModel({"n_ctx": 4096, "n_threads": 1, "temperature": 0.0, "seed": 7}, progress=None)
+    # the JSON-action prompt (the embedded model's default is the completion page: tests/agent/test_completion_protocol.py)
+    model = LlamaModel({"n_ctx": 4096, "n_threads": 1, "temperature": 0.0, "seed": 7, "protocol": "actions"},
+                       progress=None)
     seen: list[tuple[str, int, int]] = []
     real_step = model.step
 
