@@ -46,8 +46,10 @@ def test_the_recalled_note_is_in_the_prompt_the_embedded_model_receives(tmp_path
     prompt, counted, evaluated = seen[0]
     for line in body.splitlines():
         assert line in prompt                       # every line of the note, e.g. "Birthday: 14 March."
-    tail = prompt.rsplit("What do you remember about Lina?", 1)[1]
-    assert "people/lina.md" in tail and "Birthday: 14 March" in tail
+    # the newest user turn holds the recalled note (its context comes first, the message last)
+    turn = prompt.rsplit("<start_of_turn>user", 1)[1]
+    assert "people/lina.md" in turn and "Birthday: 14 March" in turn
+    assert turn.index("Birthday: 14 March") < turn.index("What do you remember about Lina?")
     assert evaluated == counted                     # the model evaluated this very prompt
     notes = [e for e in recall if e["event"] == "recall"][0]["notes"]
     assert notes[0]["path"] == "people/lina.md"
