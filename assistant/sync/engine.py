@@ -25,8 +25,8 @@ from assistant.notes.history import DEVICE_NAME, History, HistoryError, Version
 from assistant.notes.store import Memory
 from assistant.secrets.scanner import Scanner
 from assistant.sync.export import Exported, SecretInNote, branch_of, export, open_conflicts
-from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, check_remote
-from assistant.sync.integrate import REMOTE_PREFIX, Integration, integrate_device
+from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, GitTimeout, check_remote
+from assistant.sync.integrate import REMOTE_PREFIX, Integration, integrate_device, refuse_device
 from assistant.sync.keys import DeviceKey, KeyError_, parse_public_line, public_line
 from assistant.sync.state import SyncState, SyncStateError
 
@@ -225,13 +225,13 @@ class Syncer:
         key = DeviceKey.load(state.dir)
         report.resumed = state.read("journal.json", None)
         _sweep(state.dir / "tmp")       # a merge's scratch copies left by a killed sync
-        try:
-            git.run(["fetch", "--quiet", "--prune", "--no-tags", settings.remote,
-                     f"+refs/heads/devices/*:{REMOTE_PREFIX}*"], timeout=self.network_timeout)
-        except GitError as exc:
-            raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        enrolled = state.devices()
+        unfetched = self._fetch(settings, [d["name"] for d in enrolled])
         refs = git.refs()               # every head as fetched, and this device's own, at once
-        for d in state.devices():
+        for d in enrolled:
+            if d["name"] in unfetched:
+                report.integrations.append(refuse_device(state, self.audit, d["name"], None, unfetched[d["name"]]))
+                continue
             raw = parse_public_line(d["key"])
             report.integrations.append(integrate_device(
                 git=git, state=state, memory=self.memory, history=self.history, gate=self.gate, audit=self.audit,
@@ -254,3 +254,45 @@ class Syncer:
                                 f"devices/{settings.name} this device did not make)") from None
             git.run(["update-ref", REMOTE_PREFIX + settings.name, local])
             report.pushed = True
+
+    def _fetch(self, settings, names: list[str]) -> dict[str, str]:
+        """Fetch this device's branch and the enrolled devices' (never a branch nobody enrolled:
+        a stranger's branch is neither downloaded nor checked, so a bad object in it cannot fail
+        the fetch). One fetch for all; if it fails, one per branch, so a branch whose objects
+        git's fsck rejects fails alone: {device: why} of the enrolled ones not fetched."""
+        git = self.git
+        try:
+            _, raw = git.run(["ls-remote", "--heads", settings.remote, "refs/heads/devices/*"],
+                             timeout=self.network_timeout)
+        except GitError as exc:
+            raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        heads: dict[str, str] = {}
+        for line in raw.decode("utf-8", "replace").splitlines():
+            oid, _, ref = line.partition("\t")
+            name = ref[len("refs/heads/devices/"):] if ref.startswith("refs/heads/devices/") else ""
+            if name and DEVICE_NAME(name) is not None and re.fullmatch(r"[0-9a-f]{40,64}", oid):
+                heads[name] = oid
+        wanted = [settings.name, *names]
+        tracking = git.refs(REMOTE_PREFIX)
+        for name in wanted:             # a branch gone from the remote (what --prune did)
+            if name not in heads and REMOTE_PREFIX + name in tracking:
+                git.run(["update-ref", "-d", REMOTE_PREFIX + name])
+        stale = [n for n in wanted if n in heads and tracking.get(REMOTE_PREFIX + n) != heads[n]]
+        if not stale:
+            return {}
+        def spec(n: str) -> str:
+            return f"+refs/heads/devices/{n}:{REMOTE_PREFIX}{n}"
+        try:
+            git.run(["fetch", "--quiet", "--no-tags", settings.remote, *map(spec, stale)], timeout=self.network_timeout)
+            return {}
+        except GitTimeout as exc:
+            raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        except GitError:
+            pass
+        failed: dict[str, str] = {}
+        for n in stale:
+            try:
+                git.run(["fetch", "--quiet", "--no-tags", settings.remote, spec(n)], timeout=self.network_timeout)
+            except GitError as exc:
+                failed[n] = f"{n}'s branch could not be fetched ({exc}); nothing of it was taken"
+        return failed

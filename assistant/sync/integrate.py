@@ -39,7 +39,7 @@ from assistant.sync.keys import verify
 from assistant.sync.merge import merge3
 from assistant.sync.state import SyncState
 
-__all__ = ["DeviceCall", "Integration", "integrate_device", "REMOTE_PREFIX"]
+__all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "REMOTE_PREFIX"]
 
 REMOTE_PREFIX = "refs/remotes/sync/devices/"
 
@@ -215,6 +215,18 @@ def _imported(history: History, device: str, path: str, data: bytes | None, even
                    source="removal" if removed else source)
 
 
+def refuse_device(state: SyncState, audit: AuditSink | None, device: str, head: str | None, reason: str,
+                  result: Integration | None = None) -> Integration:
+    """Refuse a device's branch whole: audited (`sync_refused`), named in refused.json."""
+    result = result or Integration(device, head=head)
+    result.refused = reason
+    _audit(audit, {"event": "sync_refused", "device": device, "head": head, "reason": reason})
+    refused = state.mapping("refused.json")
+    refused[device] = {"head": head, "reason": reason, "time": timestamp()}
+    state.write("refused.json", refused)
+    return result
+
+
 def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: History, gate: Gate,
                      audit: AuditSink | None, scanner: Scanner, device: str, key: bytes, new: str | None,
                      scratch, on_changed: Callable[[list[str]], None] | None = None) -> Integration:
@@ -236,10 +248,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         listed = _commits(git, old, new)
         result.refused = check_signatures(listed, device, key)
     if result.refused:
-        _audit(audit, {"event": "sync_refused", "device": device, "head": new, "reason": result.refused})
-        refused = state.mapping("refused.json")
-        refused[device] = {"head": new, "reason": result.refused, "time": timestamp()}
-        state.write("refused.json", refused)
+        refuse_device(state, audit, device, new, result.refused, result)
         result.check_seconds = time.monotonic() - started
         return result
 
