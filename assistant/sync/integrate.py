@@ -398,6 +398,10 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         except (HistoryError, OSError, TimeoutError) as exc:
             result.warning = f"{device}'s versions were not logged yet ({exc}); the next sync logs them"
             result.retry.append("")
+    # a refused name may hold this device's secret (whole, or split by its folders): it is
+    # recorded, audited and shown only in a form that does not carry it
+    result.aside = [_unsecret(scanner, path, why) for path, why in result.aside]
+    result.forgotten = [_unsecret(scanner, path, "")[0] for path in result.forgotten]
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
         _audit(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
@@ -415,6 +419,20 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         state.remove("journal.json")
     result.check_seconds = time.monotonic() - started
     return result
+
+
+SPLIT_SECRET_NAME = "(a name holding a secret split across its folder names)"
+
+
+def _unsecret(scanner: Scanner, path: str, why: str) -> tuple[str, str]:
+    """(path, reason) as they may be kept and shown: a secret in them redacted; a name whose
+    folders spell a secret once their `/` is taken out replaced whole (its halves would show)."""
+    if scanner.find(path.replace("/", "")) and not scanner.find(path):
+        for part in sorted(set(path.split("/")) | {path}, key=len, reverse=True):
+            if part:
+                why = why.replace(part, "...")
+        return SPLIT_SECRET_NAME, scanner.redact(why)
+    return scanner.redact(path), scanner.redact(why)
 
 
 def _audit(audit: AuditSink | None, record: dict) -> None:
