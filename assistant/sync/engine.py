@@ -26,7 +26,9 @@ from assistant.notes.store import Memory
 from assistant.secrets.scanner import Scanner
 from assistant.sync.export import Exported, SecretInNote, branch_of, export, open_conflicts
 from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, GitTimeout, check_remote
-from assistant.sync.integrate import REMOTE_PREFIX, Integration, integrate_device, refuse_device
+from assistant.sync.integrate import (
+    REMOTE_PREFIX, Integration, audit_line, check_signatures, commits_between, integrate_device, refuse_device,
+)
 from assistant.sync.keys import DeviceKey, KeyError_, parse_public_line, public_line
 from assistant.sync.state import SyncState, SyncStateError
 
@@ -179,6 +181,7 @@ class SyncReport:
     resumed: dict | None = None
     git_seconds: float = 0.0
     check_seconds: float = 0.0
+    replaced: str | None = None      # a head on this device's branch it did not sign, pushed over
 
 
 def _sweep(scratch: Path) -> None:
@@ -204,6 +207,7 @@ class Syncer:
         self.on_changed = on_changed
         self.network_timeout = network_timeout
         self.git = _git(self.state)
+        self._heads: dict[str, str] = {}        # refs/heads/devices/NAME -> head, as ls-remote saw them
 
     def run(self) -> SyncReport:
         report = SyncReport()
@@ -246,14 +250,36 @@ class Syncer:
         report.check_seconds += report.exported.check_seconds
         local = report.exported.commit or refs.get(ref)
         if local is not None and local != refs.get(REMOTE_PREFIX + settings.name):
+            lease = self._foreign_head(settings.name, local, key, settings.name in unfetched)
+            args = [f"--force-with-lease={ref}:{lease}"] if lease else []
             try:
-                git.run(["push", "--quiet", "--porcelain", settings.remote, f"{ref}:{ref}"], timeout=self.network_timeout)
+                git.run(["push", "--quiet", "--porcelain", *args, settings.remote, f"{ref}:{ref}"],
+                        timeout=self.network_timeout)
             except GitError as exc:
                 raise SyncError(f"pushing to {settings.remote} failed: {exc}; this device's changes are kept "
                                 "and go with the next sync (a rejected push: the remote holds a branch "
                                 f"devices/{settings.name} this device did not make)") from None
             git.run(["update-ref", REMOTE_PREFIX + settings.name, local])
             report.pushed = True
+            if lease:
+                report.replaced = lease
+                audit_line(self.audit, {"event": "sync_replaced", "device": settings.name, "head": lease})
+
+    def _foreign_head(self, name: str, local: str, key: DeviceKey, unreadable: bool) -> str | None:
+        """The remote head of this device's own branch if someone else put commits on it (one
+        this device cannot even fetch, or one not descending from nor leading to this device's
+        head by commits this device signed): the push replaces it, leased on exactly that head.
+        None when the head is this device's own (a plain push then; one it rejects stays an
+        error: another install with this name and key)."""
+        head = self._heads.get(name)
+        if head is None or head == local:
+            return None
+        if unreadable:
+            return head
+        if self.git.is_ancestor(head, local):
+            return None
+        theirs = commits_between(self.git, local, head)
+        return head if check_signatures(theirs, name, key.public) is not None else None
 
     def _fetch(self, settings, names: list[str]) -> dict[str, str]:
         """Fetch this device's branch and the enrolled devices' (never a branch nobody enrolled:
@@ -267,6 +293,7 @@ class Syncer:
         except GitError as exc:
             raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
         heads: dict[str, str] = {}
+        self._heads = heads
         for line in raw.decode("utf-8", "replace").splitlines():
             oid, _, ref = line.partition("\t")
             name = ref[len("refs/heads/devices/"):] if ref.startswith("refs/heads/devices/") else ""

@@ -39,7 +39,8 @@ from assistant.sync.keys import verify
 from assistant.sync.merge import merge3
 from assistant.sync.state import SyncState
 
-__all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "REMOTE_PREFIX"]
+__all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "check_signatures", "commits_between",
+           "audit_line", "REMOTE_PREFIX"]
 
 REMOTE_PREFIX = "refs/remotes/sync/devices/"
 
@@ -82,7 +83,7 @@ class Integration:
     check_seconds: float = 0.0
 
 
-def _commits(git: Git, old: str | None, new: str) -> list[tuple[str, str, list[str], str]]:
+def commits_between(git: Git, old: str | None, new: str) -> list[tuple[str, str, list[str], str]]:
     """(id, tree, parents, message) of each commit in old..new, oldest first."""
     ids = git.out("rev-list", "--reverse", new, *([f"^{old}"] if old else [])).split()
     if not ids:
@@ -112,7 +113,7 @@ def _trailer(message: str, name: str) -> str | None:
 
 
 def check_signatures(commits: list[tuple[str, str, list[str], str]], device: str, key: bytes) -> str | None:
-    """None if every commit (of `_commits`) is a plain commit signed by `device`'s key; else why not."""
+    """None if every commit (of `commits_between`) is a plain commit signed by `device`'s key; else why not."""
     for cid, tree, parents, message in commits:
         if len(parents) > 1:
             return f"commit {cid[:12]} is a merge; a device's branch holds only its own signed commits"
@@ -220,7 +221,7 @@ def refuse_device(state: SyncState, audit: AuditSink | None, device: str, head: 
     """Refuse a device's branch whole: audited (`sync_refused`), named in refused.json."""
     result = result or Integration(device, head=head)
     result.refused = reason
-    _audit(audit, {"event": "sync_refused", "device": device, "head": head, "reason": reason})
+    audit_line(audit, {"event": "sync_refused", "device": device, "head": head, "reason": reason})
     refused = state.mapping("refused.json")
     refused[device] = {"head": head, "reason": reason, "time": timestamp()}
     state.write("refused.json", refused)
@@ -245,7 +246,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         result.refused = (f"{device}'s branch was rewritten or rolled back: its head {new[:12]} does not "
                           f"descend from {old[:12]}, the last one integrated; nothing of it was taken")
     else:
-        listed = _commits(git, old, new)
+        listed = commits_between(git, old, new)
         result.refused = check_signatures(listed, device, key)
     if result.refused:
         refuse_device(state, audit, device, new, result.refused, result)
@@ -290,7 +291,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
                 with memory.writers_lock():
                     history.forget(path)
                 result.forgotten.append(path)
-                _audit(audit, {"event": "sync_forgot", "device": device, "target": path})
+                audit_line(audit, {"event": "sync_forgot", "device": device, "target": path})
             except (Refused, HistoryError, OSError, TimeoutError) as exc:
                 result.aside.append((path, f"its tombstone could not be applied: {exc}"))
 
@@ -404,7 +405,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     result.forgotten = [_unsecret(scanner, path, "")[0] for path in result.forgotten]
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
-        _audit(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
+        audit_line(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
     kept = sorted(aside.values(), key=lambda a: (str(a.get("device")), str(a.get("path"))))
     if kept != before_aside:
         state.write("aside.json", kept)
@@ -435,7 +436,7 @@ def _unsecret(scanner: Scanner, path: str, why: str) -> tuple[str, str]:
     return scanner.redact(path), scanner.redact(why)
 
 
-def _audit(audit: AuditSink | None, record: dict) -> None:
+def audit_line(audit: AuditSink | None, record: dict) -> None:
     if audit is None:
         return
     try:
