@@ -282,18 +282,28 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     changed: list[str] = []
     logged: list[tuple[Version, bytes | None]] = []
 
-    # tombstones: `memory forget` on the device drops the note's versions here too
-    for _, e in events:
+    # tombstones: `memory forget` on the device drops the note's versions here too, once: a
+    # tombstone already applied (this commit, this path) is never applied again, so integrating
+    # the branch from its root again (the device enrolled anew) drops nothing made since
+    applied = state.mapping("forgotten.json")
+    done = set(applied.get(device, []))
+    for c, e in events:
         if e.get("op") == "forget":
             path = e["path"]
+            if f"{c} {path}" in done:
+                continue
             try:
                 path = memory.check_path(path)
                 with memory.writers_lock():
                     history.forget(path)
                 result.forgotten.append(path)
+                done.add(f"{c} {e['path']}")
                 audit_line(audit, {"event": "sync_forgot", "device": device, "target": path})
             except (Refused, HistoryError, OSError, TimeoutError) as exc:
                 result.aside.append((path, f"its tombstone could not be applied: {exc}"))
+    if done != set(applied.get(device, [])):
+        applied[device] = sorted(done)
+        state.write("forgotten.json", applied)
 
     for path in paths:
         try:
