@@ -43,6 +43,7 @@ __all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "ch
            "audit_line", "REMOTE_PREFIX"]
 
 REMOTE_PREFIX = "refs/remotes/sync/devices/"
+REGULAR_MODES = (b"100644", b"100755")      # a note is a regular file in the device's tree
 
 
 class DeviceCall:
@@ -138,11 +139,14 @@ def _entries(git: Git, commit: str, prefix: str) -> dict[bytes, str]:
     return found
 
 
-def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str | None, str | None]], list[str]]:
+def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str | None, str | None]],
+                                                         list[tuple[str, str]]]:
     """({note path: (blob id at OLD or None, blob id at NEW or None)} of the notes whose bytes
-    differ between the two commits, the names of those that are not UTF-8: shown escaped,
-    never used as paths). Blob ids come from the trees themselves (no lookup by path)."""
+    differ between the two commits, [(name, why)] of those that are no note: not a regular file
+    (a symbolic link, a submodule) or not UTF-8 (shown escaped, never used as paths)). Blob ids
+    come from the trees themselves (no lookup by path)."""
     changed: dict[bytes, tuple[str | None, str | None]] = {}
+    odd: set[bytes] = set()
     if old:
         _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", old, new, "--", NOTES])
         items = raw.split(b"\0")
@@ -151,16 +155,35 @@ def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str |
             if len(parts) < 5 or not name.startswith(NOTES.encode()):
                 continue
             a, b = parts[2].decode(), parts[3].decode()
-            changed[name[len(NOTES):]] = (None if set(a) == {"0"} else a, None if set(b) == {"0"} else b)
+            if parts[1] not in REGULAR_MODES and set(b) != {"0"}:
+                odd.add(name[len(NOTES):])      # a symbolic link or a submodule: never a note
+                continue
+            changed[name[len(NOTES):]] = (None if set(a) == {"0"} or parts[0][1:] not in REGULAR_MODES else a,
+                                          None if set(b) == {"0"} else b)
     else:
-        changed = {name: (None, oid) for name, oid in _entries(git, new, NOTES).items()}
+        _, raw = git.run(["ls-tree", "-r", "-z", new, "--", NOTES])
+        for item in raw.split(b"\0"):
+            head, tab, name = item.partition(b"\t")
+            parts = head.split(b" ")
+            if not tab or len(parts) != 3 or not name.startswith(NOTES.encode()):
+                continue
+            if parts[0] in REGULAR_MODES and parts[1] == b"blob":
+                changed[name[len(NOTES):]] = (None, parts[2].decode())
+            else:
+                odd.add(name[len(NOTES):])
     good: dict[str, tuple[str | None, str | None]] = {}
     bad = []
+    for name in sorted(odd):
+        try:
+            shown = name.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = repr(name)[2:-1]
+        bad.append((shown, "it is a symbolic link or a submodule in the device's commit, not a note file"))
     for name, oids in changed.items():
         try:
             good[name.decode("utf-8")] = oids
         except UnicodeDecodeError:
-            bad.append(repr(name)[2:-1])
+            bad.append((repr(name)[2:-1], "its name is not UTF-8 text"))
     return good, sorted(bad)
 
 
@@ -257,8 +280,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     commits = [c for c, *_ in listed]
     events = _events(git, commits)
     changes, undecodable = _changed(git, old, new)
-    for name in undecodable:
-        result.aside.append((name, "its name is not UTF-8 text"))
+    result.aside.extend(undecodable)
     paths: list[str] = []
     for path in sorted(changes):        # every name is checked before anything is done by it
         try:
