@@ -40,7 +40,7 @@ from assistant.sync.merge import merge3
 from assistant.sync.state import SyncState
 
 __all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "check_signatures", "commits_between",
-           "audit_line", "REMOTE_PREFIX"]
+           "audit_line", "unsecret", "SPLIT_SECRET_NAME", "REMOTE_PREFIX"]
 
 REMOTE_PREFIX = "refs/remotes/sync/devices/"
 REGULAR_MODES = (b"100644", b"100755")      # a note is a regular file in the device's tree
@@ -433,8 +433,8 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             result.retry.append("")
     # a refused name may hold this device's secret (whole, or split by its folders): it is
     # recorded, audited and shown only in a form that does not carry it
-    result.aside = [_unsecret(scanner, path, why) for path, why in result.aside]
-    result.forgotten = [_unsecret(scanner, path, "")[0] for path in result.forgotten]
+    result.aside = [unsecret(scanner, path, why) for path, why in result.aside]
+    result.forgotten = [unsecret(scanner, path, "")[0] for path in result.forgotten]
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
         audit_line(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
@@ -457,7 +457,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
 SPLIT_SECRET_NAME = "(a name holding a secret split across its folder names)"
 
 
-def _unsecret(scanner: Scanner, path: str, why: str) -> tuple[str, str]:
+def unsecret(scanner: Scanner, path: str, why: str) -> tuple[str, str]:
     """(path, reason) as they may be kept and shown: a secret in them redacted; a name whose
     folders spell a secret once their `/` is taken out replaced whole (its halves would show)."""
     if scanner.find(path.replace("/", "")) and not scanner.find(path):
