@@ -16,7 +16,7 @@ spec = {"files": [["100644", "notes/one.md", "two\n"], ["160000", "notes/gl.md",
         "versions": ["two\n"]}
 json.dump(spec, open(sys.argv[1], "w"))
 P
-"$PY" "$HERE/attacks/forge.py" "$T/A" "$T/remote.git" A "$T/spec.json" >/dev/null
+"$PY" "$ATTACKS/forge.py" "$T/A" "$T/remote.git" A "$T/spec.json" >/dev/null
 b sync > "$T/out" 2>&1; b memory log >> "$T/out" 2>&1; b memory log --json >> "$T/out" 2>&1
 b sync status >> "$T/out" 2>&1; b doctor >> "$T/out" 2>&1
 echo "raw ESC/BEL/CR bytes in the output: $(tr -cd '\033\007\r' < "$T/out" | wc -c)"

@@ -11,7 +11,7 @@ spec = {"files": [["100644", f"notes/n{i}.md", f"note {i}\n"] for i in range(n)]
         "versions": [f"note {i}\n" for i in range(n)]}
 json.dump(spec, open(sys.argv[1], "w"))
 P
-"$PY" "$HERE/attacks/forge.py" "$T/A" "$T/remote.git" A "$T/spec.json" >/dev/null
+"$PY" "$ATTACKS/forge.py" "$T/A" "$T/remote.git" A "$T/spec.json" >/dev/null
 for delay in ${DELAYS:-2.5 3.5 5}; do
   "$PY" -m assistant -w "$T/B" sync >/dev/null 2>&1 & pid=$!
   sleep "$delay"; kill -9 "$pid" 2>/dev/null && echo "killed after ${delay}s: $(ls "$T/B/memory" | wc -l) files in memory/"

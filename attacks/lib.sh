@@ -1,7 +1,8 @@
 # Shared setup for the sync attacks: a bare remote and two enrolled devices A and B in $T.
 # Source it: . "$(dirname "$0")/lib.sh"; then `a sync`, `b sync`, `a memory write x.md <<<text`.
 set -u
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ATTACKS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HERE=$(git -C "$ATTACKS" rev-parse --show-toplevel)   # the tree under review (the scripts may move)
 PY=/work/main/.venv/bin/python
 T=$(mktemp -d /tmp/attack.XXXXXX)
 export PYTHONPATH=$HERE
@@ -21,7 +22,7 @@ setup() {
 # a plain git on the remote, as a stranger would use it
 sgit() { GIT_CONFIG_GLOBAL=/dev/null git -c user.name=s -c user.email=s@x "$@"; }
 # forge SPEC_JSON: A (a compromised, enrolled device) signs and pushes an arbitrary commit
-forge() { local f=$T/spec.json; printf '%s' "$1" > "$f"; "$PY" "$HERE/attacks/forge.py" "$T/A" "$T/remote.git" A "$f"; }
+forge() { local f=$T/spec.json; printf '%s' "$1" > "$f"; "$PY" "$ATTACKS/forge.py" "$T/A" "$T/remote.git" A "$f"; }
 # a vault on B holding SECRET (the leak scanner's vault rule then knows it)
 SECRET=Zq9xW7hunterTwo42
 export ASSISTANT_VAULT_PASSPHRASE=attack-pass
