@@ -43,6 +43,7 @@ from assistant.notes.history import History, HistoryError
 from assistant.sync.engine import SyncError
 from assistant.sync.engine import status as sync_status
 from assistant.sync.git import GitError
+from assistant.sync.integrate import unsecret
 from assistant.sync.state import SyncState, SyncStateError
 from assistant.secrets.scanner import VAULT_RULE, Scanner
 from assistant.secrets.vault import ENV_PASSPHRASE, VaultError, unlock, unlock_if_present
@@ -404,9 +405,10 @@ def _check_notes(ws: Workspace, vault, r: Report) -> None:
               "then dropped from the note); older versions stay in history/ until `assistant memory forget PATH`")
 
 
-def _check_sync(ws: Workspace, r: Report) -> None:
+def _check_sync(ws: Workspace, r: Report, vault=None) -> None:
     """Sync's open ends (only where `assistant sync init` was run): conflicts the person has not
-    resolved, changes kept aside, refused branches, an interrupted integration."""
+    resolved, changes kept aside, refused branches, an interrupted integration. Names are shown
+    escaped and, when the vault unlocks, without a secret (whole or split by a name's folders)."""
     if not SyncState(ws.state_dir).exists():
         return
     history = History(ws.history_dir, revision=lambda data: "")    # (read only: no revision is made)
@@ -417,8 +419,11 @@ def _check_sync(ws: Workspace, r: Report) -> None:
         return
     finally:
         history.close()
+    scanner = vault.scanner() if vault is not None else None
     def names(rows: list, key: str) -> str:
-        return ", ".join(sorted({escape(str(row.get(key)), newlines=False) for row in rows}))
+        def safe(text: str) -> str:
+            return unsecret(scanner, text, "")[0] if scanner is not None else text
+        return ", ".join(sorted({escape(safe(str(row.get(key))), newlines=False) for row in rows}))
     if info["conflicts"]:
         r.problem("sync", f"{len(info['conflicts'])} sync conflict(s) not resolved: {names(info['conflicts'], 'path')}",
                   "`assistant memory log PATH` shows both versions; keep one with `assistant memory revert` "
@@ -540,6 +545,7 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
             _check_model(ws, model_spec, r)
         if not ws.config.problems_in("memory"):
             _check_unreadable(ws, r)
+        vault = None
         if not ws.config.problems_in("vault"):
             vault = _check_vault(ws, r)
             _check_notes(ws, vault, r)
@@ -547,7 +553,7 @@ def doctor_command(model_spec: str | None, no_notify: bool, as_json: bool) -> No
         if not ws.config.problems_in("approvals"):
             _check_approvals(ws, r, notify=not no_notify)
         _check_refusals(ws, r)
-        _check_sync(ws, r)
+        _check_sync(ws, r, vault)
     if as_json:
         echo_json({"workspace": str(ws.root), "ok": not r.problems, "checks": r.checks})
     else:

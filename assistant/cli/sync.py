@@ -82,6 +82,10 @@ def sync_group(ctx: click.Context) -> None:
             click.echo(f"warning: {_shown(red(i.warning))}", err=True)
     if report.exported is not None and report.exported.commit:
         click.echo(f"sent {report.exported.versions} version(s), {report.exported.notes} note change(s)")
+    if report.replaced:
+        click.echo(f"warning: this device's branch on the remote held commit {report.replaced[:12]}, which this "
+                   "device did not sign; it was replaced by this device's own (the remote lets others push there)",
+                   err=True)
     click.echo("pushed" if report.pushed else "nothing to push")
     if problems:
         sys.exit(1)

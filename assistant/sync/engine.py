@@ -25,8 +25,10 @@ from assistant.notes.history import DEVICE_NAME, History, HistoryError, Version
 from assistant.notes.store import Memory
 from assistant.secrets.scanner import Scanner
 from assistant.sync.export import Exported, SecretInNote, branch_of, export, open_conflicts
-from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, check_remote
-from assistant.sync.integrate import REMOTE_PREFIX, Integration, integrate_device
+from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, GitTimeout, check_remote
+from assistant.sync.integrate import (
+    REMOTE_PREFIX, Integration, audit_line, check_signatures, commits_between, integrate_device, refuse_device,
+)
 from assistant.sync.keys import DeviceKey, KeyError_, parse_public_line, public_line
 from assistant.sync.state import SyncState, SyncStateError
 
@@ -179,6 +181,7 @@ class SyncReport:
     resumed: dict | None = None
     git_seconds: float = 0.0
     check_seconds: float = 0.0
+    replaced: str | None = None      # a head on this device's branch it did not sign, pushed over
 
 
 def _sweep(scratch: Path) -> None:
@@ -204,6 +207,7 @@ class Syncer:
         self.on_changed = on_changed
         self.network_timeout = network_timeout
         self.git = _git(self.state)
+        self._heads: dict[str, str] = {}        # refs/heads/devices/NAME -> head, as ls-remote saw them
 
     def run(self) -> SyncReport:
         report = SyncReport()
@@ -225,13 +229,13 @@ class Syncer:
         key = DeviceKey.load(state.dir)
         report.resumed = state.read("journal.json", None)
         _sweep(state.dir / "tmp")       # a merge's scratch copies left by a killed sync
-        try:
-            git.run(["fetch", "--quiet", "--prune", "--no-tags", settings.remote,
-                     f"+refs/heads/devices/*:{REMOTE_PREFIX}*"], timeout=self.network_timeout)
-        except GitError as exc:
-            raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        enrolled = state.devices()
+        unfetched = self._fetch(settings, [d["name"] for d in enrolled])
         refs = git.refs()               # every head as fetched, and this device's own, at once
-        for d in state.devices():
+        for d in enrolled:
+            if d["name"] in unfetched:
+                report.integrations.append(refuse_device(state, self.audit, d["name"], None, unfetched[d["name"]]))
+                continue
             raw = parse_public_line(d["key"])
             report.integrations.append(integrate_device(
                 git=git, state=state, memory=self.memory, history=self.history, gate=self.gate, audit=self.audit,
@@ -246,11 +250,76 @@ class Syncer:
         report.check_seconds += report.exported.check_seconds
         local = report.exported.commit or refs.get(ref)
         if local is not None and local != refs.get(REMOTE_PREFIX + settings.name):
+            lease = self._foreign_head(settings.name, local, key, settings.name in unfetched)
+            args = [f"--force-with-lease={ref}:{lease}"] if lease else []
             try:
-                git.run(["push", "--quiet", "--porcelain", settings.remote, f"{ref}:{ref}"], timeout=self.network_timeout)
+                git.run(["push", "--quiet", "--porcelain", *args, settings.remote, f"{ref}:{ref}"],
+                        timeout=self.network_timeout)
             except GitError as exc:
                 raise SyncError(f"pushing to {settings.remote} failed: {exc}; this device's changes are kept "
                                 "and go with the next sync (a rejected push: the remote holds a branch "
                                 f"devices/{settings.name} this device did not make)") from None
             git.run(["update-ref", REMOTE_PREFIX + settings.name, local])
             report.pushed = True
+            if lease:
+                report.replaced = lease
+                audit_line(self.audit, {"event": "sync_replaced", "device": settings.name, "head": lease})
+
+    def _foreign_head(self, name: str, local: str, key: DeviceKey, unreadable: bool) -> str | None:
+        """The remote head of this device's own branch if someone else put commits on it (one
+        this device cannot even fetch, or one not descending from nor leading to this device's
+        head by commits this device signed): the push replaces it, leased on exactly that head.
+        None when the head is this device's own (a plain push then; one it rejects stays an
+        error: another install with this name and key)."""
+        head = self._heads.get(name)
+        if head is None or head == local:
+            return None
+        if unreadable:
+            return head
+        if self.git.is_ancestor(head, local):
+            return None
+        theirs = commits_between(self.git, local, head)
+        return head if check_signatures(theirs, name, key.public) is not None else None
+
+    def _fetch(self, settings, names: list[str]) -> dict[str, str]:
+        """Fetch this device's branch and the enrolled devices' (never a branch nobody enrolled:
+        a stranger's branch is neither downloaded nor checked, so a bad object in it cannot fail
+        the fetch). One fetch for all; if it fails, one per branch, so a branch whose objects
+        git's fsck rejects fails alone: {device: why} of the enrolled ones not fetched."""
+        git = self.git
+        try:
+            _, raw = git.run(["ls-remote", "--heads", settings.remote, "refs/heads/devices/*"],
+                             timeout=self.network_timeout)
+        except GitError as exc:
+            raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        heads: dict[str, str] = {}
+        self._heads = heads
+        for line in raw.decode("utf-8", "replace").splitlines():
+            oid, _, ref = line.partition("\t")
+            name = ref[len("refs/heads/devices/"):] if ref.startswith("refs/heads/devices/") else ""
+            if name and DEVICE_NAME(name) is not None and re.fullmatch(r"[0-9a-f]{40,64}", oid):
+                heads[name] = oid
+        wanted = [settings.name, *names]
+        tracking = git.refs(REMOTE_PREFIX)
+        for name in wanted:             # a branch gone from the remote (what --prune did)
+            if name not in heads and REMOTE_PREFIX + name in tracking:
+                git.run(["update-ref", "-d", REMOTE_PREFIX + name])
+        stale = [n for n in wanted if n in heads and tracking.get(REMOTE_PREFIX + n) != heads[n]]
+        if not stale:
+            return {}
+        def spec(n: str) -> str:
+            return f"+refs/heads/devices/{n}:{REMOTE_PREFIX}{n}"
+        try:
+            git.run(["fetch", "--quiet", "--no-tags", settings.remote, *map(spec, stale)], timeout=self.network_timeout)
+            return {}
+        except GitTimeout as exc:
+            raise SyncError(f"fetching from {settings.remote} failed: {exc}; nothing was changed") from None
+        except GitError:
+            pass
+        failed: dict[str, str] = {}
+        for n in stale:
+            try:
+                git.run(["fetch", "--quiet", "--no-tags", settings.remote, spec(n)], timeout=self.network_timeout)
+            except GitError as exc:
+                failed[n] = f"{n}'s branch could not be fetched ({exc}); nothing of it was taken"
+        return failed

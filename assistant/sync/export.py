@@ -112,6 +112,13 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     changed = sorted(p for p, sha in now.items() if sent_heads.get(p) != sha)
     gone = sorted(p for p in sent_heads if p not in now)
     tombstones = [t for t in state.listing("tombstones.json") if isinstance(t, str)]
+    # a tombstone for a name holding a secret that never travelled (no version of it was ever
+    # exported): no other device holds anything to forget, and its name must not go either
+    unsent = [t for t in tombstones if (scanner.find(t) or scanner.find(t.replace("/", "")))
+              and not any(f"|{t}|" in k for k in done)]
+    if unsent:
+        tombstones = [t for t in tombstones if t not in unsent]
+        state.write("tombstones.json", tombstones)
     if not new and not changed and not gone and not tombstones:
         return Exported(None, 0, 0, time.monotonic() - started)
 

@@ -130,10 +130,23 @@ class Git:
             return {}
         if any("\n" in s or "\r" in s for s in specs):
             raise ValueError("a git object name holds a line break")
-        _, raw = self.run(["cat-file", "--batch"], input="".join(s + "\n" for s in specs).encode("utf-8"))
+        # sizes first (`--batch-check`): an object over `limit` is never read into this process
+        _, raw = self.run(["cat-file", "--batch-check"], input="".join(s + "\n" for s in specs).encode("utf-8"))
         found: dict[str, bytes | int | None] = {}
+        small = []
+        for spec, line in zip(specs, raw.split(b"\n")):
+            header = line.split(b" ")
+            if header[-1] in (b"missing", b"ambiguous") or len(header) != 3 or header[1] != b"blob":
+                found[spec] = None
+            elif int(header[2]) > limit:
+                found[spec] = int(header[2])
+            else:
+                small.append(spec)
+        if not small:
+            return found
+        _, raw = self.run(["cat-file", "--batch"], input="".join(s + "\n" for s in small).encode("utf-8"))
         pos = 0
-        for spec in specs:
+        for spec in small:
             nl = raw.index(b"\n", pos)
             header = raw[pos:nl].split(b" ")
             pos = nl + 1

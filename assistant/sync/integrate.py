@@ -39,9 +39,11 @@ from assistant.sync.keys import verify
 from assistant.sync.merge import merge3
 from assistant.sync.state import SyncState
 
-__all__ = ["DeviceCall", "Integration", "integrate_device", "REMOTE_PREFIX"]
+__all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "check_signatures", "commits_between",
+           "audit_line", "unsecret", "SPLIT_SECRET_NAME", "REMOTE_PREFIX"]
 
 REMOTE_PREFIX = "refs/remotes/sync/devices/"
+REGULAR_MODES = (b"100644", b"100755")      # a note is a regular file in the device's tree
 
 
 class DeviceCall:
@@ -82,7 +84,7 @@ class Integration:
     check_seconds: float = 0.0
 
 
-def _commits(git: Git, old: str | None, new: str) -> list[tuple[str, str, list[str], str]]:
+def commits_between(git: Git, old: str | None, new: str) -> list[tuple[str, str, list[str], str]]:
     """(id, tree, parents, message) of each commit in old..new, oldest first."""
     ids = git.out("rev-list", "--reverse", new, *([f"^{old}"] if old else [])).split()
     if not ids:
@@ -112,7 +114,7 @@ def _trailer(message: str, name: str) -> str | None:
 
 
 def check_signatures(commits: list[tuple[str, str, list[str], str]], device: str, key: bytes) -> str | None:
-    """None if every commit (of `_commits`) is a plain commit signed by `device`'s key; else why not."""
+    """None if every commit (of `commits_between`) is a plain commit signed by `device`'s key; else why not."""
     for cid, tree, parents, message in commits:
         if len(parents) > 1:
             return f"commit {cid[:12]} is a merge; a device's branch holds only its own signed commits"
@@ -137,11 +139,14 @@ def _entries(git: Git, commit: str, prefix: str) -> dict[bytes, str]:
     return found
 
 
-def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str | None, str | None]], list[str]]:
+def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str | None, str | None]],
+                                                         list[tuple[str, str]]]:
     """({note path: (blob id at OLD or None, blob id at NEW or None)} of the notes whose bytes
-    differ between the two commits, the names of those that are not UTF-8: shown escaped,
-    never used as paths). Blob ids come from the trees themselves (no lookup by path)."""
+    differ between the two commits, [(name, why)] of those that are no note: not a regular file
+    (a symbolic link, a submodule) or not UTF-8 (shown escaped, never used as paths)). Blob ids
+    come from the trees themselves (no lookup by path)."""
     changed: dict[bytes, tuple[str | None, str | None]] = {}
+    odd: set[bytes] = set()
     if old:
         _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", old, new, "--", NOTES])
         items = raw.split(b"\0")
@@ -150,16 +155,35 @@ def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str |
             if len(parts) < 5 or not name.startswith(NOTES.encode()):
                 continue
             a, b = parts[2].decode(), parts[3].decode()
-            changed[name[len(NOTES):]] = (None if set(a) == {"0"} else a, None if set(b) == {"0"} else b)
+            if parts[1] not in REGULAR_MODES and set(b) != {"0"}:
+                odd.add(name[len(NOTES):])      # a symbolic link or a submodule: never a note
+                continue
+            changed[name[len(NOTES):]] = (None if set(a) == {"0"} or parts[0][1:] not in REGULAR_MODES else a,
+                                          None if set(b) == {"0"} else b)
     else:
-        changed = {name: (None, oid) for name, oid in _entries(git, new, NOTES).items()}
+        _, raw = git.run(["ls-tree", "-r", "-z", new, "--", NOTES])
+        for item in raw.split(b"\0"):
+            head, tab, name = item.partition(b"\t")
+            parts = head.split(b" ")
+            if not tab or len(parts) != 3 or not name.startswith(NOTES.encode()):
+                continue
+            if parts[0] in REGULAR_MODES and parts[1] == b"blob":
+                changed[name[len(NOTES):]] = (None, parts[2].decode())
+            else:
+                odd.add(name[len(NOTES):])
     good: dict[str, tuple[str | None, str | None]] = {}
     bad = []
+    for name in sorted(odd):
+        try:
+            shown = name.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = repr(name)[2:-1]
+        bad.append((shown, "it is a symbolic link or a submodule in the device's commit, not a note file"))
     for name, oids in changed.items():
         try:
             good[name.decode("utf-8")] = oids
         except UnicodeDecodeError:
-            bad.append(repr(name)[2:-1])
+            bad.append((repr(name)[2:-1], "its name is not UTF-8 text"))
     return good, sorted(bad)
 
 
@@ -215,6 +239,18 @@ def _imported(history: History, device: str, path: str, data: bytes | None, even
                    source="removal" if removed else source)
 
 
+def refuse_device(state: SyncState, audit: AuditSink | None, device: str, head: str | None, reason: str,
+                  result: Integration | None = None) -> Integration:
+    """Refuse a device's branch whole: audited (`sync_refused`), named in refused.json."""
+    result = result or Integration(device, head=head)
+    result.refused = reason
+    audit_line(audit, {"event": "sync_refused", "device": device, "head": head, "reason": reason})
+    refused = state.mapping("refused.json")
+    refused[device] = {"head": head, "reason": reason, "time": timestamp()}
+    state.write("refused.json", refused)
+    return result
+
+
 def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: History, gate: Gate,
                      audit: AuditSink | None, scanner: Scanner, device: str, key: bytes, new: str | None,
                      scratch, on_changed: Callable[[list[str]], None] | None = None) -> Integration:
@@ -233,13 +269,10 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         result.refused = (f"{device}'s branch was rewritten or rolled back: its head {new[:12]} does not "
                           f"descend from {old[:12]}, the last one integrated; nothing of it was taken")
     else:
-        listed = _commits(git, old, new)
+        listed = commits_between(git, old, new)
         result.refused = check_signatures(listed, device, key)
     if result.refused:
-        _audit(audit, {"event": "sync_refused", "device": device, "head": new, "reason": result.refused})
-        refused = state.mapping("refused.json")
-        refused[device] = {"head": new, "reason": result.refused, "time": timestamp()}
-        state.write("refused.json", refused)
+        refuse_device(state, audit, device, new, result.refused, result)
         result.check_seconds = time.monotonic() - started
         return result
 
@@ -247,8 +280,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     commits = [c for c, *_ in listed]
     events = _events(git, commits)
     changes, undecodable = _changed(git, old, new)
-    for name in undecodable:
-        result.aside.append((name, "its name is not UTF-8 text"))
+    result.aside.extend(undecodable)
     paths: list[str] = []
     for path in sorted(changes):        # every name is checked before anything is done by it
         try:
@@ -272,18 +304,28 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     changed: list[str] = []
     logged: list[tuple[Version, bytes | None]] = []
 
-    # tombstones: `memory forget` on the device drops the note's versions here too
-    for _, e in events:
+    # tombstones: `memory forget` on the device drops the note's versions here too, once: a
+    # tombstone already applied (this commit, this path) is never applied again, so integrating
+    # the branch from its root again (the device enrolled anew) drops nothing made since
+    applied = state.mapping("forgotten.json")
+    done = set(applied.get(device, []))
+    for c, e in events:
         if e.get("op") == "forget":
             path = e["path"]
+            if f"{c} {path}" in done:
+                continue
             try:
                 path = memory.check_path(path)
                 with memory.writers_lock():
                     history.forget(path)
                 result.forgotten.append(path)
-                _audit(audit, {"event": "sync_forgot", "device": device, "target": path})
+                done.add(f"{c} {e['path']}")
+                audit_line(audit, {"event": "sync_forgot", "device": device, "target": path})
             except (Refused, HistoryError, OSError, TimeoutError) as exc:
                 result.aside.append((path, f"its tombstone could not be applied: {exc}"))
+    if done != set(applied.get(device, [])):
+        applied[device] = sorted(done)
+        state.write("forgotten.json", applied)
 
     for path in paths:
         try:
@@ -389,9 +431,13 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         except (HistoryError, OSError, TimeoutError) as exc:
             result.warning = f"{device}'s versions were not logged yet ({exc}); the next sync logs them"
             result.retry.append("")
+    # a refused name may hold this device's secret (whole, or split by its folders): it is
+    # recorded, audited and shown only in a form that does not carry it
+    result.aside = [unsecret(scanner, path, why) for path, why in result.aside]
+    result.forgotten = [unsecret(scanner, path, "")[0] for path in result.forgotten]
     for path, why in result.aside:
         aside[(device, path)] = {"device": device, "path": path, "reason": why, "commit": new, "time": timestamp()}
-        _audit(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
+        audit_line(audit, {"event": "sync_kept_aside", "device": device, "target": path, "head": new})
     kept = sorted(aside.values(), key=lambda a: (str(a.get("device")), str(a.get("path"))))
     if kept != before_aside:
         state.write("aside.json", kept)
@@ -408,7 +454,21 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     return result
 
 
-def _audit(audit: AuditSink | None, record: dict) -> None:
+SPLIT_SECRET_NAME = "(a name holding a secret split across its folder names)"
+
+
+def unsecret(scanner: Scanner, path: str, why: str) -> tuple[str, str]:
+    """(path, reason) as they may be kept and shown: a secret in them redacted; a name whose
+    folders spell a secret once their `/` is taken out replaced whole (its halves would show)."""
+    if scanner.find(path.replace("/", "")) and not scanner.find(path):
+        for part in sorted(set(path.split("/")) | {path}, key=len, reverse=True):
+            if part:
+                why = why.replace(part, "...")
+        return SPLIT_SECRET_NAME, scanner.redact(why)
+    return scanner.redact(path), scanner.redact(why)
+
+
+def audit_line(audit: AuditSink | None, record: dict) -> None:
     if audit is None:
         return
     try:

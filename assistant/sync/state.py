@@ -2,8 +2,9 @@
 
 Guards that authority stays per device: the enrolled devices (devices.json), this device's key
 (device.key), the last integrated head of each device's branch (integrated.json), what was
-exported (exported.json), changes kept aside (aside.json), refused branches (refused.json) and
-the integration journal (journal.json) live in state/, which no sync ever writes from outside.
+exported (exported.json), changes kept aside (aside.json), refused branches (refused.json), the
+integration journal (journal.json) and the tombstones applied (forgotten.json) live in state/,
+which no sync ever writes from outside.
 Every file is written atomically (policy.fileio), reached without following a link; a file that
 cannot be read is a SyncStateError naming it, never an empty "no devices" or "nothing integrated".
 """
