@@ -135,7 +135,24 @@ class ObservedGate:
         self.observer.ruled(r, decision.sha256)
 
 
-class ToolCallState:
+class _EndsOnce:
+    """A call that ends once: given up on (cancel) or committed by its writer (commit), the
+    first one stands (gating.cancel.CancelOrCommit, held as `self.end`)."""
+
+    end: CancelOrCommit
+
+    def cancel(self) -> bool:
+        """Give up on the call; False when it is too late (its writer has committed)."""
+        return self.end.cancel()
+
+    def commit(self) -> bool:
+        return self.end.commit()
+
+    def cancelled(self) -> bool:
+        return self.end.cancelled()
+
+
+class ToolCallState(_EndsOnce):
     """One tool call's view of the gate (passed to the tool in its ToolContext, as its `gate`,
     `cancel` and `own_call`): time spent in the gate is excluded from the call's timeout, and once
     the agent has given up on the call (timed out, interrupted) it can no longer pass the gate and
@@ -149,16 +166,6 @@ class ToolCallState:
         self.gate_seconds = 0.0
         self.in_gate_since: float | None = None
         self.end = CancelOrCommit()     # given up on, or its writer committed: the first one stands
-
-    def cancel(self) -> bool:
-        """Give up on the call; False when it is too late (its writer has committed)."""
-        return self.end.cancel()
-
-    def commit(self) -> bool:
-        return self.end.commit()
-
-    def cancelled(self) -> bool:
-        return self.end.cancelled()
 
     def work_seconds(self, started: float, now: float) -> float:
         with self.lock:
@@ -192,7 +199,7 @@ class ToolCallState:
         return decision
 
 
-class ProposalCall:
+class ProposalCall(_EndsOnce):
     """The authority of one memory change a reflection proposed (assistant.agent.reflection):
     it passes the gate only with a person's answer, this once, whatever the table or a grant
     says (`answer_required`), so the person leaving a chat, or approving a run's requests,
@@ -205,15 +212,6 @@ class ProposalCall:
         self.why = why
         self.label = label      # said before the writer's summary ("proposed at the end of the chat (1 of 2)")
         self.end = CancelOrCommit()
-
-    def cancel(self) -> bool:
-        return self.end.cancel()
-
-    def commit(self) -> bool:
-        return self.end.commit()
-
-    def cancelled(self) -> bool:
-        return self.end.cancelled()
 
     def authorize(self, kind: str, target: str, *, content: bytes | None = None,
                   current: bytes | None = None, summary: str = "", url: str | None = None) -> Decision:
