@@ -42,6 +42,9 @@ def test_ctrl_c_while_the_reflection_thinks_skips_it(sessions, ws):
         if model.inside.wait(30):
             os.kill(os.getpid(), signal.SIGINT)
 
+    # under `nohup ... &` or CI the runner may have inherited SIGINT ignored: Python then never
+    # raises KeyboardInterrupt, so this test puts Python's own handler in place while it runs
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     presser = threading.Thread(target=press_ctrl_c, daemon=True)
     presser.start()
     said: list[str] = []
@@ -50,6 +53,7 @@ def test_ctrl_c_while_the_reflection_thinks_skips_it(sessions, ws):
     finally:
         model.release.set()
         presser.join(5)
+        signal.signal(signal.SIGINT, previous)
     assert any("reflection skipped" in line for line in said)
     assert asked == [] and not (ws / "memory" / "people" / "ana.md").exists()
     session.transcript.close()
