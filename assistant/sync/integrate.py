@@ -34,7 +34,7 @@ from assistant.notes.writer import Busy, Conflict, NotFound, Refused
 from assistant.gating.context import AuditSink
 from assistant.secrets.scanner import Scanner
 from assistant.sync.export import EVENTS, NOTES, VERSIONS, blob_id
-from assistant.sync.git import Git, GitError
+from assistant.sync.git import Git
 from assistant.sync.keys import verify
 from assistant.sync.merge import merge3
 from assistant.sync.state import SyncState
