@@ -77,3 +77,35 @@ def transcript_events(ws: Path) -> list[dict]:
 def audit_events(ws: Path) -> list[dict]:
     p = ws / "state" / "audit.jsonl"
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()] if p.exists() else []
+
+
+def vault_value_session(tmp_path: Path, name: str, value: str):
+    """A watched session (inline answer "once") on the example workspace whose vault holds
+    NAME=VALUE (cheap KDF); the caller closes it."""
+    from assistant.session import open_session
+    from assistant.workspace.layout import open_workspace
+
+    ws = make_ws(tmp_path, secrets={name: value})
+    os.environ["ASSISTANT_VAULT_PASSPHRASE"] = PASSPHRASE
+    try:
+        return open_session(open_workspace(ws), "watched", kind="test", inline_ask=lambda q: "once")
+    finally:
+        os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
+
+
+def assert_refused_in_redacted_out(session, form: str, name: str) -> None:
+    """FORM (a spelling of the vault value NAME) is refused in a note written through the
+    session, and redacted when a hand-edited note holding it is read back."""
+    from assistant.memory import SecretRefused
+    import pytest
+
+    text = f"the server said: {form}\nend\n"
+    with pytest.raises(SecretRefused) as info:
+        session.memory.write("reply.md", text)
+    assert name in info.value.names
+    assert not (session.ws.memory_dir / "reply.md").exists()
+
+    (session.ws.memory_dir / "hand.md").write_text(text)         # a hand edit: the way out
+    shown = session.memory.read("hand.md").content
+    assert f"[redacted:{name}]" in shown and "the server said:" in shown and "end" in shown
+    assert form not in shown

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import base64
 import codecs
-import os
 
 import pytest
 
-from e2e_support import make_ws
+from secrets_support import assert_refused_in_redacted_out, vault_value_session
 
 from assistant.secrets.scanner import Scanner
-from assistant.session import open_session
-from assistant.workspace.layout import open_workspace
 
 KEY = "sk-" + "local-" + "Qm7v2Lx9" + "Tz4pWc8R"        # the model server's API key, in the vault
 NAME = "MODEL_API_KEY"
@@ -54,33 +51,14 @@ ENCODINGS = {
 
 @pytest.fixture
 def session(tmp_path):
-    ws_path = make_ws(tmp_path)
-    from assistant.secrets.vault import Vault
-    Vault.create(ws_path / "vault.enc", "test pass phrase", opslimit=1, memlimit=8 * 1024 * 1024).set(NAME, KEY)
-    os.environ["ASSISTANT_VAULT_PASSPHRASE"] = "test pass phrase"
-    try:
-        s = open_session(open_workspace(ws_path), "watched", kind="test", inline_ask=lambda q: "once")
-    finally:
-        os.environ.pop("ASSISTANT_VAULT_PASSPHRASE", None)
+    s = vault_value_session(tmp_path, NAME, KEY)
     yield s
     s.close()
 
 
 @pytest.mark.parametrize("encoding", list(ENCODINGS))
 def test_each_cheap_encoding_is_refused_on_the_way_in_and_redacted_on_the_way_out(session, encoding):
-    from assistant.memory import SecretRefused
-
-    form = ENCODINGS[encoding]
-    text = f"the server said: {form}\nend\n"
-    with pytest.raises(SecretRefused) as info:
-        session.memory.write("reply.md", text)
-    assert NAME in info.value.names
-    assert not (session.ws.memory_dir / "reply.md").exists()
-
-    (session.ws.memory_dir / "hand.md").write_text(text)         # a hand edit: the way out
-    shown = session.memory.read("hand.md").content
-    assert f"[redacted:{NAME}]" in shown and "the server said:" in shown and "end" in shown
-    assert form not in shown
+    assert_refused_in_redacted_out(session, ENCODINGS[encoding], NAME)
 
 
 @pytest.mark.parametrize("encoding", [e for e in ENCODINGS if not e.endswith("-inside")])
