@@ -59,6 +59,35 @@ def call_interruptibly(fn: Callable[[], T], *, name: str = "worker") -> T:
     return box["value"]  # type: ignore[return-value]
 
 
+class DoneFlag:
+    """A worker's "finished" flag that the main thread can wait on while Ctrl-C may land.
+
+    threading.Event.wait is a Condition wait: a KeyboardInterrupt raised as it re-takes its
+    lock leaves the lock released, and leaving its `with` then raises RuntimeError in place of
+    the KeyboardInterrupt (seen under CI load). Here the wait is one C-level lock acquire, which
+    a signal interrupts cleanly."""
+
+    def __init__(self) -> None:
+        self._held = threading.Lock()
+        self._held.acquire()
+        self._set = False
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            self._held.release()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        if self._set:
+            return True
+        if self._held.acquire(timeout=max(0.0, timeout)):
+            self._held.release()
+        return self._set
+
+
 _REAL: list[TextIO] = []     # after an interrupt: [stdout, stderr] on copies of the real descriptors
 _ABANDONED: list[threading.Thread] = []   # workers left running in C code after an interrupt
 

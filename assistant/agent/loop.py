@@ -50,6 +50,7 @@ from assistant.agent.events import (
 from assistant.agent import completion
 from assistant.agent.claims import FALSE_CLAIM, claims_a_change
 from assistant.agent.native_tools import call_schema, parse_native
+from assistant.agent.interrupt import DoneFlag
 from assistant.agent.prompt import Conversation
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.recall.turn import untrusted_place
@@ -452,7 +453,7 @@ class Agent:
         state = ToolCallState(call.name, self.gate)
         ctx = replace(self.ctx, gate=state, cancel=state, own_call=state)    # this call's own gate view
         box: dict[str, object] = {}
-        done = threading.Event()
+        done = DoneFlag()   # its wait survives a Ctrl-C (agent/interrupt.py)
 
         def work() -> None:
             try:

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from assistant.agent.actions import ActionError, Reply, ToolCall, action_schema, parse_action
-from assistant.agent.interrupt import abandon
+from assistant.agent.interrupt import DoneFlag, abandon
 from assistant.agent.loop import MAX_TOOL_OUTPUT_CHARS, Agent
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.gating.observed import ProposalCall
@@ -120,8 +120,10 @@ def reflect(agent: Agent, *, seconds: float = REFLECT_SECONDS, max_proposals: in
 
     worker = threading.Thread(target=work, name="reflection", daemon=True)
     deadline = time.monotonic() + max(0.0, seconds)
-    worker.start()
     try:
+        # start() waits for the thread to run: a Ctrl-C can land inside it (seen under CI load,
+        # the worker already in its second step), so it sits inside the try like the wait
+        worker.start()
         while worker.is_alive():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -286,7 +288,7 @@ def write_proposal(agent: Agent, proposal: Proposal, *, number: int, total: int,
                         label=f"proposed at the end of the {door} ({number} of {total})")
     origin = Origin("assistant", model=agent.ctx.model)
     box: dict[str, Written] = {}
-    done = threading.Event()
+    done = DoneFlag()   # its wait survives a Ctrl-C (agent/interrupt.py)
 
     def work() -> None:
         try:

@@ -11,7 +11,9 @@ change is seen at once, without polling.
 from __future__ import annotations
 
 import os
+import queue
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -131,7 +133,7 @@ class MemoryWatcher:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._pending: list[NoteChange] = []
-        self._arrived = threading.Condition(self._lock)
+        self._signal: queue.SimpleQueue[None] = queue.SimpleQueue()   # one token per pushed batch
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.error: BaseException | None = None
@@ -157,9 +159,9 @@ class MemoryWatcher:
             self._ready.set()
 
     def _push(self, batch: list[NoteChange]) -> None:
-        with self._arrived:
+        with self._lock:
             self._pending.extend(batch)
-            self._arrived.notify_all()
+        self._signal.put(None)
 
     def drain(self) -> list[NoteChange]:
         """Changes seen since the last drain (one entry per path, latest kind wins)."""
@@ -171,9 +173,23 @@ class MemoryWatcher:
         return sorted(NoteChange(p, k) for p, k in latest.items())
 
     def wait(self, timeout: float) -> bool:
-        """Block until at least one change is pending (True) or `timeout` passes (False)."""
-        with self._arrived:
-            return self._arrived.wait_for(lambda: bool(self._pending), timeout)
+        """Block until at least one change is pending (True) or `timeout` passes (False).
+
+        The wait is a C-level queue get, not a threading.Condition: a Ctrl-C landing inside
+        Condition.wait while it re-takes its lock leaves the lock released, and leaving the
+        `with` then raises RuntimeError instead of the KeyboardInterrupt (seen under CI load)."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            with self._lock:
+                if self._pending:
+                    return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                self._signal.get(timeout=left)
+            except queue.Empty:
+                pass
 
     def changed_paths(self) -> set[str]:
         return {c.path for c in self.drain()}
