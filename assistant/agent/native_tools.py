@@ -52,9 +52,15 @@ def tools_block(tools: Sequence["Tool"]) -> str:
     return ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
             "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
             + "\n".join(_signature(t) for t in tools)
-            + "\n</tools>\n\nFor each function call, return a JSON object with the keys \"name\" (the "
-              "function's name) and \"arguments\" (its arguments, an object) within <tool_call></tool_call> "
-              "XML tags, one call per message.")
+            + "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+              "within <tool_call></tool_call> XML tags, one call per message"
+            + (_EXAMPLE if any(t.name == "memory_read" for t in tools) else "."))
+
+
+# A real call, not a placeholder to copy (a copied one reads a note, harmlessly): the 1.5B model
+# wrote Python-style calls with no tags when the block only described the shape in words.
+_EXAMPLE = (', for example:\n<tool_call>\n{"name": "memory_read", "arguments": {"path": "people/ana.md"}}\n'
+            "</tool_call>")
 
 
 def tool_response(content: str) -> str:
@@ -73,6 +79,16 @@ def call_schema(tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) 
     return {"anyOf": alternatives, "reply": {"type": "string", "minLength": 1, "maxLength": int(max_reply)}}
 
 
+def spelled_call(text: str, names: Iterable[str]) -> str | None:
+    """The offered tool whose call `text` spells outside <tool_call> tags (Python style
+    `memory_write(path=...)` or a JSON object naming it), or None."""
+    for name in names:
+        quoted = re.escape(name)
+        if re.search(rf"(?<![\w.]){quoted}\s*\(", text) or re.search(rf'"name"\s*:\s*"{quoted}"', text):
+            return name
+    return None
+
+
 def parse_native(text: str, tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) -> Action:
     """One step in the native shape -> a Reply or a ToolCall, or ActionError saying why not."""
     if not isinstance(text, str):
@@ -83,6 +99,12 @@ def parse_native(text: str, tools: Iterable["Tool"], *, max_reply: int = DEFAULT
         if any(tag in text for tag in _TAGS):
             raise ActionError("a tool call is exactly <tool_call>, one JSON object, </tool_call> and nothing "
                               "else; an answer holds no tool tags")
+        spelled = spelled_call(text, (t.name for t in tools))
+        if spelled is not None:
+            # a call written as text runs nothing: told how to make it, never guessed from the text
+            raise ActionError(f"your message wrote a call of {spelled} as text, which runs nothing. To call it, "
+                              f"send only <tool_call>\n{{\"name\": \"{spelled}\", \"arguments\": {{...}}}}\n"
+                              "</tool_call>; to answer the person, write plain text with no call in it")
         reply = text.strip()
         if not reply:
             raise ActionError("the model produced no reply (empty output)")
@@ -97,4 +119,4 @@ def parse_native(text: str, tools: Iterable["Tool"], *, max_reply: int = DEFAULT
     return action_from_value({"tool": value["name"], "args": value["arguments"]}, tools, max_reply=max_reply)
 
 
-__all__ = ["NATIVE_RULES", "call_schema", "parse_native", "tool_response", "tools_block"]
+__all__ = ["NATIVE_RULES", "call_schema", "parse_native", "spelled_call", "tool_response", "tools_block"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from assistant.agent.actions import DEFAULT_MAX_REPLY
@@ -63,6 +64,27 @@ NO_RECALL = ("No note matched this question. If it asks about something your not
              "reply that it is not in your notes; do not guess.")
 ANSWER_FROM_NOTES = ("Answer from these notes. If they do not say, reply that it is not in your notes; "
                      "do not guess.")
+# For a message that tells rather than asks: the answer rule above made the 1.5B model reply
+# "I don't have any information about Ana moving to Porto" to "My sister Ana moved to Porto".
+KEEP_WHAT_YOU_ARE_TOLD = ("The person is telling you something, not asking. If it is worth remembering (a name "
+                          "and how they relate to the person, a standing preference, a date, an ongoing "
+                          "project, a correction of your notes), save it with a tool call first: memory_edit "
+                          "for a note above (memory_read it for its revision), memory_write for a new note. "
+                          "Then reply in one short line. Never say you saved something no tool call saved.")
+SAVING_TOOLS = ("memory_write", "memory_edit")
+_ASKING_WORDS = frozenset(
+    "what who whom whose where when why how which is are am was were do does did can could will would "
+    "should shall may might have has had tell list name remind show find give describe explain".split())
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def asks(message: str) -> bool:
+    """Does the person's message ask something (a question or a request for what the notes
+    hold), rather than tell something? A question mark anywhere, or a first word of asking."""
+    if "?" in message:
+        return True
+    first = _WORD_RE.search(message)
+    return first is not None and first.group(0).lower() in _ASKING_WORDS
 
 
 def _type_label(schema: dict) -> str:
@@ -140,12 +162,13 @@ def render_recalled(recalled: Iterable[tuple[str, str]]) -> str:
 
 
 def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
-                recalled: Iterable[tuple[str, str]] | None = None) -> str:
+                recalled: Iterable[tuple[str, str]] | None = None, *, telling: bool = False) -> str:
     """The volatile context of the newest user turn (it goes before the person's message).
 
     `recalled`: None when recall is off (nothing is said), else the recalled (label, redacted
     text) pairs: their text as untrusted data and the rule to answer from it, or, when none
-    matched, a line saying so (an empty recall is never silent)."""
+    matched, a line saying so (an empty recall is never silent). `telling`: the message tells
+    rather than asks (not asks()): the rule is to keep what is worth remembering instead."""
     day = now.date() if isinstance(now, _dt.datetime) else now
     lines = [TAIL_OPEN, f"Today is {day.isoformat()} ({day.strftime('%A')})."]
     changed = [c.strip() for c in changed_notes if c and c.strip()]
@@ -154,14 +177,19 @@ def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
         lines.extend(f"- {c}" for c in changed)
     if recalled is not None:
         block = render_recalled(recalled)
-        lines.append(f"{block}\n{ANSWER_FROM_NOTES}" if block else NO_RECALL)
+        if telling:
+            lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block else KEEP_WHAT_YOU_ARE_TOLD)
+        else:
+            lines.append(f"{block}\n{ANSWER_FROM_NOTES}" if block else NO_RECALL)
     return "\n".join(lines)
 
 
 def render_user_turn(text: str, changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
-                     recalled: Iterable[tuple[str, str]] | None = None) -> str:
-    """The newest user turn as sent: the volatile context first, the person's message last."""
-    return render_tail(changed_notes, now, recalled) + "\n\n" + MESSAGE_OPEN + "\n" + text.rstrip()
+                     recalled: Iterable[tuple[str, str]] | None = None, *, can_save: bool = False) -> str:
+    """The newest user turn as sent: the volatile context first, the person's message last.
+    `can_save`: a memory write tool is offered, so a message that tells gets the rule to keep it."""
+    return (render_tail(changed_notes, now, recalled, telling=can_save and not asks(text))
+            + "\n\n" + MESSAGE_OPEN + "\n" + text.rstrip())
 
 
 def untrusted_block(name: str, output: str) -> str:
@@ -212,7 +240,8 @@ class Conversation:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("a user message needs some text")
         when = now if now is not None else _dt.datetime.now().astimezone()
-        content = render_user_turn(text, changed_notes, when, recalled)
+        content = render_user_turn(text, changed_notes, when, recalled,
+                                   can_save=any(t.name in SAVING_TOOLS for t in self.tools))
         self._starts.append(len(self._turns))
         self._turns.append({"role": "user", "content": content})
         return content
