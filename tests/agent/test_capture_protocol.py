@@ -1,0 +1,126 @@
+"""Issue 22 item 4 (memory capture), two findings on the 1.5B model made into rules:
+
+- on the native protocol it wrote the call as Python-style text (`memory_write(path=...)`) with
+  no <tool_call> tags, and the strict parse took that as the answer: the person saw the call
+  text and nothing was saved. Such a reply is now an invalid step; the model is told the tag
+  shape and asked again (never parsed out of the text);
+- told "My sister Ana moved to Porto", it answered "I don't have any information about Ana":
+  the turn's answer-from-notes rule read a statement as a question. A message that tells gets
+  the rule to keep what is worth remembering; a question keeps the answer rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from e2e_support import make_ws
+
+from assistant.agent.actions import ActionError
+from assistant.agent.native_tools import parse_native, spelled_call, tools_block
+from assistant.agent.prompt import (
+    ANSWER_FROM_NOTES, KEEP_WHAT_YOU_ARE_TOLD, NO_RECALL, Conversation, asks,
+)
+from assistant.models.base import StepResult
+from assistant.tools.memory import memory_tools
+
+TOOLS = memory_tools()
+NOTE = "---\ndescription: Ana - my sister, in Porto\n---\nAna is my sister. She moved to Porto.\n"
+DAY = dt.date(2026, 12, 2)
+
+
+def call(name: str, arguments: object) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+@pytest.mark.parametrize("text, name", [
+    ('memory_write(path="people/ana.md", content="Ana moved to Porto.")', "memory_write"),
+    ("I'll save it:\nmemory_edit (path='people/lina.md', op='append', text='x')", "memory_edit"),
+    ('{"name": "memory_write", "arguments": {"path": "people/ana.md", "content": "x"}}', "memory_write"),
+])
+def test_a_call_spelled_as_text_is_an_invalid_step_that_names_the_tag_shape(text, name):
+    assert spelled_call(text, [t.name for t in TOOLS]) == name
+    with pytest.raises(ActionError) as caught:
+        parse_native(text, TOOLS)
+    assert f'<tool_call>\n{{"name": "{name}"' in str(caught.value) and "runs nothing" in str(caught.value)
+
+
+@pytest.mark.parametrize("text", [
+    "I used memory_write for that earlier.",       # the name, not a call
+    "Lina lives in Bristol (since 2019).",
+    "See my_memory_write(x) in the docs.",         # another identifier that ends in a tool's name
+])
+def test_an_answer_that_only_names_a_tool_is_still_an_answer(text):
+    assert parse_native(text, TOOLS).text == text
+
+
+def test_the_tools_block_shows_a_real_call_and_no_placeholder():
+    block = tools_block(TOOLS)
+    assert '<tool_call>\n{"name": "memory_read", "arguments": {"path": "people/ana.md"}}\n</tool_call>' in block
+    assert "<function-name>" not in block and "<args" not in block
+
+
+class NativeScript:
+    protocol = "tools"
+    name = "script:native"
+
+    def __init__(self, steps: list[str]):
+        self.steps = list(steps)
+        self.seen: list[list[dict]] = []
+
+    def step(self, messages, schema, *, max_tokens, on_token=None):
+        self.seen.append([dict(m) for m in messages])
+        text = self.steps.pop(0)
+        if on_token is not None:
+            on_token(text)
+        return StepResult(text=text, prompt_tokens=10, evaluated_tokens=10, completion_tokens=5)
+
+
+def test_a_spelled_call_is_corrected_and_the_tagged_call_then_saves(tmp_path, sessions):
+    ws = make_ws(tmp_path)
+    model = NativeScript([f'memory_write(path="people/ana.md", content={NOTE!r})',
+                          call("memory_write", {"path": "people/ana.md", "content": NOTE}),
+                          "Saved: Ana moved to Porto."])
+    agent = sessions(ws, "watched").new_agent(model)
+    events: list = []
+    agent.on_event = events.append
+    result = agent.turn("My sister Ana moved to Porto.")
+    assert (result.outcome, result.reply, result.tool_calls) == ("reply", "Saved: Ana moved to Porto.", 1)
+    assert (ws / "memory" / "people" / "ana.md").read_text() == NOTE
+    refused = [e for e in events if type(e).__name__ == "StepRefused"]
+    assert len(refused) == 1 and "runs nothing" in refused[0].error
+    assert "runs nothing" in model.seen[1][-1]["content"]
+    replies = [e for e in events if type(e).__name__ == "Replied"]
+    assert [r.text for r in replies] == ["Saved: Ana moved to Porto."]   # the call text was never the answer
+
+
+@pytest.mark.parametrize("message, asking", [
+    ("Where does Ana live?", True),
+    ("what does Lina teach", True),
+    ("Tell me about Marek", True),
+    ("Remind me when the survey results arrive", True),
+    ("My sister Ana moved to Porto last month.", False),
+    ("Correction: Lina teaches physics now, not chemistry.", False),
+    ("I prefer tea to coffee in meetings.", False),
+    ("Lina's partner is called Tomasz.", False),
+])
+def test_asks_tells_a_question_from_a_statement(message, asking):
+    assert asks(message) is asking
+
+
+def test_a_statement_gets_the_rule_to_keep_it_and_a_question_the_rule_to_answer():
+    conv = Conversation("You are Wren.", TOOLS, "", protocol="tools")
+    told = conv.add_user("My sister Ana moved to Porto.", now=DAY, recalled=[])
+    assert KEEP_WHAT_YOU_ARE_TOLD in told and NO_RECALL not in told and ANSWER_FROM_NOTES not in told
+    asked = conv.add_user("Where does Ana live?", now=DAY, recalled=[("people/ana.md", NOTE)])
+    assert ANSWER_FROM_NOTES in asked and KEEP_WHAT_YOU_ARE_TOLD not in asked and "moved to Porto" in asked
+    told_with_notes = conv.add_user("Ana moved again, to Lisbon.", now=DAY, recalled=[("people/ana.md", NOTE)])
+    assert KEEP_WHAT_YOU_ARE_TOLD in told_with_notes and "moved to Porto" in told_with_notes
+
+
+def test_with_no_tool_that_saves_a_statement_keeps_the_answer_rule():
+    reading = [t for t in TOOLS if t.name not in ("memory_write", "memory_edit")]
+    conv = Conversation("You are Wren.", reading, "", protocol="tools")
+    told = conv.add_user("My sister Ana moved to Porto.", now=DAY, recalled=[])
+    assert NO_RECALL in told and KEEP_WHAT_YOU_ARE_TOLD not in told
