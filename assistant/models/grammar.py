@@ -166,11 +166,19 @@ def schema_to_gbnf(schema: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tool_call_gbnf(step_schema: dict) -> str:
+def tool_call_gbnf(step_schema: dict, *, open_token: int | None = None, close_token: int | None = None) -> str:
     """GBNF for a step of the native tool-call protocol (assistant.agent.native_tools.call_schema):
     either `<tool_call>\n` + one call object of its `anyOf` + `\n</tool_call>`, or reply text (not
-    starting with "<", at most its `reply` maxLength characters)."""
+    starting with "<" or "{", at most its `reply` maxLength characters).
+
+    `open_token`/`close_token`: the vocabulary's own single tokens for the tags (Qwen2.5 has
+    them). A grammar of literal text only matches the tags spelled piece by piece, which the
+    model never does: measured on the 1.5B model, the grammar then steered every call into the
+    reply branch as bare JSON. A reply may not start with "{" either, so a bare JSON call cannot
+    pass for an answer."""
     body = schema_to_gbnf({"anyOf": step_schema["anyOf"]}).replace("root ::= ", "call ::= ", 1)
     n = max(0, int(step_schema["reply"]["maxLength"]) - 1)
-    return (f'root ::= "<tool_call>\\n" call "\\n</tool_call>" | reply\n'
-            f'reply ::= [^<\\x00] [^\\x00]{{0,{n}}}\n' + body)
+    opening = f'( <[{int(open_token)}]> | "<tool_call>" )' if open_token is not None else '"<tool_call>"'
+    closing = f'( <[{int(close_token)}]> | "</tool_call>" )' if close_token is not None else '"</tool_call>"'
+    return (f'root ::= {opening} "\\n" call "\\n" {closing} | reply\n'
+            f'reply ::= [^<{{\\x00] [^\\x00]{{0,{n}}}\n' + body)

@@ -247,7 +247,9 @@ def _segments_handler(
     segs = segments(messages)
     tokens = tokenize_segments(segs, segment_tokenizer(llama))
     if response_format is not None and response_format.get("type") == TOOL_CALL_FORMAT:
-        grammar = llama_cpp.LlamaGrammar.from_string(tool_call_gbnf(response_format["schema"]), verbose=False)
+        grammar = llama_cpp.LlamaGrammar.from_string(
+            tool_call_gbnf(response_format["schema"], open_token=_single_token(llama, "<tool_call>"),
+                           close_token=_single_token(llama, "</tool_call>")), verbose=False)
     elif response_format is not None and response_format.get("type") == "json_object":
         if "schema" in response_format:
             grammar = llama_cpp.LlamaGrammar.from_string(schema_to_gbnf(response_format["schema"]), verbose=False)
@@ -274,6 +276,12 @@ def _segments_handler(
                      "finish_reason": choice["finish_reason"]}],
         "usage": out["usage"],
     }
+
+
+def _single_token(llama: Any, text: str) -> int | None:
+    """The one vocabulary token that spells `text` (a tag the model was trained to emit whole), or None."""
+    ids = llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+    return int(ids[0]) if len(ids) == 1 else None
 
 
 def _chat_chunks(chunks: Iterator[dict]) -> Iterator[dict]:
