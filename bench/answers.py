@@ -324,17 +324,29 @@ def door_answer(door: str, ws: Path, q: dict, spec: str | None, env: dict) -> An
 
 
 class TimedModel:
-    """The model with the time spent in each step added up (the in-process baselines)."""
+    """The model with the time spent in each step added up (the in-process baselines). Every
+    other attribute is the model's own, so a baseline is driven by the same protocol as the
+    assistant (`protocol`, the completion protocol's `complete`): before, the wrapper hid
+    `protocol` and the baselines of the embedded model got the JSON action prompt."""
 
     def __init__(self, model):
         self.model, self.name, self.seconds = model, model.name, 0.0
 
-    def step(self, *args, **kwargs):
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def _timed(self, call, *args, **kwargs):
         t = time.perf_counter()
         try:
-            return self.model.step(*args, **kwargs)
+            return call(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - t
+
+    def step(self, *args, **kwargs):
+        return self._timed(self.model.step, *args, **kwargs)
+
+    def complete(self, *args, **kwargs):
+        return self._timed(self.model.complete, *args, **kwargs)
 
 
 def oracle_message(q: dict, notes: dict[str, str]) -> str:
