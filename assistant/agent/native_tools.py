@@ -79,9 +79,17 @@ def call_schema(tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) 
     return {"anyOf": alternatives, "reply": {"type": "string", "minLength": 1, "maxLength": int(max_reply)}}
 
 
+_LEADING_WORD = re.compile(r"\A[\s`'\"*>$]*([A-Za-z_][\w]*)")
+
+
 def spelled_call(text: str, names: Iterable[str]) -> str | None:
-    """The offered tool whose call `text` spells outside <tool_call> tags (Python style
-    `memory_write(path=...)` or a JSON object naming it), or None."""
+    """The offered tool whose call `text` spells outside <tool_call> tags, or None. Seen on the
+    1.5B model, all three: Python style `memory_write(path=...)`, a bare JSON object naming it,
+    and a command line that starts with the tool's name (`memory_edit people/lina.md "..."`)."""
+    names = list(names)
+    lead = _LEADING_WORD.match(text)
+    if lead is not None and lead.group(1) in names:
+        return lead.group(1)
     for name in names:
         quoted = re.escape(name)
         if re.search(rf"(?<![\w.]){quoted}\s*\(", text) or re.search(rf'"name"\s*:\s*"{quoted}"', text):

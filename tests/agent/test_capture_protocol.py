@@ -38,6 +38,8 @@ def call(name: str, arguments: object) -> str:
     ('memory_write(path="people/ana.md", content="Ana moved to Porto.")', "memory_write"),
     ("I'll save it:\nmemory_edit (path='people/lina.md', op='append', text='x')", "memory_edit"),
     ('{"name": "memory_write", "arguments": {"path": "people/ana.md", "content": "x"}}', "memory_write"),
+    ('memory_edit people/lina.md "Lina Okafor - Sam\'s sister. Ana moved to Porto last month."', "memory_edit"),
+    ("`memory_read people/ana.md`", "memory_read"),
 ])
 def test_a_call_spelled_as_text_is_an_invalid_step_that_names_the_tag_shape(text, name):
     assert spelled_call(text, [t.name for t in TOOLS]) == name
@@ -50,6 +52,7 @@ def test_a_call_spelled_as_text_is_an_invalid_step_that_names_the_tag_shape(text
     "I used memory_write for that earlier.",       # the name, not a call
     "Lina lives in Bristol (since 2019).",
     "See my_memory_write(x) in the docs.",         # another identifier that ends in a tool's name
+    "memory is what I keep in notes.",             # a first word that is no tool's name
 ])
 def test_an_answer_that_only_names_a_tool_is_still_an_answer(text):
     assert parse_native(text, TOOLS).text == text
