@@ -51,7 +51,7 @@ from assistant.agent import completion
 from assistant.agent.claims import FALSE_CLAIM, claims_a_change
 from assistant.agent.native_tools import call_schema, parse_native
 from assistant.agent.interrupt import DoneFlag
-from assistant.agent.prompt import Conversation
+from assistant.agent.prompt import SAVING_TOOLS, Conversation, asks
 from assistant.agent.streaming import ReplyStream, SafeStream
 from assistant.recall.turn import untrusted_place
 from assistant.agent.usable import MAX_REPLY_TRIES, correction, unusable_reply
@@ -242,7 +242,7 @@ class Agent:
             if self.protocol == "completion":
                 self._complete(result, shown, notes or [])
             else:
-                self._loop(result)
+                self._loop(result, shown)
         except ModelError as exc:
             result.outcome = "error"
             result.message = f"model error: {self._redact(str(exc))}"
@@ -275,8 +275,9 @@ class Agent:
                                    **({"flagged": r.flagged} if r.flagged else {})} for r in recalled)))
         return recalled
 
-    def _loop(self, result: TurnResult) -> None:
+    def _loop(self, result: TurnResult, message: str = "") -> None:
         unusable = 0      # replies in a row that were no answer (a placeholder, an echo, nothing)
+        telling = not asks(message) and any(t.name in SAVING_TOOLS for t in self.tool_list)
         while True:
             result.steps += 1
             safe = SafeStream(lambda chunk: self._emit(Token(chunk)), self._redact,
@@ -301,7 +302,7 @@ class Agent:
                                  model_s=model_s))
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
-                why = unusable_reply(action.text, self.conversation.instructions())
+                why = unusable_reply(action.text, self.conversation.instructions(), message)
                 if why is None:
                     result.outcome, result.reply = "reply", action.text
                     safe.finish()
@@ -316,7 +317,7 @@ class Agent:
                     result.message = f"the model gave no usable reply after {unusable} tries"
                     self._emit(TurnFailed(result.message))
                     return
-                self.conversation.add_error(correction(why, native=self.protocol == "tools"))
+                self.conversation.add_error(correction(why, native=self.protocol == "tools", telling=telling))
                 continue
             if action is None:
                 self._emit(StepRefused(parse_error))

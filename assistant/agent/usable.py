@@ -35,13 +35,18 @@ def _plain(text: str) -> str:
     return _WS.sub(" ", text).strip().lower()
 
 
-def unusable_reply(text: str, instructions: str = "") -> str | None:
+def _bare(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def unusable_reply(text: str, instructions: str = "", message: str = "") -> str | None:
     """Why `text` is no answer (a short reason with no quote of it), or None when it may be one.
 
     Unusable: empty; a placeholder (`<text>`, `{{answer}}`, a bare word of the format such as
     "text" or "reply"); an echo of the action format (`{"reply": ...}` inside the reply); a
     repeat of the instructions: most of its runs of six words stand in the persona, rules or tool
-    docs; a loop (`degenerate`)."""
+    docs; a loop (`degenerate`); the person's own `message` said back word for word (the 1.5B
+    model on JSON actions answered every fact it was told with the fact itself)."""
     plain = _plain(text)
     if not plain:
         return "the reply was empty"
@@ -54,6 +59,9 @@ def unusable_reply(text: str, instructions: str = "") -> str | None:
         return "the reply repeated your instructions instead of answering"
     if degenerate(plain):
         return "the reply repeated itself (a loop, not an answer)"
+    # four words or more: "Hello!" answered with "Hello!" is a greeting, not a parrot
+    if message and len(_bare(message).split()) >= 4 and _bare(text) == _bare(message):
+        return "the reply only repeated the person's message"
     return None
 
 
@@ -88,9 +96,16 @@ def _repeats(reply: str, instructions: str) -> bool:
     return sum(g in theirs for g in grams) >= _REPEATED * len(grams)
 
 
-def correction(why: str, *, native: bool = False) -> str:
+def correction(why: str, *, native: bool = False, telling: bool = False) -> str:
     """What the model is told after an unusable reply (the turn loop adds it as an error);
-    `native`: the model answers in plain text (assistant.agent.native_tools), not in JSON."""
+    `native`: the model answers in plain text (assistant.agent.native_tools), not in JSON;
+    `telling`: the person's message tells rather than asks, and a tool that saves is offered."""
+    if telling:
+        call = ("a tool call (<tool_call> ... </tool_call>)" if native
+                else 'a tool call ({"tool": ..., "args": ...})')
+        return (f"{why}. The person told you something. If it is worth remembering, save it now with "
+                f"{call}: memory_write for a new note, memory_edit for a note you read. Otherwise "
+                "reply in your own words in one short line.")
     if native:
         return (f"{why}. Answer the person's last message itself, in your own words, as plain text. "
                 "If your notes do not say, reply that your notes do not say.")

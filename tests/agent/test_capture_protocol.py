@@ -127,3 +127,43 @@ def test_with_no_tool_that_saves_a_statement_keeps_the_answer_rule():
     conv = Conversation("You are Wren.", reading, "", protocol="tools")
     told = conv.add_user("My sister Ana moved to Porto.", now=DAY, recalled=[])
     assert NO_RECALL in told and KEEP_WHAT_YOU_ARE_TOLD not in told
+
+
+class ActionScript:
+    protocol = "actions"
+    name = "script:actions"
+
+    def __init__(self, steps: list[str]):
+        self.steps = list(steps)
+        self.seen: list[list[dict]] = []
+
+    def step(self, messages, schema, *, max_tokens, on_token=None):
+        self.seen.append([dict(m) for m in messages])
+        return StepResult(text=self.steps.pop(0), prompt_tokens=10, evaluated_tokens=10, completion_tokens=5)
+
+
+def test_a_reply_that_only_says_the_message_back_is_no_answer_and_the_model_is_told_to_save(tmp_path, sessions):
+    # the 1.5B model on JSON actions answered each of ten facts with the fact itself
+    ws = make_ws(tmp_path)
+    said = "Lina's partner is called Tomasz."
+    model = ActionScript([json.dumps({"reply": "Lina's partner is called Tomasz"}),
+                          json.dumps({"tool": "memory_write", "args": {
+                              "path": "people/tomasz.md", "content": "Tomasz is Lina's partner.\n"}}),
+                          json.dumps({"reply": "Saved: Tomasz is Lina's partner."})])
+    agent = sessions(ws, "watched").new_agent(model)
+    events: list = []
+    agent.on_event = events.append
+    result = agent.turn(said)
+    assert (result.outcome, result.reply) == ("reply", "Saved: Tomasz is Lina's partner.")
+    assert (ws / "memory" / "people" / "tomasz.md").read_text() == "Tomasz is Lina's partner.\n"
+    refused = [e.error for e in events if type(e).__name__ == "StepRefused"]
+    assert refused == ["the reply only repeated the person's message"]
+    told = model.seen[1][-1]["content"]
+    assert "worth remembering, save it now" in told and '{"tool": ..., "args": ...}' in told
+
+
+def test_a_short_greeting_said_back_is_still_an_answer():
+    from assistant.agent.usable import unusable_reply
+    assert unusable_reply("Hello!", "", "Hello!") is None
+    assert unusable_reply("Good morning to you too", "", "good morning") is None
+    assert unusable_reply("Marek is on holiday until 2026-12-20", "", "Marek is on holiday until 2026-12-20.") is not None
