@@ -71,6 +71,12 @@ def open_conflicts(versions: Iterable[Version]) -> dict[str, list[Version]]:
     return found
 
 
+def _arrived(v: Version) -> bool:
+    """A version that came from another device (imported, or written or removed here by a sync):
+    never sent back out."""
+    return v.imported or bool(v.device) or v.source.startswith("device:")
+
+
 def _quote(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -102,8 +108,7 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     book = state.mapping("exported.json")
     done = set(book.get("versions", []))
     sent_heads: dict[str, str] = dict(book.get("heads", {}))
-    new = [v for v in versions if not v.imported and not v.source.startswith("device:")
-           and version_key(v) not in done]
+    new = [v for v in versions if not _arrived(v) and version_key(v) not in done]
     heads: dict[str, Version] = {}
     for v in versions:            # (what history.head gives, from the one read of the log)
         if not v.imported:
@@ -142,7 +147,7 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     for v in versions:
         if v.conflict:
             open_now.setdefault(v.path, []).append(v)
-        if version_key(v) not in newkeys or v.imported or v.source.startswith("device:"):
+        if version_key(v) not in newkeys or _arrived(v):
             if v.source in RESOLVING and not v.imported:
                 open_now.pop(v.path, None)
             continue
