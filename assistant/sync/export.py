@@ -24,10 +24,11 @@ from assistant.sync.git import Git
 from assistant.sync.keys import DeviceKey
 from assistant.sync.state import SyncState
 
-__all__ = ["Exported", "SecretInNote", "export", "branch_of", "blob_id", "version_key", "open_conflicts",
+__all__ = ["Exported", "Outgoing", "SecretInNote", "export", "branch_of", "blob_id", "version_key", "open_conflicts",
            "EVENTS", "VERSIONS", "NOTES"]
 
 NOTES = "notes/"
+FILES = "files/"          # [sync] files = true: files/<path>, a regular file of files/ (assistant.sync.files)
 EVENTS = "sync/events.jsonl"
 VERSIONS = "sync/versions/"
 BUILD_REF = "refs/sync/build"
@@ -44,6 +45,19 @@ class Exported:
     versions: int
     notes: int
     check_seconds: float
+    files: int = 0           # changes of files/ sent ([sync] files = true)
+    unsent: tuple[tuple[str, str], ...] = ()    # (path, why) of files/ that cannot travel
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """What of files/ goes in this commit ([sync] files = true; made and scanned by
+    assistant.sync.files.outgoing)."""
+
+    changed: dict[str, bytes]               # path -> the bytes to send
+    gone: list[str]                         # sent before, no longer in files/
+    book: dict[str, list]                   # path -> [blob id, size, mtime_ns] of what the branch holds
+    unsent: list[tuple[str, str]]           # (path, why) of files that cannot go
 
 
 def branch_of(device: str) -> str:
@@ -99,10 +113,11 @@ def _scan(scanner: Scanner, path: str, data: bytes, what: str) -> None:
 
 
 def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: DeviceKey,
-           device: str, parent: str | None) -> Exported:
+           device: str, parent: str | None, files: Outgoing | None = None) -> Exported:
     """Commit what changed since the last export onto refs/heads/devices/DEVICE (signed; PARENT:
     the branch's head now, None for none), or nothing. SecretInNote before anything is written
-    if any version to go holds a secret."""
+    if any version to go holds a secret. FILES: what of files/ goes too (assistant.sync.files,
+    already scanned); None ([sync] files = false): the branch's files/ is left as it was."""
     started = time.monotonic()
     versions = history.versions()
     book = state.mapping("exported.json")
@@ -124,8 +139,12 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     if unsent:
         tombstones = [t for t in tombstones if t not in unsent]
         state.write("tombstones.json", tombstones)
-    if not new and not changed and not gone and not tombstones:
-        return Exported(None, 0, 0, time.monotonic() - started)
+    unsent = tuple(files.unsent) if files is not None else ()
+    if not new and not changed and not gone and not tombstones and not (files and (files.changed or files.gone)):
+        if files is not None and files.book != book.get("files", {}):
+            book["files"] = files.book          # (only sizes and times moved: nothing to send)
+            state.write("exported.json", book)
+        return Exported(None, 0, 0, time.monotonic() - started, unsent=unsent)
 
     # every byte that would go is read and scanned before anything is written, names too
     for p in sorted({*changed, *gone, *tombstones, *(v.path for v in new)}):
@@ -184,6 +203,12 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
         _data(stream, contents[now[p]])
     for p in gone:
         stream.append(b"D " + _quote(NOTES + p).encode("utf-8") + b"\n")
+    if files is not None:
+        for p, data in sorted(files.changed.items()):
+            stream.append(b"M 100644 inline " + _quote(FILES + p).encode("utf-8") + b"\n")
+            _data(stream, data)
+        for p in files.gone:
+            stream.append(b"D " + _quote(FILES + p).encode("utf-8") + b"\n")
     stream.extend(out)
     stream.append(b"M 100644 inline " + _quote(EVENTS).encode() + b"\n")
     _data(stream, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events).encode("utf-8"))
@@ -201,10 +226,13 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     for p in gone:
         sent_heads.pop(p, None)
     book["heads"] = sent_heads
+    if files is not None:
+        book["files"] = files.book
     state.write("exported.json", book)
     if tombstones:
         state.remove("tombstones.json")
-    return Exported(commit, len(new), len(changed) + len(gone), checked)
+    n_files = len(files.changed) + len(files.gone) if files is not None else 0
+    return Exported(commit, len(new), len(changed) + len(gone), checked, files=n_files, unsent=unsent)
 
 
 def _commit_tree(git: Git, args: list[str], device: str) -> str:
