@@ -1,9 +1,10 @@
 """Outgoing: this device's notes and their history as a signed commit on its own branch.
 
 Guards what leaves the device. Only notes and their versions travel (never vault.enc,
-grants.json, config.toml or state/): the commit's tree holds `notes/<path>` (each note's
-current bytes), `sync/events.jsonl` (the versions since the last sync, with their provenance)
-and `sync/versions/<n>` (those versions' bytes). Every version that would be pushed is scanned
+grants.json, config.toml or state/), and files/ where `[sync] files = true`: the commit's tree
+holds `notes/<path>` (each note's current bytes), `sync/events.jsonl` (the versions since the
+last sync, with their provenance), `sync/versions/<n>` (those versions' bytes) and
+`files/<path>` (assistant.sync.files decides and scans what of files/ goes). Every version that would be pushed is scanned
 with this device's scanner first: a hit names the note and stops before anything is committed
 or pushed. No event carries a digest of its bytes (history's sha256 or keyed revision): the
 only ids that travel are git's, of bytes that travel themselves. Versions that came in by sync

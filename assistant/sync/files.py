@@ -48,6 +48,7 @@ from assistant.sync.git import Git
 from assistant.sync.integrate import SPLIT_SECRET_NAME, DeviceCall, audit_line, changed_entries, unsecret
 from assistant.sync.state import SyncState
 from assistant.workspace.hidden import HiddenFiles
+from assistant.workspace.layout import Workspace
 
 __all__ = ["FILES", "MAX_FILE_BYTES", "FileMount", "Outgoing", "FilesIn", "SecretInFile", "file_mount",
            "outgoing", "integrate_files", "file_status"]
@@ -74,7 +75,7 @@ class FileMount:
     max_bytes: int = MAX_FILE_BYTES
 
 
-def file_mount(ws, root: Root) -> FileMount:
+def file_mount(ws: Workspace, root: Root) -> FileMount:
     """The mount of workspace WS (its `[files] hidden`, its state/files.lock) on the Root at files/."""
     return FileMount(root=root, hidden=HiddenFiles(ws.config.files.hidden), max_bytes=MAX_FILE_BYTES,
                      lock=lambda: FileLock(os.path.relpath(ws.files_lock_path, ws.root), what="files/",
@@ -316,8 +317,10 @@ def _record(state: SyncState, result: FilesIn, head: str) -> None:
         state.write(ASIDE, kept)
     if result.conflicts:
         conflicts = open_file_conflicts(state)
+        known = {(c.get("device"), c.get("path"), c.get("copy")) for c in conflicts}
         conflicts += [{"device": result.device, "path": FILES + p, "copy": copy, "commit": head,
-                       "time": timestamp()} for p, copy in result.conflicts]
+                       "time": timestamp()} for p, copy in result.conflicts
+                      if (result.device, FILES + p, copy) not in known]     # (a retried integration)
         state.write(CONFLICTS, conflicts)
 
 

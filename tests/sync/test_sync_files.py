@@ -99,9 +99,45 @@ def test_both_changed_keeps_this_devices_file_and_the_others_copy_aside(tmp_path
     assert c["device"] == "A" and c["path"] == "files/x.txt" and c["copy"].startswith("state/sync/conflicts/A-")
     assert (d["B"] / c["copy"]).read_bytes() == b"A's edit\n"
     assert "conflict files/x.txt" in cli(d["B"], "sync", "status").stdout
+    doctor = cli(d["B"], "doctor")
+    assert "1 file(s) of files/ changed on two devices: files/x.txt" in doctor.stdout + doctor.stderr
     # the person looked and removed the copy: no longer listed
     (d["B"] / c["copy"]).unlink()
     assert json.loads(cli(d["B"], "sync", "status", "--json").stdout)["files"]["conflicts"] == []
     # A, which removed y.txt, gets B's edit back (a removal against an edit keeps the edit)
     sync(d["A"])
     assert got(d["A"], "y.txt") == b"y edited on B\n" and got(d["A"], "x.txt") == b"A's edit\n"
+
+
+def test_a_save_landing_while_a_file_arrives_wins_and_nothing_is_lost(tmp_path, monkeypatch):
+    import contextlib
+    import dataclasses
+
+    import sync_support
+
+    d = devices(tmp_path, "A", "B")
+    files_on(d["A"]); files_on(d["B"])
+    put(d["A"], "x.txt", "A's file\n")
+    sync(d["A"])
+    real = sync_support.file_mount
+
+    def racing(ws, root):
+        mount = real(ws, root)
+
+        @contextlib.contextmanager
+        def lock():
+            put(d["B"], "x.txt", "B's save, made after sync looked\n")     # the person saves meanwhile
+            with mount.lock():
+                yield
+        return dataclasses.replace(mount, lock=lock)
+
+    monkeypatch.setattr(sync_support, "file_mount", racing)
+    report = sync(d["B"])
+    assert report.files[0].retry == ["x.txt"] and not report.files[0].written
+    assert got(d["B"], "x.txt") == b"B's save, made after sync looked\n"
+    assert not [n for n in os.listdir(d["B"] / "files") if n.startswith(".")]        # no temp file left
+    monkeypatch.setattr(sync_support, "file_mount", real)
+    report = sync(d["B"])                      # tried again: both have a file now, so both are kept
+    [(path, copy)] = report.files[0].conflicts
+    assert path == "x.txt" and (d["B"] / copy).read_bytes() == b"A's file\n"
+    assert got(d["B"], "x.txt") == b"B's save, made after sync looked\n"
