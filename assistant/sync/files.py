@@ -133,7 +133,7 @@ def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
         if old is None or old[0] != blob:
             changed[e.path] = data
     gone = sorted(p for p in book if p not in present)
-    for p in sorted({*changed, *gone}):
+    for p in sorted(changed):     # (a removal sends no name: the new tree simply lacks it)
         if scanner.find(p) or scanner.find(p.replace("/", "")):
             shown = f" ({scanner.redact(p)})" if scanner.find(p) else " (split across its folder names)"
             raise SecretInFile(f"a file's name in files/{shown} holds a secret; nothing was pushed. Rename it, "
@@ -144,7 +144,8 @@ def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
             kind = "a value from the vault" if any(h.rule == VAULT_RULE for h in hits) else "a credential"
             raise SecretInFile(f"files/{p} holds {kind}; nothing was pushed. Take it out of the file, or hide "
                                "the file from the file tools and sync ([files] hidden in config.toml), then sync again")
-    return Outgoing(changed=changed, gone=gone, book=keep, unsent=unsent)
+    # a name that cannot go is still named: in a form that does not carry a secret
+    return Outgoing(changed=changed, gone=gone, book=keep, unsent=[unsecret(scanner, p, why) for p, why in unsent])
 
 
 # -- in --------------------------------------------------------------------------------------

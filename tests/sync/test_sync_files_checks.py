@@ -108,3 +108,15 @@ def test_links_submodules_and_refused_names_in_a_signed_commit_are_kept_aside(tm
     assert not report.files[0].written and not report.files[0].removed
     assert sorted(os.listdir(d["B"] / "files")) == ["kept.txt"]
     assert got(d["B"], "kept.txt") == b"a file B must keep\n"
+
+
+def test_a_file_whose_name_holds_a_vault_value_is_never_pushed(tmp_path, monkeypatch):
+    d = devices(tmp_path, "A", "B")
+    files_on(d["A"])
+    _vault(d["A"], monkeypatch)
+    put(d["A"], f"{SECRET[:12]}/{SECRET[12:]}.txt", "harmless text\n")     # split by a folder
+    with pytest.raises(SyncError) as caught:
+        sync(d["A"])
+    assert "name" in str(caught.value) and "nothing was pushed" in str(caught.value)
+    assert SECRET[:12] not in str(caught.value) and SECRET[12:] not in str(caught.value)
+    assert git("for-each-ref", git_dir=tmp_path / "remote.git") == ""
