@@ -437,7 +437,17 @@ def _check_sync(ws: Workspace, r: Report, vault=None) -> None:
                   "(`assistant sync devices remove NAME`, then `add NAME KEY`)")
     if info["interrupted"]:
         r.problem("sync", "a sync was interrupted", "run `assistant sync` to complete it")
-    if not (info["conflicts"] or info["aside"] or info["refused"] or info["interrupted"]):
+    files = info["files"]
+    if files["conflicts"]:
+        r.problem("sync", f"{len(files['conflicts'])} file(s) of files/ changed on two devices: "
+                  f"{names(files['conflicts'], 'path')}",
+                  "this device's file stays; the other device's copy is named by `assistant sync status` "
+                  "(under state/sync/conflicts/): keep what you want in files/, then remove the copy")
+    if files["aside"]:
+        r.problem("sync", f"{len(files['aside'])} incoming file(s) kept aside: {names(files['aside'], 'path')}",
+                  "`assistant sync status` says why each failed its check")
+    if not (info["conflicts"] or info["aside"] or info["refused"] or info["interrupted"]
+            or files["conflicts"] or files["aside"]):
         r.ok("sync", f"sync with {escape(str(info['remote']), newlines=False)}: no conflicts, nothing kept aside")
 
 

@@ -155,6 +155,8 @@ def _why(shown: _Shown, v: Version) -> list[str]:
                            "resolve with `assistant memory edit` or `assistant memory revert`)"))
     elif v.imported:
         parts.append(shown(f"on device {v.device}"))
+    elif v.device:
+        parts.append(shown(f"arrived by sync from device {v.device}"))
     if v.baseline:
         parts.append("(first version: history started)")
     if v.approval:

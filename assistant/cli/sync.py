@@ -19,6 +19,7 @@ from assistant.session import SessionError, open_session
 from assistant.sync.engine import (
     HOSTED_WARNING, SyncError, Syncer, device_list, enrol, init_sync, status, unenrol,
 )
+from assistant.sync.files import file_mount
 from assistant.sync.git import GitError
 from assistant.sync.state import SyncStateError
 
@@ -40,9 +41,6 @@ def sync_group(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     ws = get_workspace("sync")
-    if ws.config.sync.files:
-        click.echo("warning: [sync] files = true is not built yet: files/ does not travel, only the notes "
-                   "and their history do", err=True)
     try:
         session = open_session(ws, "unattended", kind="sync", interactive=sys.stdin.isatty(), transcript=False)
     except SessionError as exc:
@@ -50,7 +48,8 @@ def sync_group(ctx: click.Context) -> None:
     with session:
         syncer = Syncer(ws.state_dir, memory=session.memory, history=session.history, gate=session.policy_gate,
                         audit=session.policy_gate.audit, scanner=session.scanner,
-                        on_changed=session.index.note_changes)
+                        on_changed=session.index.note_changes,
+                        files=file_mount(ws, session.files) if ws.config.sync.files else None)
         try:
             report = syncer.run()
         except (SyncError, SyncStateError, GitError) as exc:
@@ -80,8 +79,26 @@ def sync_group(ctx: click.Context) -> None:
             click.echo(f"{_shown(red(p))} changed while syncing; the next sync takes {name}'s change", err=True)
         if i.warning:
             click.echo(f"warning: {_shown(red(i.warning))}", err=True)
+    for f in report.files:
+        name = _shown(f.device)
+        for what, paths in (("written", f.written), ("removed", f.removed)):
+            for p in paths:
+                click.echo(f"{what} files/{_shown(red(p))} (from {name})")
+        for p, copy in f.conflicts:
+            problems = True
+            click.echo(f"conflict files/{_shown(red(p))}: both devices changed it; this device's file stays, "
+                       f"{name}'s is kept at {_shown(red(copy))} (remove that copy once you have looked)", err=True)
+        for p, why in f.aside:
+            problems = True
+            click.echo(f"kept aside {_shown(red(p))} from {name}: {_shown(red(why))}", err=True)
+        for p in f.retry:
+            click.echo(f"files/{_shown(red(p))} changed while syncing; the next sync takes {name}'s change", err=True)
+    if report.exported is not None:
+        for p, why in report.exported.unsent:
+            click.echo(f"not sent: files/{_shown(red(p))}: {_shown(red(why))}", err=True)
     if report.exported is not None and report.exported.commit:
-        click.echo(f"sent {report.exported.versions} version(s), {report.exported.notes} note change(s)")
+        click.echo(f"sent {report.exported.versions} version(s), {report.exported.notes} note change(s)"
+                   + (f", {report.exported.files} file change(s)" if report.exported.files else ""))
     if report.replaced:
         click.echo(f"warning: this device's branch on the remote held commit {report.replaced[:12]}, which this "
                    "device did not sign; it was replaced by this device's own (the remote lets others push there)",
@@ -108,7 +125,7 @@ def init_cmd(remote: str, name: str | None) -> None:
 
 
 @sync_group.command("status")
-@json_option("An object: name, remote, devices, refused, aside, conflicts, unpushed, interrupted.")
+@json_option("An object: name, remote, devices, refused, aside, conflicts, unpushed, interrupted, files.")
 @workspace_option
 def status_cmd(as_json: bool) -> None:
     """What the last sync left to look at: refused branches, changes kept aside, open conflicts."""
@@ -119,7 +136,7 @@ def status_cmd(as_json: bool) -> None:
         fail(str(exc))
     with session:
         try:
-            info = status(ws.state_dir, session.history)
+            info = status(ws.state_dir, session.history, files=ws.config.sync.files)
         except (SyncError, SyncStateError, GitError) as exc:
             fail(str(exc))
         red = session.scanner.redact
@@ -138,11 +155,27 @@ def status_cmd(as_json: bool) -> None:
     for c in info["conflicts"]:
         click.echo(f"conflict {_shown(red(c['path']))}: {_shown(c['device'])}'s version {c['rev']} not merged; "
                    f"resolve with `assistant memory edit` or `assistant memory revert`")
+    files = info["files"]
+    if files["travel"]:
+        click.echo("files/ travels with the notes ([sync] files = true)")
+    else:
+        click.echo("files/ does not travel: nothing of it is sent, and no device's files/ is written here "
+                   "([sync] files = false)")
+        for n in files["not_taken"]:
+            click.echo(f"  {_shown(n['device'])}'s branch carries {n['files']} file(s) under files/, not taken here")
+    for a in files["aside"]:
+        click.echo(f"kept aside {_shown(red(str(a.get('path'))))} from {_shown(a.get('device'))}: "
+                   f"{_shown(red(str(a.get('reason'))))}")
+    for c in files["conflicts"]:
+        click.echo(f"conflict {_shown(red(str(c.get('path'))))}: both devices changed it; this device's file stays, "
+                   f"{_shown(c.get('device'))}'s is kept at {_shown(red(str(c.get('copy'))))} (remove that copy "
+                   "once you have looked)")
     if info["unpushed"]:
         click.echo("this device has changes not pushed yet: run `assistant sync`")
     if info["interrupted"]:
         click.echo("an integration was interrupted: the next `assistant sync` completes it")
-    if not (info["refused"] or info["aside"] or info["conflicts"] or info["unpushed"] or info["interrupted"]):
+    if not (info["refused"] or info["aside"] or info["conflicts"] or info["unpushed"] or info["interrupted"]
+            or files["aside"] or files["conflicts"]):
         click.echo("nothing to look at")
 
 

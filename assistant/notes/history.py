@@ -139,7 +139,8 @@ class Version:
     sources: tuple[str, ...] = ()
     removed: bool = False
     baseline: bool = False
-    # sync (assistant/sync/): the device a version came from; `imported`: a version of another
+    # sync (assistant/sync/): the device a version came from (an imported version, and the
+    # version a sync wrote or removed here: source `device:NAME` or `removal`); `imported`: a version of another
     # device logged for the record (its origin's source, run, approval and sources), never the
     # bytes of the note here, so never a note's head; `conflict`: an imported version that could
     # not be merged with this device's text (open until the person resolves it)
@@ -518,13 +519,16 @@ class History:
     def make_version(self, path: str, data: bytes, origin: Origin, *, run: str = "",
                      grant: AllowedBy | None = None, removed: bool = False, baseline: bool = False,
                      when: float | None = None) -> Version:
-        """A Version for `data` at `path` (not yet stored or logged)."""
+        """A Version for `data` at `path` (not yet stored or logged). A change that arrived by
+        sync (origin `device:NAME`) records `device` NAME, a removal too (whose source is then
+        `removal`): every version that came from another device says which one."""
         g = grant or AllowedBy()
         source = "removal" if removed else origin.source
+        device = origin.source[len("device:"):] if origin.source.startswith("device:") else ""
         return Version(seq=0, time=timestamp(when), path=path, rev=self.revision(data),
                        sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), source=source, run=run,
                        approval=g.approval, scope=g.scope, grant=g.grant, model=origin.model,
-                       sources=tuple(origin.sources), removed=removed, baseline=baseline)
+                       sources=tuple(origin.sources), removed=removed, baseline=baseline, device=device)
 
     def record(self, version: Version, data: bytes) -> Version:
         """Store the object, then its log line. Returns the logged Version (with its seq)."""

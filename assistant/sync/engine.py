@@ -25,6 +25,8 @@ from assistant.notes.history import DEVICE_NAME, History, HistoryError, Version
 from assistant.notes.store import Memory
 from assistant.secrets.scanner import Scanner
 from assistant.sync.export import Exported, SecretInNote, branch_of, export, open_conflicts
+from assistant.sync.files import HEADS as FILE_HEADS
+from assistant.sync.files import FileMount, FilesIn, SecretInFile, file_status, integrate_files, outgoing
 from assistant.sync.git import NETWORK_TIMEOUT, Git, GitError, GitTimeout, check_remote
 from assistant.sync.integrate import (
     REMOTE_PREFIX, Integration, audit_line, check_signatures, commits_between, integrate_device, refuse_device,
@@ -118,9 +120,10 @@ def unenrol(state_dir: Path, name: str) -> None:
     if not any(d["name"] == name for d in devices):
         raise SyncError(f"no device named {name!r} is enrolled (see `assistant sync devices list`)")
     state.write("devices.json", [d for d in devices if d["name"] != name])
-    integrated = state.mapping("integrated.json")
-    if integrated.pop(name, None) is not None:
-        state.write("integrated.json", integrated)
+    for book in ("integrated.json", FILE_HEADS):
+        integrated = state.mapping(book)
+        if integrated.pop(name, None) is not None:
+            state.write(book, integrated)
 
 
 def device_list(state_dir: Path) -> list[dict[str, object]]:
@@ -153,8 +156,9 @@ def conflicts_of(history: History | None) -> list[Version]:
     return [v for vs in open_conflicts(history.versions()).values() for v in vs]
 
 
-def status(state_dir: Path, history: History | None) -> dict[str, object]:
-    """What `sync status --json` prints (no network: the remote as last fetched)."""
+def status(state_dir: Path, history: History | None, files: bool = False) -> dict[str, object]:
+    """What `sync status --json` prints (no network: the remote as last fetched). FILES: this
+    workspace's `[sync] files`."""
     state = SyncState(state_dir)
     settings = state.settings()
     git = _git(state)
@@ -170,6 +174,7 @@ def status(state_dir: Path, history: History | None) -> dict[str, object]:
         "conflicts": [{"path": v.path, "device": v.device, "rev": v.rev, "time": v.time} for v in conflicts_of(history)],
         "unpushed": local is not None and local != pushed,
         "interrupted": state.read("journal.json", None),
+        "files": file_status(state, files, git, [d["name"] for d in state.devices()], REMOTE_PREFIX),
     }
 
 
@@ -182,6 +187,7 @@ class SyncReport:
     git_seconds: float = 0.0
     check_seconds: float = 0.0
     replaced: str | None = None      # a head on this device's branch it did not sign, pushed over
+    files: list[FilesIn] = field(default_factory=list)   # files/ taken from each device ([sync] files = true)
 
 
 def _sweep(scratch: Path) -> None:
@@ -201,10 +207,13 @@ class Syncer:
 
     def __init__(self, state_dir: Path, *, memory: Memory, history: History, gate: Gate,
                  audit: AuditSink | None, scanner: Scanner, on_changed: Callable[[list[str]], None] | None = None,
-                 network_timeout: float = NETWORK_TIMEOUT) -> None:
+                 network_timeout: float = NETWORK_TIMEOUT, files: FileMount | None = None) -> None:
+        """FILES: files/ as sync reaches it when `[sync] files = true` (assistant.sync.files.file_mount);
+        None: nothing of files/ is sent, and no device's files/ is written here."""
         self.state = SyncState(state_dir)
         self.memory, self.history, self.gate, self.audit, self.scanner = memory, history, gate, audit, scanner
         self.on_changed = on_changed
+        self.files = files
         self.network_timeout = network_timeout
         self.git = _git(self.state)
         self._heads: dict[str, str] = {}        # refs/heads/devices/NAME -> head, as ls-remote saw them
@@ -242,10 +251,22 @@ class Syncer:
                 scanner=self.scanner, device=d["name"], key=raw, new=refs.get(REMOTE_PREFIX + d["name"]),
                 scratch=state.dir / "tmp", on_changed=self.on_changed))
         report.check_seconds = sum(i.check_seconds for i in report.integrations)
+        if self.files is not None:
+            # files/ of each device whose branch is verified and integrated up to a head
+            integrated = state.mapping("integrated.json")
+            for i in report.integrations:
+                head = integrated.get(i.device)
+                if i.refused is None and isinstance(head, str):
+                    report.files.append(integrate_files(
+                        git=git, state=state, mount=self.files, gate=self.gate, audit=self.audit,
+                        scanner=self.scanner, device=i.device, head=head, run_id=self.gate.run_id))
         ref = branch_of(settings.name)
         try:
-            report.exported = export(git, state, self.history, self.scanner, key, settings.name, refs.get(ref))
-        except SecretInNote as exc:
+            files = (outgoing(self.files, self.scanner, state.mapping("exported.json").get("files", {}))
+                     if self.files is not None else None)
+            report.exported = export(git, state, self.history, self.scanner, key, settings.name, refs.get(ref),
+                                     files=files)
+        except (SecretInNote, SecretInFile) as exc:
             raise SyncError(str(exc)) from None
         report.check_seconds += report.exported.check_seconds
         local = report.exported.commit or refs.get(ref)

@@ -1,9 +1,10 @@
 """Outgoing: this device's notes and their history as a signed commit on its own branch.
 
 Guards what leaves the device. Only notes and their versions travel (never vault.enc,
-grants.json, config.toml or state/): the commit's tree holds `notes/<path>` (each note's
-current bytes), `sync/events.jsonl` (the versions since the last sync, with their provenance)
-and `sync/versions/<n>` (those versions' bytes). Every version that would be pushed is scanned
+grants.json, config.toml or state/), and files/ where `[sync] files = true`: the commit's tree
+holds `notes/<path>` (each note's current bytes), `sync/events.jsonl` (the versions since the
+last sync, with their provenance), `sync/versions/<n>` (those versions' bytes) and
+`files/<path>` (assistant.sync.files decides and scans what of files/ goes). Every version that would be pushed is scanned
 with this device's scanner first: a hit names the note and stops before anything is committed
 or pushed. No event carries a digest of its bytes (history's sha256 or keyed revision): the
 only ids that travel are git's, of bytes that travel themselves. Versions that came in by sync
@@ -24,10 +25,11 @@ from assistant.sync.git import Git
 from assistant.sync.keys import DeviceKey
 from assistant.sync.state import SyncState
 
-__all__ = ["Exported", "SecretInNote", "export", "branch_of", "blob_id", "version_key", "open_conflicts",
+__all__ = ["Exported", "Outgoing", "SecretInNote", "export", "branch_of", "blob_id", "version_key", "open_conflicts",
            "EVENTS", "VERSIONS", "NOTES"]
 
 NOTES = "notes/"
+FILES = "files/"          # [sync] files = true: files/<path>, a regular file of files/ (assistant.sync.files)
 EVENTS = "sync/events.jsonl"
 VERSIONS = "sync/versions/"
 BUILD_REF = "refs/sync/build"
@@ -44,6 +46,19 @@ class Exported:
     versions: int
     notes: int
     check_seconds: float
+    files: int = 0           # changes of files/ sent ([sync] files = true)
+    unsent: tuple[tuple[str, str], ...] = ()    # (path, why) of files/ that cannot travel
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """What of files/ goes in this commit ([sync] files = true; made and scanned by
+    assistant.sync.files.outgoing)."""
+
+    changed: dict[str, bytes]               # path -> the bytes to send
+    gone: list[str]                         # sent before, no longer in files/
+    book: dict[str, list]                   # path -> [blob id, size, mtime_ns] of what the branch holds
+    unsent: list[tuple[str, str]]           # (path, why) of files that cannot go
 
 
 def branch_of(device: str) -> str:
@@ -71,6 +86,12 @@ def open_conflicts(versions: Iterable[Version]) -> dict[str, list[Version]]:
     return found
 
 
+def _arrived(v: Version) -> bool:
+    """A version that came from another device (imported, or written or removed here by a sync):
+    never sent back out."""
+    return v.imported or bool(v.device) or v.source.startswith("device:")
+
+
 def _quote(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -93,17 +114,17 @@ def _scan(scanner: Scanner, path: str, data: bytes, what: str) -> None:
 
 
 def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: DeviceKey,
-           device: str, parent: str | None) -> Exported:
+           device: str, parent: str | None, files: Outgoing | None = None) -> Exported:
     """Commit what changed since the last export onto refs/heads/devices/DEVICE (signed; PARENT:
     the branch's head now, None for none), or nothing. SecretInNote before anything is written
-    if any version to go holds a secret."""
+    if any version to go holds a secret. FILES: what of files/ goes too (assistant.sync.files,
+    already scanned); None ([sync] files = false): the branch's files/ is left as it was."""
     started = time.monotonic()
     versions = history.versions()
     book = state.mapping("exported.json")
     done = set(book.get("versions", []))
     sent_heads: dict[str, str] = dict(book.get("heads", {}))
-    new = [v for v in versions if not v.imported and not v.source.startswith("device:")
-           and version_key(v) not in done]
+    new = [v for v in versions if not _arrived(v) and version_key(v) not in done]
     heads: dict[str, Version] = {}
     for v in versions:            # (what history.head gives, from the one read of the log)
         if not v.imported:
@@ -119,8 +140,12 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     if unsent:
         tombstones = [t for t in tombstones if t not in unsent]
         state.write("tombstones.json", tombstones)
-    if not new and not changed and not gone and not tombstones:
-        return Exported(None, 0, 0, time.monotonic() - started)
+    unsent = tuple(files.unsent) if files is not None else ()
+    if not new and not changed and not gone and not tombstones and not (files and (files.changed or files.gone)):
+        if files is not None and files.book != book.get("files", {}):
+            book["files"] = files.book          # (only sizes and times moved: nothing to send)
+            state.write("exported.json", book)
+        return Exported(None, 0, 0, time.monotonic() - started, unsent=unsent)
 
     # every byte that would go is read and scanned before anything is written, names too
     for p in sorted({*changed, *gone, *tombstones, *(v.path for v in new)}):
@@ -142,7 +167,7 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     for v in versions:
         if v.conflict:
             open_now.setdefault(v.path, []).append(v)
-        if version_key(v) not in newkeys or v.imported or v.source.startswith("device:"):
+        if version_key(v) not in newkeys or _arrived(v):
             if v.source in RESOLVING and not v.imported:
                 open_now.pop(v.path, None)
             continue
@@ -179,6 +204,12 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
         _data(stream, contents[now[p]])
     for p in gone:
         stream.append(b"D " + _quote(NOTES + p).encode("utf-8") + b"\n")
+    if files is not None:
+        for p, data in sorted(files.changed.items()):
+            stream.append(b"M 100644 inline " + _quote(FILES + p).encode("utf-8") + b"\n")
+            _data(stream, data)
+        for p in files.gone:
+            stream.append(b"D " + _quote(FILES + p).encode("utf-8") + b"\n")
     stream.extend(out)
     stream.append(b"M 100644 inline " + _quote(EVENTS).encode() + b"\n")
     _data(stream, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events).encode("utf-8"))
@@ -196,10 +227,13 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     for p in gone:
         sent_heads.pop(p, None)
     book["heads"] = sent_heads
+    if files is not None:
+        book["files"] = files.book
     state.write("exported.json", book)
     if tombstones:
         state.remove("tombstones.json")
-    return Exported(commit, len(new), len(changed) + len(gone), checked)
+    n_files = len(files.changed) + len(files.gone) if files is not None else 0
+    return Exported(commit, len(new), len(changed) + len(gone), checked, files=n_files, unsent=unsent)
 
 
 def _commit_tree(git: Git, args: list[str], device: str) -> str:

@@ -40,7 +40,7 @@ from assistant.sync.merge import merge3
 from assistant.sync.state import SyncState
 
 __all__ = ["DeviceCall", "Integration", "integrate_device", "refuse_device", "check_signatures", "commits_between",
-           "audit_line", "unsecret", "SPLIT_SECRET_NAME", "REMOTE_PREFIX"]
+           "changed_entries", "audit_line", "unsecret", "SPLIT_SECRET_NAME", "REMOTE_PREFIX"]
 
 REMOTE_PREFIX = "refs/remotes/sync/devices/"
 REGULAR_MODES = (b"100644", b"100755")      # a note is a regular file in the device's tree
@@ -139,38 +139,39 @@ def _entries(git: Git, commit: str, prefix: str) -> dict[bytes, str]:
     return found
 
 
-def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str | None, str | None]],
-                                                         list[tuple[str, str]]]:
-    """({note path: (blob id at OLD or None, blob id at NEW or None)} of the notes whose bytes
-    differ between the two commits, [(name, why)] of those that are no note: not a regular file
-    (a symbolic link, a submodule) or not UTF-8 (shown escaped, never used as paths)). Blob ids
-    come from the trees themselves (no lookup by path)."""
+def changed_entries(git: Git, old: str | None, new: str, prefix: str = NOTES, noun: str = "note"
+                    ) -> tuple[dict[str, tuple[str | None, str | None]], list[tuple[str, str]]]:
+    """({path below PREFIX: (blob id at OLD or None, blob id at NEW or None)} of the entries
+    whose bytes differ between the two commits, [(name, why)] of those that are no note (or no
+    file of files/, PREFIX `files/`): not a regular file (a symbolic link, a submodule) or not
+    UTF-8 (shown escaped, never used as paths)). Blob ids come from the trees themselves (no
+    lookup by path)."""
     changed: dict[bytes, tuple[str | None, str | None]] = {}
     odd: set[bytes] = set()
     if old:
-        _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", old, new, "--", NOTES])
+        _, raw = git.run(["diff-tree", "-r", "-z", "--no-renames", old, new, "--", prefix])
         items = raw.split(b"\0")
         for head, name in zip(items[0::2], items[1::2]):
             parts = head.split(b" ")
-            if len(parts) < 5 or not name.startswith(NOTES.encode()):
+            if len(parts) < 5 or not name.startswith(prefix.encode()):
                 continue
             a, b = parts[2].decode(), parts[3].decode()
             if parts[1] not in REGULAR_MODES and set(b) != {"0"}:
-                odd.add(name[len(NOTES):])      # a symbolic link or a submodule: never a note
+                odd.add(name[len(prefix):])      # a symbolic link or a submodule: never a note
                 continue
-            changed[name[len(NOTES):]] = (None if set(a) == {"0"} or parts[0][1:] not in REGULAR_MODES else a,
+            changed[name[len(prefix):]] = (None if set(a) == {"0"} or parts[0][1:] not in REGULAR_MODES else a,
                                           None if set(b) == {"0"} else b)
     else:
-        _, raw = git.run(["ls-tree", "-r", "-z", new, "--", NOTES])
+        _, raw = git.run(["ls-tree", "-r", "-z", new, "--", prefix])
         for item in raw.split(b"\0"):
             head, tab, name = item.partition(b"\t")
             parts = head.split(b" ")
-            if not tab or len(parts) != 3 or not name.startswith(NOTES.encode()):
+            if not tab or len(parts) != 3 or not name.startswith(prefix.encode()):
                 continue
             if parts[0] in REGULAR_MODES and parts[1] == b"blob":
-                changed[name[len(NOTES):]] = (None, parts[2].decode())
+                changed[name[len(prefix):]] = (None, parts[2].decode())
             else:
-                odd.add(name[len(NOTES):])
+                odd.add(name[len(prefix):])
     good: dict[str, tuple[str | None, str | None]] = {}
     bad = []
     for name in sorted(odd):
@@ -178,7 +179,7 @@ def _changed(git: Git, old: str | None, new: str) -> tuple[dict[str, tuple[str |
             shown = name.decode("utf-8")
         except UnicodeDecodeError:
             shown = repr(name)[2:-1]
-        bad.append((shown, "it is a symbolic link or a submodule in the device's commit, not a note file"))
+        bad.append((shown, f"it is a symbolic link or a submodule in the device's commit, not a {noun} file"))
     for name, oids in changed.items():
         try:
             good[name.decode("utf-8")] = oids
@@ -279,7 +280,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     state.write("journal.json", {"device": device, "from": old, "to": new, "time": timestamp()})
     commits = [c for c, *_ in listed]
     events = _events(git, commits)
-    changes, undecodable = _changed(git, old, new)
+    changes, undecodable = changed_entries(git, old, new)
     result.aside.extend(undecodable)
     paths: list[str] = []
     for path in sorted(changes):        # every name is checked before anything is done by it

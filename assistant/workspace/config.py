@@ -117,8 +117,7 @@ class FilesConfig:
 
 @dataclass(frozen=True)
 class SyncConfig:
-    # files/ travels too (opt-in). Not built yet: `assistant sync` says so at every sync, and
-    # files/ does not travel (docs/sync.md).
+    # files/ travels too (opt-in): sent and taken by assistant/sync/files.py (docs/sync.md, "files/")
     files: bool = False
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from assistant.notes.history import Version
 from assistant.session import open_session
 from assistant.sync.engine import SyncReport, Syncer, device_list, enrol, init_sync
+from assistant.sync.files import file_mount
 
 from workspaces import bare_ws
 
@@ -59,9 +61,12 @@ def public_key(ws: Path) -> str:
 
 
 def sync(ws: Path, **kw) -> SyncReport:
+    """One sync as `assistant sync` wires it (files/ too when the workspace says `[sync] files = true`)."""
     with open_session(ws, "unattended", kind="sync", transcript=False) as s:
+        files = file_mount(s.ws, s.files) if s.ws.config.sync.files else None
         return Syncer(ws / "state", memory=s.memory, history=s.history, gate=s.policy_gate,
-                      audit=s.policy_gate.audit, scanner=s.scanner, on_changed=s.index.note_changes, **kw).run()
+                      audit=s.policy_gate.audit, scanner=s.scanner, on_changed=s.index.note_changes,
+                      files=files, **kw).run()
 
 
 def write(ws: Path, path: str, text: str) -> None:
@@ -99,3 +104,21 @@ def cli(ws: Path, *args: str, env: dict | None = None, timeout: float = 120) -> 
 
 def enrol_key(ws: Path, name: str, key: str) -> None:
     enrol(ws / "state", name, key)
+
+
+def files_on(ws: Path, on: bool = True) -> None:
+    """Set the workspace's `[sync] files`."""
+    cfg = ws / "config.toml"
+    cfg.write_text(re.sub(r"(?m)^files = (true|false)$", f"files = {'true' if on else 'false'}", cfg.read_text()))
+
+
+def put_file(ws: Path, rel: str, data: bytes | str) -> None:
+    """A file of files/ as the person saves it (by hand, not through the file tools)."""
+    p = ws / "files" / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+def get_file(ws: Path, rel: str) -> bytes | None:
+    p = ws / "files" / rel
+    return p.read_bytes() if p.exists() else None

@@ -132,7 +132,7 @@ def test_memory_forget_travels_as_a_signed_tombstone(tmp_path):
     assert text(d["B"], "n.md") == "two\n"                                 # the note itself stays
 
 
-def test_sync_files_true_is_read_and_said_not_to_travel_yet(tmp_path):
+def test_sync_files_true_is_read_and_files_travel(tmp_path):
     d = devices(tmp_path, "A", "B")
     cfg = d["A"] / "config.toml"
     assert "\nfiles = false\n" in cfg.read_text()          # [sync], as `assistant init` writes it
@@ -141,6 +141,6 @@ def test_sync_files_true_is_read_and_said_not_to_travel_yet(tmp_path):
     (d["A"] / "files" / "todo.txt").write_text("buy milk\n")
     out = cli(d["A"], "sync")
     assert out.returncode == 0, out.stderr
-    assert "files/ does not travel" in out.stderr
-    assert not any(name.startswith("files/") for name in git(
-        "ls-tree", "-r", "--name-only", "devices/A", git_dir=tmp_path / "remote.git").splitlines())
+    assert "not built" not in out.stderr and "1 file change(s)" in out.stdout
+    assert [name for name in git("ls-tree", "-r", "--name-only", "devices/A", git_dir=tmp_path / "remote.git"
+                                 ).splitlines() if name.startswith("files/")] == ["files/todo.txt"]
