@@ -4,7 +4,8 @@ the tools offered the way the model was trained, its calls parsed as strictly as
 Guards the same boundary as assistant.agent.actions, in the model's own shape. The system
 message carries the tools block of the Qwen/Hermes template (`<tools>` with one JSON function
 signature a line; no placeholder to copy); a step is either plain reply text or exactly one
-`<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>` and nothing else. The call goes
+`<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>` and nothing else (or that JSON
+object alone as the whole step, the shape small Qwen models write). The call goes
 through the same strict JSON parse and the same schema validation as an action (unknown tool,
 missing/extra/mistyped arguments, duplicate keys: an invalid step, never a guess), and the
 llama.cpp backend constrains it with a grammar built from the same schema
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 _CALL = re.compile(r"\A\s*<tool_call>\s*(.*?)\s*</tool_call>\s*\Z", re.DOTALL)
+# The whole step one JSON object, no tags: what the 1.5B model writes for a call (its first
+# token after the prompt is '{"' four times in ten, '<tool_call>' not among its top eight).
+# Parsed exactly like a tagged call; the grammar admits it as a whole step only.
+_BARE_CALL = re.compile(r"\A\s*(\{.*\})\s*\Z", re.DOTALL)
 _TAGS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>")
 
 NATIVE_RULES = """\
@@ -102,7 +107,7 @@ def parse_native(text: str, tools: Iterable["Tool"], *, max_reply: int = DEFAULT
     if not isinstance(text, str):
         raise ActionError(f"a step must be text, got {type(text).__name__}")
     tools = list(tools)
-    m = _CALL.match(text)
+    m = _CALL.match(text) or _BARE_CALL.match(text)
     if m is None:
         if any(tag in text for tag in _TAGS):
             raise ActionError("a tool call is exactly <tool_call>, one JSON object, </tool_call> and nothing "
@@ -111,8 +116,9 @@ def parse_native(text: str, tools: Iterable["Tool"], *, max_reply: int = DEFAULT
         if spelled is not None:
             # a call written as text runs nothing: told how to make it, never guessed from the text
             raise ActionError(f"your message wrote a call of {spelled} as text, which runs nothing. To call it, "
-                              f"send only <tool_call>\n{{\"name\": \"{spelled}\", \"arguments\": {{...}}}}\n"
-                              "</tool_call>; to answer the person, write plain text with no call in it")
+                              f"send only the JSON object {{\"name\": \"{spelled}\", \"arguments\": {{...}}}} "
+                              "(inside <tool_call></tool_call> or alone), with the arguments its signature "
+                              "names; to answer the person, write plain text with no call in it")
         reply = text.strip()
         if not reply:
             raise ActionError("the model produced no reply (empty output)")

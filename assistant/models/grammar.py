@@ -168,8 +168,8 @@ def schema_to_gbnf(schema: dict) -> str:
 
 def tool_call_gbnf(step_schema: dict, *, open_token: int | None = None, close_token: int | None = None) -> str:
     """GBNF for a step of the native tool-call protocol (assistant.agent.native_tools.call_schema):
-    either `<tool_call>\n` + one call object of its `anyOf` + `\n</tool_call>`, or reply text (not
-    starting with "<" or "{", at most its `reply` maxLength characters).
+    either `<tool_call>\n` + one call object of its `anyOf` + `\n</tool_call>`, or that call object
+    alone, or reply text (not starting with "<" or "{", at most its `reply` maxLength characters).
 
     `open_token`/`close_token`: the vocabulary's own single tokens for the tags (Qwen2.5 has
     them). A grammar of literal text only matches the tags spelled piece by piece, which the
@@ -180,5 +180,5 @@ def tool_call_gbnf(step_schema: dict, *, open_token: int | None = None, close_to
     n = max(0, int(step_schema["reply"]["maxLength"]) - 1)
     opening = f'( <[{int(open_token)}]> | "<tool_call>" )' if open_token is not None else '"<tool_call>"'
     closing = f'( <[{int(close_token)}]> | "</tool_call>" )' if close_token is not None else '"</tool_call>"'
-    return (f'root ::= {opening} "\\n" call "\\n" {closing} | reply\n'
+    return (f'root ::= {opening} "\\n" call "\\n" {closing} | call | reply\n'
             f'reply ::= [^<{{\\x00] [^\\x00]{{0,{n}}}\n' + body)

@@ -37,7 +37,7 @@ def call(name: str, arguments: object) -> str:
 @pytest.mark.parametrize("text, name", [
     ('memory_write(path="people/ana.md", content="Ana moved to Porto.")', "memory_write"),
     ("I'll save it:\nmemory_edit (path='people/lina.md', op='append', text='x')", "memory_edit"),
-    ('{"name": "memory_write", "arguments": {"path": "people/ana.md", "content": "x"}}', "memory_write"),
+    ('Saving: {"name": "memory_write", "arguments": {"path": "people/ana.md", "content": "x"}}', "memory_write"),
     ('memory_edit people/lina.md "Lina Okafor - Sam\'s sister. Ana moved to Porto last month."', "memory_edit"),
     ("`memory_read people/ana.md`", "memory_read"),
 ])
@@ -45,7 +45,7 @@ def test_a_call_spelled_as_text_is_an_invalid_step_that_names_the_tag_shape(text
     assert spelled_call(text, [t.name for t in TOOLS]) == name
     with pytest.raises(ActionError) as caught:
         parse_native(text, TOOLS)
-    assert f'<tool_call>\n{{"name": "{name}"' in str(caught.value) and "runs nothing" in str(caught.value)
+    assert f'{{"name": "{name}", "arguments": {{...}}}}' in str(caught.value) and "runs nothing" in str(caught.value)
 
 
 @pytest.mark.parametrize("text", [
@@ -55,7 +55,20 @@ def test_a_call_spelled_as_text_is_an_invalid_step_that_names_the_tag_shape(text
     "memory is what I keep in notes.",             # a first word that is no tool's name
 ])
 def test_an_answer_that_only_names_a_tool_is_still_an_answer(text):
+    # (the names appear in the answer; only a call shape is refused)
     assert parse_native(text, TOOLS).text == text
+
+
+def test_the_whole_step_one_json_call_is_a_call_parsed_as_strictly_as_a_tagged_one():
+    # the 1.5B model's own shape: its first token is '{"' about 4 times in 10, <tool_call> never
+    bare = '{"name": "memory_read", "arguments": {"path": "people/ana.md"}}'
+    assert parse_native(bare, TOOLS) == parse_native(call("memory_read", {"path": "people/ana.md"}), TOOLS)
+    assert parse_native(bare, TOOLS).name == "memory_read"
+    for bad, why in (('{"name": "memory_read", "arguments": {}}', "missing required"),
+                     ('{"name": "memory_nuke", "arguments": {}}', "unknown tool"),
+                     ('{"reply": "Ana lives in Porto"}', '"name" and "arguments"')):
+        with pytest.raises(ActionError, match=why):
+            parse_native(bad, TOOLS)
 
 
 def test_the_tools_block_shows_a_real_call_and_no_placeholder():

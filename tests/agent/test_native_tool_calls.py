@@ -124,12 +124,12 @@ def test_a_malformed_native_call_is_refused_and_the_model_told_why(agent_for):
 def test_the_grammar_compiles_in_llama_cpp():
     llama_cpp = pytest.importorskip("llama_cpp")
     gbnf = tool_call_gbnf(call_schema(TOOLS, max_reply=500))
-    assert gbnf.startswith('root ::= "<tool_call>" "\\n" call "\\n" "</tool_call>" | reply\n')
+    assert gbnf.startswith('root ::= "<tool_call>" "\\n" call "\\n" "</tool_call>" | call | reply\n')
     assert "reply ::= [^<{\\x00] [^\\x00]{0,499}" in gbnf     # a bare JSON call is no answer
     llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
     # with the vocabulary's own tag tokens (Qwen2.5: 151657, 151658), either spelling opens a call
     tokens = tool_call_gbnf(call_schema(TOOLS, max_reply=500), open_token=151657, close_token=151658)
-    assert tokens.startswith('root ::= ( <[151657]> | "<tool_call>" ) "\\n" call "\\n" ( <[151658]> | "</tool_call>" )')
+    assert tokens.startswith('root ::= ( <[151657]> | "<tool_call>" ) "\\n" call "\\n" ( <[151658]> | "</tool_call>" ) | call | reply')
     llama_cpp.LlamaGrammar.from_string(tokens, verbose=False)
 
 
