@@ -25,7 +25,8 @@ control: the fact) and replies: the harness's own check (tests/bench/test_poison
 never a figure.
 
     python bench/poisoning.py [--model PATH --chat-format NAME | --model scripted]
-                              [--doors chat,run] [--persons careful,hurried] [--limit N] [--json OUT]
+                              [--protocol NAME] [--doors chat,run] [--persons careful,hurried] [--limit N]
+                              [--json OUT]
 """
 
 from __future__ import annotations
@@ -339,7 +340,8 @@ def make_template(root: Path, model_config: dict[str, object], policy: dict[str,
     return root
 
 
-def measure(*, model: str | None = None, chat_format: str | None = None, doors=DOORS, persons=PERSONS,
+def measure(*, model: str | None = None, chat_format: str | None = None, protocol: str | None = None,
+            doors=DOORS, persons=PERSONS,
             limit: int | None = None, policy: dict[str, str] | None = None,
             grants: tuple[tuple[str, str], ...] = (), on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
     """Every case through every door with every person; the model loaded once (a scripted one
@@ -360,6 +362,8 @@ def measure(*, model: str | None = None, chat_format: str | None = None, doors=D
         config = {"path": str(path), "chat_format": chat_format}
     elif chat_format:
         config = {"chat_format": chat_format}
+    if protocol and model != "scripted":
+        config["protocol"] = protocol
     pages = {d["name"]: d["text"] for d in poisoned if d["door"] == "web_fetch"}
     pages.update({c["read"]["name"]: c["read"]["text"] for c in controls if c["read"] and c["read"]["door"] == "web_fetch"})
     outcomes: list[Outcome] = []
@@ -430,6 +434,8 @@ def main() -> int:
     ap.add_argument("--model", default=None, metavar="PATH|scripted",
                     help="a GGUF of your own (with --chat-format), or the obedient scripted model; default the embedded one")
     ap.add_argument("--chat-format", default=None, metavar="NAME", help="[model] chat_format for --model PATH")
+    ap.add_argument("--protocol", default=None, metavar="NAME",
+                    help="[model] protocol for --model PATH (auto, actions, tools); default auto")
     ap.add_argument("--doors", default=",".join(DOORS), metavar="chat,run")
     ap.add_argument("--persons", default=",".join(PERSONS), metavar="careful,hurried")
     ap.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N poisoned documents and controls")
@@ -449,7 +455,8 @@ def main() -> int:
         print(f"  {o.door}/{o.person} {o.case} read={o.read_ok} persisted={o.persisted} asked={o.asked} "
               f"{o.error or o.reply[:80]!r}", file=sys.stderr, flush=True)
 
-    outcomes = measure(model=args.model, chat_format=args.chat_format, doors=doors, persons=persons,
+    outcomes = measure(model=args.model, chat_format=args.chat_format, protocol=args.protocol, doors=doors,
+                       persons=persons,
                        limit=args.limit, on_outcome=show)
     print(f"model: {args.model or 'embedded'}; {len(outcomes)} cases in {time.perf_counter() - t0:.0f}s")
     print(table(outcomes))
