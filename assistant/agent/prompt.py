@@ -68,9 +68,11 @@ ANSWER_FROM_NOTES = ("Answer from these notes. If they do not say, reply that it
 # "I don't have any information about Ana moving to Porto" to "My sister Ana moved to Porto".
 KEEP_WHAT_YOU_ARE_TOLD = ("The person is telling you something, not asking. If it is worth remembering (a name "
                           "and how they relate to the person, a standing preference, a date, an ongoing "
-                          "project, a correction of your notes), save it with a tool call first: memory_edit "
-                          "for a note above (memory_read it for its revision), memory_write for a new note. "
-                          "Then reply in one short line. Never say you saved something no tool call saved.")
+                          "project, a correction of your notes), save it with a tool call first. To add it to "
+                          "a note above: memory_read the note for its revision, then memory_edit with op "
+                          "\"append\" and the new line as text (op \"replace\" with old, copied exactly, for a "
+                          "correction). For a new person or topic: memory_write a new note. Then reply in one "
+                          "short line. Never say you saved something no tool call saved.")
 SAVING_TOOLS = ("memory_write", "memory_edit")
 _ASKING_WORDS = frozenset(
     "what who whom whose where when why how which is are am was were do does did can could will would "

@@ -191,8 +191,11 @@ def _region(view_text: str, edit: Edit, path: str) -> tuple[int, int, str]:
         return end, end, lead + _as_lines(edit.text)
     if op == "replace":
         if not edit.old:
+            # the 1.5B model sent the whole new note as `text` with no `old`, six times running:
+            # say which call does what it meant
             raise EditRefused("op replace needs old: the exact text to replace, as the note reads; "
-                              "nothing was written")
+                              "nothing was written. To add a line, use op append; to replace the whole "
+                              "note, use memory_write with its content and this base")
         hits = _occurrences(view_text, edit.old)
         if not hits:
             raise EditRefused(f"{_shown(edit.old)} does not occur in {path} (old must be copied exactly from "
