@@ -241,7 +241,8 @@ class Agent:
             if source is not None:
                 self.ctx.read_untrusted(source)
         # Note paths are names a person chose: a secret in one is redacted like any text.
-        notes = None if recalled is None else [(self._redact(r.label()), self._redact(r.text)) for r in recalled]
+        notes = None if recalled is None else [(self._redact(self._recalled_label(r)), self._redact(r.text))
+                                               for r in recalled]
         if self.protocol != "completion":
             self.conversation.add_user(shown, [self._redact(c) for c in changed_notes], recalled=notes)
         try:
@@ -261,6 +262,19 @@ class Agent:
             self._emit(TurnFailed(result.message))
         result.rulings = list(self.gate.rulings[first_ruling:])
         return result
+
+    def _recalled_label(self, recalled) -> str:
+        """A recalled note's label, with its current revision where the model may edit it: the
+        1.5B model took the first 12 hex digits of the block's marker tag for a base, and spent a
+        memory_read step on every note it meant to change."""
+        label = recalled.label()
+        if (recalled.source != "note" or self.ctx.memory is None
+                or not any(t.name in SAVING_TOOLS for t in self.tool_list)):
+            return label
+        try:
+            return f"{label} (revision {self.ctx.memory.read(recalled.path).revision})"
+        except Exception:   # noqa: BLE001 - gone or unreadable since recall: the label alone
+            return label
 
     def _recall(self, text: str) -> list | None:
         """The notes recalled for this message (None: recall is off); a `recall` event says

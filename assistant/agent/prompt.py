@@ -69,7 +69,7 @@ ANSWER_FROM_NOTES = ("Answer from these notes. If they do not say, reply that it
 KEEP_WHAT_YOU_ARE_TOLD = ("The person is telling you something, not asking. If it is worth remembering (a name "
                           "and how they relate to the person, a standing preference, a date, an ongoing "
                           "project, a correction of your notes), save it with a tool call first. To add it to "
-                          "a note above: memory_read the note for its revision, then memory_edit with op "
+                          "a note above: memory_edit with the revision shown beside its path as base, op "
                           "\"append\" and the new line as text (op \"replace\" with old, copied exactly, for a "
                           "correction). For a new person or topic: memory_write a new note. Then reply in one "
                           "short line. Never say you saved something no tool call saved.")
@@ -180,7 +180,8 @@ def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
     if recalled is not None:
         block = render_recalled(recalled)
         if telling:
-            lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block else KEEP_WHAT_YOU_ARE_TOLD)
+            lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block
+                         else f"No note matched this message. {KEEP_WHAT_YOU_ARE_TOLD}")   # never silent
         else:
             lines.append(f"{block}\n{ANSWER_FROM_NOTES}" if block else NO_RECALL)
     return "\n".join(lines)

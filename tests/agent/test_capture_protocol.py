@@ -180,3 +180,15 @@ def test_a_short_greeting_said_back_is_still_an_answer():
     assert unusable_reply("Hello!", "", "Hello!") is None
     assert unusable_reply("Good morning to you too", "", "good morning") is None
     assert unusable_reply("Marek is on holiday until 2026-12-20", "", "Marek is on holiday until 2026-12-20.") is not None
+
+
+def test_a_recalled_note_shows_its_current_revision_when_the_model_may_edit_it(tmp_path, sessions):
+    ws = make_ws(tmp_path)
+    model = NativeScript(["Lina is Sam's sister."])
+    session = sessions(ws, "watched")
+    agent = session.new_agent(model)
+    agent.turn("Where does Lina live?")
+    revision = session.memory.read("people/lina.md").revision
+    turn = model.seen[0][-1]["content"]
+    assert f"--- people/lina.md (revision {revision})" in turn
+    assert KEEP_WHAT_YOU_ARE_TOLD not in turn

@@ -4,6 +4,8 @@ may be old; a note with future dates carries none; nothing is dropped because of
 
 from __future__ import annotations
 
+import re
+
 
 from recall_support import add_vault, chat_turns, make_ws, scripted, session
 
@@ -21,8 +23,10 @@ def _tail(model) -> str:
 
 
 def _block(tail: str, path: str) -> str:
-    """The recalled block's header line for `path`."""
-    return next(line for line in tail.splitlines() if line.startswith(f"--- {path}"))
+    """The recalled block's header line for `path`, less the revision the model may edit it at
+    (tests/agent/test_capture_protocol.py checks that one)."""
+    line = next(line for line in tail.splitlines() if line.startswith(f"--- {path}"))
+    return re.sub(r" \(revision [0-9a-f]{12}\)$", "", line)
 
 
 def test_a_recalled_expired_or_due_note_is_flagged_and_a_fresh_one_is_not(tmp_path):

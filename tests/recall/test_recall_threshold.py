@@ -4,6 +4,8 @@ recalls its note. And the prompt holds a recalled note's (redacted) text, not on
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from recall_support import add_vault, make_ws, scripted, session
 
@@ -55,7 +57,7 @@ def test_the_prompt_holds_the_recalled_notes_redacted_text(tmp_path, monkeypatch
     last = model.calls[0][-1]["content"]
     context, message = last.split("[the person's message]\n", 1)
     assert message == "What does Lina grow?"
-    assert "--- people/lina.md\n" in context
+    assert re.search(r"^--- people/lina\.md \(revision [0-9a-f]{12}\)\n", context, re.M)
     assert "she grows tomatoes on the balcony" in context             # the text, not only the path
     assert "[redacted:door_code]" in context and VALUE not in last
     assert all(VALUE not in m["content"] for m in model.calls[0])

@@ -47,7 +47,7 @@ def test_every_turn_gets_a_recall_event_even_when_nothing_matches(tmp_path):
     assert [len(r["notes"]) for r in recall][0] == 0
     assert recall[1]["notes"][0]["path"] == "projects/kirkstall-park.md"
     assert "Notes found by searching" not in model.calls[0][-1]["content"]
-    assert "No note matched this question" in model.calls[0][-1]["content"]     # never silent
+    assert "No note matched this message" in model.calls[0][-1]["content"]     # never silent (a greeting tells)
     assert "No note matched" not in model.calls[1][-1]["content"]
 
 
