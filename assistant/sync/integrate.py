@@ -11,7 +11,9 @@ Guards what a remote or another device can make this device believe. In this ord
      logged is not logged again), so an interrupted sync is completed by the next one;
   4. per note: base (the device's text at the last integrated head), local, remote -> nothing,
      the remote text, a clean 3-way merge, or a conflict (local stays, remote kept as a conflict
-     version in history); a removal against an edit keeps the edit;
+     version in history); a removal against an edit keeps the edit; a remote text that is
+     exactly what this device last sent of the note, on a branch with no version of it made on
+     that device, is an echo of this device's own: this device's removal or edit since stands;
   5. each change lands through the memory writer (path grammar, size cap, this device's leak
      scanner, the gate: "sync from NAME", the confined atomic write, history, audit) with
      source `device:NAME`; one that fails a check is kept aside (state/sync/aside.json names it;
@@ -20,6 +22,7 @@ Guards what a remote or another device can make this device believe. In this ord
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
@@ -33,7 +36,7 @@ from assistant.notes.store import Memory
 from assistant.notes.writer import Busy, Conflict, NotFound, Refused
 from assistant.gating.context import AuditSink
 from assistant.secrets.scanner import Scanner
-from assistant.sync.export import EVENTS, NOTES, VERSIONS, blob_id
+from assistant.sync.export import EVENTS, NOTES, VERSIONS, blob_id, last_sent
 from assistant.sync.git import Git
 from assistant.sync.keys import verify
 from assistant.sync.merge import merge3
@@ -302,6 +305,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     aside = {(a.get("device"), a.get("path")): a for a in before_aside if isinstance(a, dict)}
     call = DeviceCall(gate, device)
     origin = Origin(f"device:{device}")
+    sent = last_sent(state.mapping("exported.json"))     # path -> sha256 of what this device last sent
     changed: list[str] = []
     logged: list[tuple[Version, bytes | None]] = []
 
@@ -341,6 +345,12 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
             result.aside.append((npath, f"it is larger than memory.max_note_bytes ({limit} bytes)"))
             continue
         mine = [(c, e) for c, e in events if e.get("op") == "version" and e.get("path") == path]
+        if remote is not None and not mine and sent.get(npath) == hashlib.sha256(remote).hexdigest():
+            # the device holds exactly what this device last sent of the note and made no version
+            # of it itself: its copy of this device's own. Whatever this device did since (an
+            # edit, a removal, a forget) stands; nothing to write, merge or keep as a conflict
+            aside.pop((device, npath), None)
+            continue
         try:
             local = memory.read_raw(npath)[0]
         except NotFound:
