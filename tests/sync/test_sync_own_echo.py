@@ -130,3 +130,19 @@ def test_the_same_bytes_written_on_the_other_device_are_no_echo(tmp_path):
     assert sync(d["A"]).integrations[0].written == [NOTE]
     assert text(d["A"], NOTE) == V1
 
+
+
+def test_every_device_holding_a_copy_is_an_echo(tmp_path):
+    """Three devices: B and C both took A's note (C from A's branch and B's copy); A removes it
+    before taking either branch: neither copy brings it back, and the removal reaches both."""
+    d = devices(tmp_path, "A", "B", "C")
+    write(d["A"], NOTE, V1)
+    for name in "ABC":
+        sync(d[name])
+    assert text(d["C"], NOTE) == V1
+    remove(d["A"], NOTE)
+    report = sync(d["A"])
+    assert [i.written for i in report.integrations] == [[], []]
+    for name in ("B", "C", "A", "B", "C", "A"):
+        sync(d[name])
+    assert {name: text(ws, NOTE) for name, ws in d.items()} == {"A": None, "B": None, "C": None}
