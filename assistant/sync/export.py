@@ -26,6 +26,7 @@ from assistant.sync.keys import DeviceKey
 from assistant.sync.state import SyncState
 
 __all__ = ["Exported", "Outgoing", "SecretInNote", "export", "branch_of", "blob_id", "version_key", "open_conflicts",
+           "last_sent",
            "EVENTS", "VERSIONS", "NOTES"]
 
 NOTES = "notes/"
@@ -83,6 +84,17 @@ def open_conflicts(versions: Iterable[Version]) -> dict[str, list[Version]]:
             found.setdefault(v.path, []).append(v)
         elif v.path in found and v.source in RESOLVING and not v.imported:
             del found[v.path]
+    return found
+
+
+def last_sent(book: dict) -> dict[str, str]:
+    """path -> sha256 of the bytes this device last sent of that note (exported.json: "heads"
+    for the notes its branch holds, "removed" for those it sent and removed since)."""
+    found = {}
+    for key in ("removed", "heads"):
+        part = book.get(key)
+        if isinstance(part, dict):
+            found.update({p: sha for p, sha in part.items() if isinstance(p, str) and isinstance(sha, str)})
     return found
 
 
@@ -224,9 +236,18 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     book["versions"] = sorted(done | newkeys)
     for p in changed:
         sent_heads[p] = now[p]
+    # what was last sent of a note this commit removes stays known ("removed"): a device that
+    # took the note from here may push its unchanged copy only afterwards, and that copy is
+    # still an echo of this device's own (last_sent); a note sent again leaves "removed"
+    old_removed = book.get("removed")
+    removed = {p: sha for p, sha in old_removed.items() if p not in changed} if isinstance(old_removed, dict) else {}
     for p in gone:
-        sent_heads.pop(p, None)
+        sha = sent_heads.pop(p, None)
+        if isinstance(sha, str):
+            removed[p] = sha
     book["heads"] = sent_heads
+    if removed or "removed" in book:
+        book["removed"] = removed
     if files is not None:
         book["files"] = files.book
     state.write("exported.json", book)

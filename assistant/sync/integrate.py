@@ -11,15 +11,20 @@ Guards what a remote or another device can make this device believe. In this ord
      logged is not logged again), so an interrupted sync is completed by the next one;
   4. per note: base (the device's text at the last integrated head), local, remote -> nothing,
      the remote text, a clean 3-way merge, or a conflict (local stays, remote kept as a conflict
-     version in history); a removal against an edit keeps the edit;
+     version in history); a removal against an edit keeps the edit; a remote text that is
+     exactly what this device last sent of the note, on a branch with no version of it made on
+     that device, is an echo of this device's own: this device's removal or edit since stands;
   5. each change lands through the memory writer (path grammar, size cap, this device's leak
      scanner, the gate: "sync from NAME", the confined atomic write, history, audit) with
      source `device:NAME`; one that fails a check is kept aside (state/sync/aside.json names it;
-     its bytes stay in the sync repository) and nothing of it enters memory/ or history/.
+     its bytes stay in the sync repository) and nothing of it enters memory/ or history/;
+  6. a tombstone drops every version of its path made before it, those arriving with it
+     included, and the text a write or removal of that path here replaces is not kept as one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
@@ -33,7 +38,7 @@ from assistant.notes.store import Memory
 from assistant.notes.writer import Busy, Conflict, NotFound, Refused
 from assistant.gating.context import AuditSink
 from assistant.secrets.scanner import Scanner
-from assistant.sync.export import EVENTS, NOTES, VERSIONS, blob_id
+from assistant.sync.export import EVENTS, NOTES, VERSIONS, blob_id, last_sent
 from assistant.sync.git import Git
 from assistant.sync.keys import verify
 from assistant.sync.merge import merge3
@@ -302,6 +307,7 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
     aside = {(a.get("device"), a.get("path")): a for a in before_aside if isinstance(a, dict)}
     call = DeviceCall(gate, device)
     origin = Origin(f"device:{device}")
+    sent = last_sent(state.mapping("exported.json"))     # path -> sha256 of what this device last sent
     changed: list[str] = []
     logged: list[tuple[Version, bytes | None]] = []
 
@@ -324,9 +330,9 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
                 audit_line(audit, {"event": "sync_forgot", "device": device, "target": path})
             except (Refused, HistoryError, OSError, TimeoutError) as exc:
                 result.aside.append((path, f"its tombstone could not be applied: {exc}"))
-    if done != set(applied.get(device, [])):
-        applied[device] = sorted(done)
-        state.write("forgotten.json", applied)
+    # a version sent before a tombstone of its path but taken with it is forgotten too: only the
+    # versions after the path's last tombstone (in the order the device made them) are logged
+    last_forget = {e["path"]: i for i, (_, e) in enumerate(events) if e.get("op") == "forget"}
 
     for path in paths:
         try:
@@ -340,7 +346,14 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         if isinstance(remote, int) or isinstance(base, int):
             result.aside.append((npath, f"it is larger than memory.max_note_bytes ({limit} bytes)"))
             continue
-        mine = [(c, e) for c, e in events if e.get("op") == "version" and e.get("path") == path]
+        mine = [(c, e) for i, (c, e) in enumerate(events)
+                if e.get("op") == "version" and e.get("path") == path and i > last_forget.get(path, -1)]
+        if remote is not None and not mine and sent.get(npath) == hashlib.sha256(remote).hexdigest():
+            # the device holds exactly what this device last sent of the note and made no version
+            # of it itself: its copy of this device's own. Whatever this device did since (an
+            # edit, a removal, a forget) stands; nothing to write, merge or keep as a conflict
+            aside.pop((device, npath), None)
+            continue
         try:
             local = memory.read_raw(npath)[0]
         except NotFound:
@@ -420,9 +433,19 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         except (Refused, HistoryError) as exc:
             result.aside.append((npath, str(exc)))
             continue
+        if target in ("write", "remove") and npath in result.forgotten:
+            # the writer kept the bytes it replaced as a version (history, just forgotten, no
+            # longer knew them): those are the forgotten note's, so only this sync's own version stays
+            problem = _forget_again(memory, history, npath, merged if how == "merged" else remote)
+            if problem:
+                result.warning = f"{npath}: {problem}"
         aside.pop((device, npath), None)
         logged.extend(fresh)         # (logged after the writes: an imported version is never a head)
         seen.update(_seen_key(v) for v, _ in fresh)
+    if done != set(applied.get(device, [])):
+        # (recorded once the notes are done: a sync killed before applies the tombstone again)
+        applied[device] = sorted(done)
+        state.write("forgotten.json", applied)
     if logged:
         # every imported version of this integration in one append (one fsync); a crash before
         # it loses nothing: the next sync finds them unlogged and logs them then
@@ -453,6 +476,22 @@ def integrate_device(*, git: Git, state: SyncState, memory: Memory, history: His
         state.remove("journal.json")
     result.check_seconds = time.monotonic() - started
     return result
+
+
+def _forget_again(memory: Memory, history: History, path: str, data: bytes | None) -> str | None:
+    """After a tombstone of PATH, the sync's own write (DATA) or removal (None) of it: drop every
+    version of PATH again and log that one alone. None, or what went wrong (the versions stay)."""
+    try:
+        with memory.writers_lock():
+            made = history.head(path)
+            if made is None or made.removed != (data is None) or (
+                    data is not None and made.sha256 != hashlib.sha256(data).hexdigest()):
+                return None             # (not the version this sync made: nothing is touched)
+            history.forget(path)
+            history.record_many([(made, data)])
+    except (HistoryError, OSError, TimeoutError) as exc:
+        return f"the text its tombstone forgot could not be dropped again ({exc}); `assistant memory forget` drops it"
+    return None
 
 
 SPLIT_SECRET_NAME = "(a name holding a secret split across its folder names)"
