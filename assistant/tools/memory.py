@@ -125,7 +125,12 @@ def run_memory_write(args: dict, ctx: ToolContext) -> str:
         raise tool_error(exc) from None
     verb = "created" if result.created else "replaced"
     warning = f" (warning: {result.warning})" if result.warning else ""
-    return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}"
+    return f"{verb} {result.path} ({result.bytes} bytes); its revision is now {result.revision}{warning}{SAVED_NEXT}"
+
+
+# After a write that landed: the 1.5B model, its fact saved, went on listing notes until its step
+# limit instead of answering the person.
+SAVED_NEXT = ". Saved: now reply to the person in one short line, unless something else needs doing."
 
 
 def run_memory_edit(args: dict, ctx: ToolContext) -> str:
@@ -138,7 +143,7 @@ def run_memory_edit(args: dict, ctx: ToolContext) -> str:
     except NoteError as exc:
         raise tool_error(exc) from None
     warning = f" (warning: {result.warning})" if result.warning else ""
-    return edited_text(result, parsed.edit.op) + warning
+    return edited_text(result, parsed.edit.op) + warning + SAVED_NEXT
 
 
 def run_memory_read(args: dict, ctx: ToolContext) -> str:
