@@ -166,19 +166,53 @@ def schema_to_gbnf(schema: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _reply_rules(banned: list[str], n: int) -> list[str]:
+    """GBNF rules `reply ::= ...`: text of 1..n+1 characters that does not start with "<", "{" or
+    any of the `banned` words (lower-case ASCII). A trie of the words: at each node a character
+    that leaves every word frees the rest; a word's last character is not allowed at all."""
+    trie: dict = {}
+    for word in banned:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node["$"] = True
+    rules: list[str] = [f"tail ::= [^\\x00]{{0,{n}}}"]
+
+    def rule(node: dict, name: str, first: bool) -> None:
+        kids = sorted(k for k in node if k != "$")
+        alts = [f"[^{'<{' if first else ''}{''.join(kids)}\\x00] tail"]
+        for i, ch in enumerate(kids):
+            child = node[ch]
+            if "$" in child:
+                continue              # the whole word: no reply starts with it
+            sub = f"{name}-{i}"
+            rule(child, sub, False)
+            alts.append(f'"{ch}" {sub}')
+        body = " | ".join(alts)
+        rules.append(f"{name} ::= {body}" if first else f"{name} ::= ( {body} )?")
+
+    rule(trie, "reply", True)
+    return rules
+
+
 def tool_call_gbnf(step_schema: dict, *, open_token: int | None = None, close_token: int | None = None) -> str:
     """GBNF for a step of the native tool-call protocol (assistant.agent.native_tools.call_schema):
     either `<tool_call>\n` + one call object of its `anyOf` + `\n</tool_call>`, or that call object
-    alone, or reply text (not starting with "<" or "{", at most its `reply` maxLength characters).
+    alone, or reply text (at most its `reply` maxLength characters) that does not start with "<",
+    "{" or the first word of a tool's name ("memory", "file", "web").
 
     `open_token`/`close_token`: the vocabulary's own single tokens for the tags (Qwen2.5 has
     them). A grammar of literal text only matches the tags spelled piece by piece, which the
     model never does: measured on the 1.5B model, the grammar then steered every call into the
     reply branch as bare JSON. A reply may not start with "{" either, so a bare JSON call cannot
-    pass for an answer."""
+    pass for an answer, nor with a tool's first word: the same model's likeliest first token
+    (p 0.43) was "memory", for a call written as a command line (`memory_edit people/lina.md ...`)
+    that a correction did not cure, four tries running."""
     body = schema_to_gbnf({"anyOf": step_schema["anyOf"]}).replace("root ::= ", "call ::= ", 1)
     n = max(0, int(step_schema["reply"]["maxLength"]) - 1)
+    names = [alt["properties"]["name"]["const"] for alt in step_schema["anyOf"]]
+    banned = sorted({name.split("_")[0] for name in names if re.fullmatch(r"[a-z]+(_[a-z0-9]+)*", name)})
     opening = f'( <[{int(open_token)}]> | "<tool_call>" )' if open_token is not None else '"<tool_call>"'
     closing = f'( <[{int(close_token)}]> | "</tool_call>" )' if close_token is not None else '"</tool_call>"'
     return (f'root ::= {opening} "\\n" call "\\n" {closing} | call | reply\n'
-            f'reply ::= [^<{{\\x00] [^\\x00]{{0,{n}}}\n' + body)
+            + "\n".join(_reply_rules(banned, n)) + "\n" + body)

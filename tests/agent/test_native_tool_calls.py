@@ -125,7 +125,10 @@ def test_the_grammar_compiles_in_llama_cpp():
     llama_cpp = pytest.importorskip("llama_cpp")
     gbnf = tool_call_gbnf(call_schema(TOOLS, max_reply=500))
     assert gbnf.startswith('root ::= "<tool_call>" "\\n" call "\\n" "</tool_call>" | call | reply\n')
-    assert "reply ::= [^<{\\x00] [^\\x00]{0,499}" in gbnf     # a bare JSON call is no answer
+    # a reply starts with neither "<", "{" (a bare JSON call) nor a tool's first word ("memory",
+    # "file", "web"): the 1.5B model wrote calls as command lines that began so
+    assert '\nreply ::= [^<{m\\x00] tail | "m" reply-0\n' in gbnf and "tail ::= [^\\x00]{0,499}" in gbnf
+    assert 'reply-0-0-0-0-0 ::= ( [^y\\x00] tail )?' in gbnf     # "memo" may start a reply, "memory" not
     llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
     # with the vocabulary's own tag tokens (Qwen2.5: 151657, 151658), either spelling opens a call
     tokens = tool_call_gbnf(call_schema(TOOLS, max_reply=500), open_token=151657, close_token=151658)
