@@ -66,8 +66,8 @@ DISPLAY_ONLY = frozenset({WriteShown.EVENT})   # events for the screen, not the 
 MAX_TOOL_OUTPUT_CHARS = 32 * 1024
 
 
-# An unchanged call after it failed may run once more (a lock or a server may have been busy); the
-# next unchanged try ends the turn.
+# A call that failed may run once more unchanged in the same turn (a lock or a server may have
+# been busy); the next unchanged try ends the turn.
 MAX_FAILED_REPEATS = 2
 
 
@@ -297,8 +297,7 @@ class Agent:
 
     def _loop(self, result: TurnResult, message: str = "") -> None:
         unusable = 0      # replies in a row that were no answer (a placeholder, an echo, nothing)
-        failed_call: tuple[str, str] | None = None   # the last call, when it failed
-        repeats = 0       # ... sent again unchanged, in a row
+        failures: dict[tuple[str, str], int] = {}   # calls that failed in this turn, by (name, arguments)
         telling = not asks(message) and any(t.name in SAVING_TOOLS for t in self.tool_list)
         while True:
             result.steps += 1
@@ -360,17 +359,17 @@ class Agent:
                 return self._stop(result, f"the model asked for more than {self.limits.max_steps} tool calls "
                                           f"in one turn (limits.max_steps); stopped before {action.name} ran")
             key = (action.name, json.dumps(action.args, sort_keys=True, ensure_ascii=False))
-            repeats = repeats + 1 if key == failed_call else 0
-            if repeats >= MAX_FAILED_REPEATS:
-                # the 1.5B model sent one failing memory_edit six times running, told the same error
-                # each time: the turn ends instead of spending the rest of its steps on it
+            if failures.get(key, 0) >= MAX_FAILED_REPEATS:
+                # the 1.5B model sent one failing memory_edit six times, told the same error each
+                # time (sometimes with a memory_read between): the turn ends instead
                 return self._stop(result, f"the model sent the same failing {action.name} call "
-                                          f"{repeats + 1} times in a row; stopped before it ran again")
+                                          f"{failures[key] + 1} times; stopped before it ran again")
             result.tool_calls += 1
             calls_before = len(result.calls)
             output = self._run_tool(action, result)
             ran = result.calls[calls_before:]
-            failed_call = key if ran and not ran[-1].ok else None
+            if ran and not ran[-1].ok:
+                failures[key] = failures.get(key, 0) + 1
             self.conversation.add_tool_result(action.name, output)
             if self._refused is not None:
                 # One bit per turn at most: a refusal for a vault value ends the turn, so a model

@@ -137,6 +137,16 @@ def run_memory_edit(args: dict, ctx: ToolContext) -> str:
     """The tool: one small change of a note (Memory.edit), through the same gated writer."""
     memory = _memory(ctx)
     parsed = edit_args(args)
+    if parsed.edit.op == "append" and parsed.edit.text and parsed.edit.text.strip():
+        try:
+            current = memory.read(parsed.path).content
+        except NoteError:
+            current = None      # the edit itself says why it cannot be made
+        if current is not None and current.rstrip().endswith(parsed.edit.text.strip()):
+            # the model's own repeat (the 1.5B model appended one fact four times in a turn,
+            # re-reading the note between): a person's CLI append is not held to this
+            raise ToolError(f"{parsed.path} already ends with this text: it is saved; nothing was written. "
+                            "Reply to the person now.")
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
         result = memory.edit(parsed.path, parsed.edit, base=parsed.base, origin=origin, call=ctx.call())

@@ -192,3 +192,33 @@ def test_a_recalled_note_shows_its_current_revision_when_the_model_may_edit_it(t
     turn = model.seen[0][-1]["content"]
     assert f"--- people/lina.md (revision {revision})" in turn
     assert KEEP_WHAT_YOU_ARE_TOLD not in turn
+
+
+def test_an_append_the_note_already_ends_with_is_refused_and_its_repeat_ends_the_turn(tmp_path, sessions):
+    # the 1.5B model appended one fact four times in a turn, re-reading the note between
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    base = session.memory.read("people/lina.md").revision
+    first = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append",
+                                 "text": "Lina's partner is Tomasz."})
+    read = call("memory_read", {"path": "people/lina.md"})
+    model = NativeScript([first, read, "AGAIN", read, "AGAIN", read, "AGAIN", "never reached"])
+    agent = session.new_agent(model)
+    steps = model.steps
+
+    def next_step(messages, schema, *, max_tokens, on_token=None):
+        model.seen.append([dict(m) for m in messages])
+        text = steps.pop(0)
+        if text == "AGAIN":        # the same append, at the revision the model just read
+            now = session.memory.read("people/lina.md").revision
+            text = call("memory_edit", {"path": "people/lina.md", "base": now, "op": "append",
+                                        "text": "Lina's partner is Tomasz."})
+        return StepResult(text=text, prompt_tokens=10, evaluated_tokens=10, completion_tokens=5)
+
+    model.step = next_step
+    result = agent.turn("Lina's partner is called Tomasz.")
+    note = (ws / "memory" / "people" / "lina.md").read_text()
+    assert note.count("Lina's partner is Tomasz.") == 1
+    assert result.outcome == "stopped" and "same failing memory_edit call 3 times" in result.message
+    refused = [c for c in result.calls if not c.ok]
+    assert len(refused) == 2 and "already ends with this text" in refused[0].message
