@@ -259,7 +259,8 @@ class Syncer:
                 if i.refused is None and isinstance(head, str):
                     report.files.append(integrate_files(
                         git=git, state=state, mount=self.files, gate=self.gate, audit=self.audit,
-                        scanner=self.scanner, device=i.device, head=head, run_id=self.gate.run_id))
+                        scanner=self.scanner, device=i.device, head=head, run_id=self.gate.run_id,
+                        own=branch_of(settings.name)))
         ref = branch_of(settings.name)
         try:
             files = (outgoing(self.files, self.scanner, state.mapping("exported.json").get("files", {}))
