@@ -263,7 +263,8 @@ class Syncer:
                         own=branch_of(settings.name)))
         ref = branch_of(settings.name)
         try:
-            files = (outgoing(self.files, self.scanner, state.mapping("exported.json").get("files", {}))
+            files = (outgoing(self.files, self.scanner, state.mapping("exported.json").get("files", {}),
+                              scanned={b for f in report.files for b in f.scanned})
                      if self.files is not None else None)
             report.exported = export(git, state, self.history, self.scanner, key, settings.name, refs.get(ref),
                                      files=files)

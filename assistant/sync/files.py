@@ -93,10 +93,12 @@ def file_mount(ws: Workspace, root: Root) -> FileMount:
 # -- out -------------------------------------------------------------------------------------
 
 
-def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
+def outgoing(mount: FileMount, scanner: Scanner, book: dict, scanned: set[str] | frozenset[str] = frozenset()
+             ) -> Outgoing:
     """What of files/ changed since BOOK (exported.json's "files"), every changed byte and name
     scanned: SecretInFile before anything is written. A file unchanged since it was sent (same
-    size, mtime, ctime and inode) is not read again."""
+    size, mtime, ctime and inode) is not read again. SCANNED: blob ids this same sync took in
+    and scanned with this scanner (integrate_files): their bytes are not scanned again."""
     changed: dict[str, bytes] = {}
     keep: dict[str, list] = {}
     unsent: list[tuple[str, str]] = []
@@ -152,6 +154,8 @@ def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
             raise SecretInFile(f"a file's name in files/{shown} holds a secret; nothing was pushed. Rename it, "
                                "or hide it from the file tools and sync ([files] hidden), then sync again")
     for p, data in sorted(changed.items()):
+        if keep[p][0] in scanned:
+            continue                 # (just taken in, scanned clean by this scanner: its copy goes back)
         hits = scanner.find(data.decode("utf-8", errors="replace"))
         if hits:
             kind = "a value from the vault" if any(h.rule == VAULT_RULE for h in hits) else "a credential"
@@ -175,6 +179,7 @@ class FilesIn:
     aside: list[tuple[str, str]] = field(default_factory=list)
     retry: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)   # past this sync's bounds: the next sync takes them
+    scanned: set[str] = field(default_factory=set)      # blob ids this sync scanned clean and wrote here
 
 
 def _path_problem(mount: FileMount, scanner: Scanner, path: str) -> str | None:
@@ -329,6 +334,8 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
             result.retry.append(path)
             continue
         (result.written if how == "write" else result.removed).append(path)
+        if how == "write":
+            result.scanned.add(remote_id)
         audit_line(audit, {"event": "written" if how == "write" else "removed", "run": run_id, "kind": "file",
                            "target": path, "bytes": len(remote) if remote is not None else 0,
                            "source": f"device:{device}", "reason": f"sync from {device}"})
@@ -389,7 +396,8 @@ def _echoes(git: Git, old: str | None, head: str, own: str | None, candidates: d
         return set()
     held = _held(git, [head] + ([f"^{old}"] if old else []), sorted(candidates))
     extra = {p: held.get(p, set()) - {oid} for p, oid in candidates.items()}
-    mine = _held(git, [own], sorted(p for p, x in extra.items() if x)) if own and any(extra.values()) else {}
+    mine = (_held(git, [own], sorted(p for p, x in extra.items() if x))
+            if own and any(extra.values()) and git.rev(own) is not None else {})
     return {p for p, x in extra.items() if x <= mine.get(p, set())}
 
 

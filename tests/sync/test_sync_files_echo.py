@@ -189,3 +189,41 @@ def test_one_sync_takes_a_bounded_number_of_files_and_the_next_takes_the_rest(tm
     assert len(third.written) == 1 and not third.deferred
     assert all(got(d["B"], f"f{n}.bin") == bytes([n]) * 1000 for n in range(5))
     assert sync(d["B"]).files[0].written == []
+
+
+def test_a_file_taken_in_is_scanned_once_not_again_on_its_way_back(tmp_path, monkeypatch):
+    from assistant.secrets.scanner import Scanner
+
+    d = _pair(tmp_path)
+    body = "a long file body that only this test writes\n" * 50
+    put(d["A"], "f.txt", body)
+    sync(d["A"])
+    seen = []
+    real = Scanner.find
+
+    def counting(self, text, *a, **kw):
+        if text == body:
+            seen.append(1)
+        return real(self, text, *a, **kw)
+
+    monkeypatch.setattr(Scanner, "find", counting)
+    report = sync(d["B"])
+    assert report.files[0].written == ["f.txt"] and report.exported.files == 1    # its copy goes out
+    assert len(seen) == 1
+
+
+def test_assistant_sync_says_what_waits_for_the_next_sync(tmp_path, monkeypatch):
+    from acceptance_support import out, run_cli
+
+    from assistant.cli import sync as cli_sync
+    from assistant.sync import files as sync_files
+
+    d = _pair(tmp_path)
+    for n in range(3):
+        put(d["A"], f"f{n}.txt", f"file {n}\n")
+    sync(d["A"])
+    monkeypatch.setattr(sync_files, "MAX_SYNC_FILES", 1)
+    monkeypatch.setattr(cli_sync, "MAX_SYNC_FILES", 1)
+    res = run_cli(["sync"], ws=d["B"])
+    assert res.exit_code == 0, out(res)
+    assert "2 more file(s) of files/ from A wait for the next sync" in out(res)
