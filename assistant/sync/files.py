@@ -219,7 +219,7 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
         return result
     if old and not git.is_ancestor(old, head):
         old = None          # (no base: a file that differs here is a conflict, never overwritten)
-    changes, odd = changed_entries(git, old, head, FILES, "file")
+    changes, odd = changed_entries(git, old, head, FILES, "regular")
     result.aside.extend(odd)
     paths = []
     for path in sorted(changes):
