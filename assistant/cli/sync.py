@@ -19,7 +19,7 @@ from assistant.session import SessionError, open_session
 from assistant.sync.engine import (
     HOSTED_WARNING, SyncError, Syncer, device_list, enrol, init_sync, status, unenrol,
 )
-from assistant.sync.files import file_mount
+from assistant.sync.files import MAX_SYNC_BYTES, MAX_SYNC_FILES, file_mount
 from assistant.sync.git import GitError
 from assistant.sync.state import SyncStateError
 
@@ -93,6 +93,9 @@ def sync_group(ctx: click.Context) -> None:
             click.echo(f"kept aside {_shown(red(p))} from {name}: {_shown(red(why))}", err=True)
         for p in f.retry:
             click.echo(f"files/{_shown(red(p))} changed while syncing; the next sync takes {name}'s change", err=True)
+        if f.deferred:
+            click.echo(f"{len(f.deferred)} more file(s) of files/ from {name} wait for the next sync (one sync takes "
+                       f"at most {MAX_SYNC_FILES} files and {MAX_SYNC_BYTES // (1024 * 1024)} MiB from a device)", err=True)
     if report.exported is not None:
         for p, why in report.exported.unsent:
             click.echo(f"not sent: files/{_shown(red(p))}: {_shown(red(why))}", err=True)

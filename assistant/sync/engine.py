@@ -259,10 +259,12 @@ class Syncer:
                 if i.refused is None and isinstance(head, str):
                     report.files.append(integrate_files(
                         git=git, state=state, mount=self.files, gate=self.gate, audit=self.audit,
-                        scanner=self.scanner, device=i.device, head=head, run_id=self.gate.run_id))
+                        scanner=self.scanner, device=i.device, head=head, run_id=self.gate.run_id,
+                        own=branch_of(settings.name)))
         ref = branch_of(settings.name)
         try:
-            files = (outgoing(self.files, self.scanner, state.mapping("exported.json").get("files", {}))
+            files = (outgoing(self.files, self.scanner, state.mapping("exported.json").get("files", {}),
+                              scanned={b for f in report.files for b in f.scanned})
                      if self.files is not None else None)
             report.exported = export(git, state, self.history, self.scanner, key, settings.name, refs.get(ref),
                                      files=files)

@@ -58,7 +58,7 @@ class Outgoing:
 
     changed: dict[str, bytes]               # path -> the bytes to send
     gone: list[str]                         # sent before, no longer in files/
-    book: dict[str, list]                   # path -> [blob id, size, mtime_ns] of what the branch holds
+    book: dict[str, list]                   # path -> [blob id, size, mtime_ns, ctime_ns, inode] of what the branch holds
     unsent: list[tuple[str, str]]           # (path, why) of files that cannot go
 
 
@@ -217,11 +217,11 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     for p in gone:
         stream.append(b"D " + _quote(NOTES + p).encode("utf-8") + b"\n")
     if files is not None:
+        for p in files.gone:            # (removals first: a file may take the place of a folder)
+            stream.append(b"D " + _quote(FILES + p).encode("utf-8") + b"\n")
         for p, data in sorted(files.changed.items()):
             stream.append(b"M 100644 inline " + _quote(FILES + p).encode("utf-8") + b"\n")
             _data(stream, data)
-        for p in files.gone:
-            stream.append(b"D " + _quote(FILES + p).encode("utf-8") + b"\n")
     stream.extend(out)
     stream.append(b"M 100644 inline " + _quote(EVENTS).encode() + b"\n")
     _data(stream, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in events).encode("utf-8"))
@@ -249,6 +249,18 @@ def export(git: Git, state: SyncState, history: History, scanner: Scanner, key: 
     if removed or "removed" in book:
         book["removed"] = removed
     if files is not None:
+        # the same for files/ ("files_removed": path -> blob id of the bytes last sent of a file
+        # this commit removes), dropped once the path is sent again
+        old_files = book.get("files") if isinstance(book.get("files"), dict) else {}
+        old_gone = book.get("files_removed")
+        files_removed = ({p: b for p, b in old_gone.items() if p not in files.changed and p not in files.book}
+                         if isinstance(old_gone, dict) else {})
+        for p in files.gone:
+            entry = old_files.get(p)
+            if isinstance(entry, list) and entry and isinstance(entry[0], str):
+                files_removed[p] = entry[0]
+        if files_removed or "files_removed" in book:
+            book["files_removed"] = files_removed
         book["files"] = files.book
     state.write("exported.json", book)
     if tombstones:

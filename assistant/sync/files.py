@@ -8,7 +8,9 @@ Guards files/ the way the notes are guarded, where it applies (files/ has no his
        its `/` taken out, its bytes) with this device's scanner first: a hit names the file and
        stops the sync before anything is committed or pushed. A file that cannot go (too large,
        a link, a name the grammar refuses) is named, never dropped silently; what went before
-       stays on the branch as it was sent.
+       stays on the branch as it was sent. A name not in NFC is named too (every receiver
+       refuses it). What was last sent of a removed file stays known (exported.json
+       "files_removed") until the path is sent again, for the echo rule.
   in:  per changed file of an enrolled device's verified branch, with base = its bytes at the
        last head integrated for files, local = this device's, remote = the device's now: the
        path grammar (no `..`, no absolute path; a link or a submodule in the tree is no file),
@@ -20,7 +22,11 @@ Guards files/ the way the notes are guarded, where it applies (files/ has no his
        status` until the person removes the copy. A removal takes a file only if it still holds
        the bytes the device removed; an edit here beats a removal there, and a removal here
        against an edit there brings the edit back. A file that fails a check is kept aside
-       (state/sync/files-aside.json), never written.
+       (state/sync/files-aside.json), never written. A device's file that is what this device
+       last sent of it ("files" or "files_removed"), on a branch whose new commits held no
+       other bytes there than ones this device sent, is an echo: nothing is done. Removals go
+       first; at most MAX_SYNC_FILES files and MAX_SYNC_BYTES bytes are taken per sync, one
+       file's bytes read at a time (the rest: the next sync).
 With `[sync] files = false` nothing of files/ is sent and a device's files/ is not written here
 (the head integrated for files does not move, so turning it on later takes them then).
 """
@@ -50,10 +56,12 @@ from assistant.sync.state import SyncState
 from assistant.workspace.hidden import HiddenFiles
 from assistant.workspace.layout import Workspace
 
-__all__ = ["FILES", "MAX_FILE_BYTES", "FileMount", "Outgoing", "FilesIn", "SecretInFile", "file_mount",
+__all__ = ["FILES", "MAX_FILE_BYTES", "MAX_SYNC_FILES", "MAX_SYNC_BYTES", "FileMount", "Outgoing", "FilesIn", "SecretInFile", "file_mount",
            "outgoing", "integrate_files", "file_status"]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024        # one file of files/ that travels
+MAX_SYNC_FILES = 200                    # files of one device's files/ written or removed per sync
+MAX_SYNC_BYTES = 64 * 1024 * 1024       # bytes of one device's files/ read in per sync (the rest: next sync)
 HEADS = "files-integrated.json"         # device -> the head of its branch integrated for files/
 ASIDE = "files-aside.json"              # files kept aside, as aside.json is for notes
 CONFLICTS = "files-conflicts.json"      # files both sides changed: the device's copy, kept aside
@@ -85,16 +93,18 @@ def file_mount(ws: Workspace, root: Root) -> FileMount:
 # -- out -------------------------------------------------------------------------------------
 
 
-def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
+def outgoing(mount: FileMount, scanner: Scanner, book: dict, scanned: set[str] | frozenset[str] = frozenset()
+             ) -> Outgoing:
     """What of files/ changed since BOOK (exported.json's "files"), every changed byte and name
     scanned: SecretInFile before anything is written. A file unchanged since it was sent (same
-    size and mtime) is not read again."""
+    size, mtime, ctime and inode) is not read again. SCANNED: blob ids this same sync took in
+    and scanned with this scanner (integrate_files): their bytes are not scanned again."""
     changed: dict[str, bytes] = {}
     keep: dict[str, list] = {}
     unsent: list[tuple[str, str]] = []
     present: set[str] = set()
     limit = mount.max_bytes
-    book = {p: v for p, v in book.items() if isinstance(v, list) and len(v) == 3} if isinstance(book, dict) else {}
+    book = {p: v for p, v in book.items() if isinstance(v, list) and len(v) in (3, 5)} if isinstance(book, dict) else {}
     for e in mount.root.scan():
         present.add(e.path)
         mode = e.stat.st_mode
@@ -108,14 +118,19 @@ def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
             continue
         if mount.hidden.hides(e.path):
             continue                         # hidden from the file tools: never travels
+        if unicodedata.normalize("NFC", e.path) != e.path:
+            # every receiver refuses such a name: said here, where the person can rename it
+            unsent.append((e.path, "its name is not in Unicode NFC form (every receiver refuses it); rename it"))
+            continue
         if not _stat.S_ISREG(mode):
             unsent.append((e.path, "it is not a regular file (a symbolic link?); only regular files travel"))
             continue
         if e.stat.st_size > limit:
             unsent.append((e.path, f"it is {e.stat.st_size} bytes; a file that travels is at most {limit}"))
             continue
-        if old is not None and old[1:] == [e.stat.st_size, e.stat.st_mtime_ns]:
-            continue
+        seen = [e.stat.st_size, e.stat.st_mtime_ns, e.stat.st_ctime_ns, e.stat.st_ino]
+        if old is not None and old[1:] == seen:
+            continue                         # (a tool can put an mtime back, never a ctime)
         try:
             data = mount.root.read_bytes(e.path, max_bytes=limit)
         except FileTooLargeError:
@@ -129,7 +144,7 @@ def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
             unsent.append((e.path, f"it cannot be read: {getattr(exc, 'strerror', None) or exc}"))
             continue
         blob = blob_id(data)
-        keep[e.path] = [blob, e.stat.st_size, e.stat.st_mtime_ns]
+        keep[e.path] = [blob, *seen]
         if old is None or old[0] != blob:
             changed[e.path] = data
     gone = sorted(p for p in book if p not in present)
@@ -139,6 +154,8 @@ def outgoing(mount: FileMount, scanner: Scanner, book: dict) -> Outgoing:
             raise SecretInFile(f"a file's name in files/{shown} holds a secret; nothing was pushed. Rename it, "
                                "or hide it from the file tools and sync ([files] hidden), then sync again")
     for p, data in sorted(changed.items()):
+        if keep[p][0] in scanned:
+            continue                 # (just taken in, scanned clean by this scanner: its copy goes back)
         hits = scanner.find(data.decode("utf-8", errors="replace"))
         if hits:
             kind = "a value from the vault" if any(h.rule == VAULT_RULE for h in hits) else "a credential"
@@ -161,6 +178,8 @@ class FilesIn:
     conflicts: list[tuple[str, str]] = field(default_factory=list)   # (path, where the device's copy is)
     aside: list[tuple[str, str]] = field(default_factory=list)
     retry: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)   # past this sync's bounds: the next sync takes them
+    scanned: set[str] = field(default_factory=set)      # blob ids this sync scanned clean and wrote here
 
 
 def _path_problem(mount: FileMount, scanner: Scanner, path: str) -> str | None:
@@ -187,9 +206,12 @@ def _local(mount: FileMount, path: str) -> bytes | None:
 
 
 def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate, audit: AuditSink | None,
-                    scanner: Scanner, device: str, head: str, run_id: str = "") -> FilesIn:
+                    scanner: Scanner, device: str, head: str, run_id: str = "", own: str | None = None) -> FilesIn:
     """Take device DEVICE's files/ up to HEAD, a head of its branch already verified and
-    integrated (integrate_device): every commit up to it is signed by the device."""
+    integrated (integrate_device): every commit up to it is signed by the device. OWN: this
+    device's own branch (the files it sent before, for the echo rule). At most MAX_SYNC_FILES
+    files and MAX_SYNC_BYTES bytes are taken per sync: the rest are `deferred` (the head for
+    files then stays, and the next sync takes them)."""
     result = FilesIn(device)
     heads = state.mapping(HEADS)
     old = heads.get(device)
@@ -197,7 +219,7 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
         return result
     if old and not git.is_ancestor(old, head):
         old = None          # (no base: a file that differs here is a conflict, never overwritten)
-    changes, odd = changed_entries(git, old, head, FILES, "file")
+    changes, odd = changed_entries(git, old, head, FILES, "regular")
     result.aside.extend(odd)
     paths = []
     for path in sorted(changes):
@@ -206,43 +228,73 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
             paths.append(path)
         else:
             result.aside.append((path, why))
-    wanted = sorted({oid for p in paths for oid in changes[p] if oid})
-    blobs = git.blobs(wanted, limit=mount.max_bytes)
+    # sizes only (`cat-file --batch-check`): the bytes of each file are read one file at a time,
+    # only for a file that is to land here, within this sync's bounds
+    sizes = git.blobs(sorted({changes[p][1] for p in paths if changes[p][1]}), limit=-1)
     call = DeviceCall(gate, device)
-    sent = state.mapping("exported.json").get("files")
-    sent = sent if isinstance(sent, dict) else {}
-    for path in paths:
+    exported = state.mapping("exported.json")
+    sent: dict[str, str] = {}                 # path -> blob id of what this device last sent of it
+    for key in ("files_removed", "files"):
+        part = exported.get(key)
+        if isinstance(part, dict):
+            for p, v in part.items():
+                oid = v[0] if isinstance(v, list) and v else v
+                if isinstance(p, str) and isinstance(oid, str):
+                    sent[p] = oid
+    echoes = _echoes(git, old, head, own, {p: sent[p] for p in paths if changes[p][1] and sent.get(p) == changes[p][1]})
+    taken_files = taken_bytes = 0
+    # removals first: a file the device put where a folder was lands once the folder is empty
+    for path in sorted(paths, key=lambda p: changes[p][1] is not None):
         base_id, remote_id = changes[path]
-        mine = sent.get(path)
-        if remote_id and isinstance(mine, list) and mine and mine[0] == remote_id:
-            # the device holds exactly what this device last sent of it (its copy of this
-            # device's file): this device's own state since (an edit, a removal) stands
+        if remote_id == base_id or path in echoes:
+            # an echo: the device holds exactly what this device last sent of it (its copy of
+            # this device's file) and never changed it itself: this device's own state since
+            # (an edit, a removal) stands
             continue
-        base = blobs.get(base_id) if base_id else None
-        remote = blobs.get(remote_id) if remote_id else None
-        if isinstance(remote, int) or isinstance(base, int):
-            result.aside.append((path, f"it is larger than {mount.max_bytes} bytes, the most a file that travels may be"))
-            continue
-        if remote_id and remote is None or base_id and base is None:
-            result.aside.append((path, "its bytes are missing from the device's commit"))
-            continue
-        if remote is not None and scanner.find(remote.decode("utf-8", errors="replace")):
-            result.aside.append((path, "it holds a secret of this device (a vault value or a credential)"))
-            continue
+        folder = False
         try:
             local = _local(mount, path)
         except (ConfinementError, FileTooLargeError, OSError) as exc:
-            result.aside.append((path, f"this device's file cannot be read: {getattr(exc, 'strerror', None) or exc}"))
-            continue
-        if local == remote or remote == base:
-            continue
-        if remote is None:
-            if local != base:
+            if not (remote_id and _empty_folder(mount, path)):
+                result.aside.append((path, f"this device's file cannot be read: {getattr(exc, 'strerror', None) or exc}"))
+                continue
+            local, folder = None, True        # an empty folder where the device has a file: replaced
+        local_id = blob_id(local) if local is not None else None
+        if local_id == remote_id:
+            continue                          # (already so here: nothing read, nothing scanned)
+        if remote_id is None:
+            if local_id != base_id:
                 continue                    # an edit here beats the removal there
             how = "remove"
-        elif local is None or local == base:
+        elif local is None or local_id == base_id:
             how = "write"
         else:
+            how = "conflict"
+        remote = None
+        if remote_id:
+            size = sizes.get(remote_id)
+            if size is None:
+                result.aside.append((path, "its bytes are missing from the device's commit"))
+                continue
+            if size > mount.max_bytes:
+                result.aside.append((path, f"it is larger than {mount.max_bytes} bytes, the most a file that travels may be"))
+                continue
+            if taken_files and (taken_files >= MAX_SYNC_FILES or taken_bytes + size > MAX_SYNC_BYTES):
+                result.deferred.append(path)
+                continue
+            taken_bytes += size
+            remote = git.blobs([remote_id], limit=mount.max_bytes).get(remote_id)
+            if not isinstance(remote, bytes):
+                result.aside.append((path, "its bytes are missing from the device's commit"))
+                continue
+            if scanner.find(remote.decode("utf-8", errors="replace")):
+                result.aside.append((path, "it holds a secret of this device (a vault value or a credential)"))
+                continue
+        elif taken_files >= MAX_SYNC_FILES:
+            result.deferred.append(path)
+            continue
+        taken_files += 1
+        if how == "conflict":
             try:
                 copy = _keep_copy(state, device, head, path, remote)
             except (ConfinementError, OSError) as exc:
@@ -266,10 +318,12 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
             continue
         try:
             with mount.lock():
+                if folder:
+                    mount.root.remove(path)       # (an empty folder only: rmdir refuses any other)
                 if how == "write":
                     done = mount.root.write_over(path, remote, expect=local, max_bytes=mount.max_bytes)
                 else:
-                    done = mount.root.remove_if(path, expect=base, max_bytes=mount.max_bytes)
+                    done = mount.root.remove_if(path, expect=local, max_bytes=mount.max_bytes)
         except (LockTimeout, TimeoutError):
             result.retry.append(path)
             continue
@@ -280,6 +334,8 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
             result.retry.append(path)
             continue
         (result.written if how == "write" else result.removed).append(path)
+        if how == "write":
+            result.scanned.add(remote_id)
         audit_line(audit, {"event": "written" if how == "write" else "removed", "run": run_id, "kind": "file",
                            "target": path, "bytes": len(remote) if remote is not None else 0,
                            "source": f"device:{device}", "reason": f"sync from {device}"})
@@ -289,10 +345,60 @@ def integrate_files(*, git: Git, state: SyncState, mount: FileMount, gate: Gate,
     for p, _ in result.aside:
         audit_line(audit, {"event": "sync_kept_aside", "device": device, "target": p, "head": head})
     _record(state, result, head)
-    if not result.retry:
+    if not result.retry and not result.deferred:
         heads[device] = head
         state.write(HEADS, heads)
     return result
+
+
+def _empty_folder(mount: FileMount, path: str) -> bool:
+    try:
+        return _stat.S_ISDIR(mount.root.stat(path).st_mode) and not mount.root.listdir(path)
+    except (ConfinementError, OSError):
+        return False
+
+
+def _held(git: Git, revs: list[str], paths: list[str]) -> dict[str, set[str]]:
+    """path -> every blob id files/PATH held in the commits REVS name (both sides of each change),
+    by one `git log --raw` per 200 paths (literal pathspecs)."""
+    found: dict[str, set[str]] = {}
+    for i in range(0, len(paths), 200):
+        chunk = paths[i:i + 200]
+        _, raw = git.run(["--literal-pathspecs", "log", "--format=tformat:", "--raw", "-z", "--no-renames",
+                          "--no-abbrev", *revs, "--", *(FILES + p for p in chunk)])
+        items = raw.split(b"\0")
+        k = 0
+        while k < len(items):
+            head = items[k].lstrip(b"\n")
+            if head.startswith(b":") and k + 1 < len(items):
+                parts = head.split(b" ")
+                name = items[k + 1]
+                k += 2
+                if len(parts) < 5 or not name.startswith(FILES.encode()):
+                    continue
+                try:
+                    path = name[len(FILES):].decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                found.setdefault(path, set()).update(x.decode() for x in parts[2:4] if set(x) != {ord("0")})
+            else:
+                k += 1
+    return found
+
+
+def _echoes(git: Git, old: str | None, head: str, own: str | None, candidates: dict[str, str]) -> set[str]:
+    """Of CANDIDATES (path -> the blob this device last sent of it, which the device's branch now
+    holds), those that are an echo of this device's own: in the device's new commits (OLD..HEAD)
+    the path never held bytes other than ones this device itself sent (on its branch OWN). A
+    device whose commits held other bytes there changed the file itself (a revert to what this
+    device sent included): that change is taken as usual."""
+    if not candidates:
+        return set()
+    held = _held(git, [head] + ([f"^{old}"] if old else []), sorted(candidates))
+    extra = {p: held.get(p, set()) - {oid} for p, oid in candidates.items()}
+    mine = (_held(git, [own], sorted(p for p, x in extra.items() if x))
+            if own and any(extra.values()) and git.rev(own) is not None else {})
+    return {p for p, x in extra.items() if x <= mine.get(p, set())}
 
 
 def _keep_copy(state: SyncState, device: str, head: str, path: str, data: bytes) -> str:
