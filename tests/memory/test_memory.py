@@ -21,7 +21,7 @@ from assistant.memory import (
 from assistant.notes.frontmatter import revision as keyed_revision
 from assistant.secrets.revision_key import load_key
 from assistant.tools.base import ToolContext, ToolError
-from assistant.tools.memory import memory_tools, run_memory_list, run_memory_read, run_memory_write
+from assistant.tools.memory import SAVED_NEXT, memory_tools, run_memory_list, run_memory_read, run_memory_write
 from assistant.workspace.layout import init_workspace, open_workspace
 from policy.approvals import Inbox
 from policy.gate import Gate
@@ -103,7 +103,8 @@ def test_watched_write_is_allowed_and_audited_without_content(ws):
     out = run_memory_write({"path": "people/anna.md", "content": NOTE}, ctx)
     data = (ws.memory_dir / "people/anna.md").read_bytes()
     assert data == NOTE.encode()
-    assert out == f"created people/anna.md ({len(data)} bytes); its revision is now {revision_in(ws, data)}"
+    assert out == (f"created people/anna.md ({len(data)} bytes); its revision is now {revision_in(ws, data)}"
+                   + SAVED_NEXT)
     lines = audit(ws)
     assert [(ln["event"], ln.get("verdict")) for ln in lines] == [("ruling", "allow"), ("written", None)]
     assert lines[1]["sha256"] == hashlib.sha256(data).hexdigest() and lines[1]["created"] is True

@@ -71,8 +71,9 @@ def test_a_recalled_flagged_note_is_marked_and_every_recalled_text_is_delimited(
         agent.turn("What do I know about my energy supplier and the boiler?")
         events = [json.loads(x) for x in s.transcript.path.read_text().splitlines()]
     tail = model.calls[0][-1]["content"].split("[context from the assistant program", 1)[1]
-    assert f"--- energy.md {FLAG}\n" in tail
-    assert "--- boiler.md\n" in tail
+    revision = r" \(revision [0-9a-f]{12}\)\n"     # the label's revision, for the model's edits
+    assert re.search(rf"--- energy\.md {re.escape(FLAG)}{revision}", tail)
+    assert re.search(rf"--- boiler\.md{revision}", tail)
     tag = re.search(r"<<<UNTRUSTED DATA ([0-9a-f]{32})>>>", tail).group(1)
     assert tail.count(f"<<<NOTE {tag}>>>") == tail.count(f"<<<END NOTE {tag}>>>") >= 2
     note = tail.split("--- energy.md", 1)[1]
