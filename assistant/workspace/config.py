@@ -46,7 +46,7 @@ class ModelConfig:
     prompt_cache_max_mib: int = 512
     path: str = ""                 # a GGUF file; "" = the embedded model; relative = under the workspace
     chat_format: str = "gemma"
-    # "auto": "completion" for the embedded (base) model, "actions" for any other; "actions":
+    # "auto": "completion" for the embedded (base) model, "tools" for a chatml GGUF, "actions" for any other; "actions":
     # JSON actions with the tools offered; "tools": the model's own tool-call template (chatml);
     # "completion": the model continues a page of recalled
     # notes (assistant.agent.completion), no tools

@@ -158,7 +158,8 @@ def test_repetition_in_a_real_answer_is_still_an_answer(text):
 
 def test_the_protocol_setting():
     assert llama_protocol("auto", embedded=True) == "completion"
-    assert llama_protocol("auto", embedded=False) == "actions"
+    assert llama_protocol("auto", embedded=False) == "actions"                         # gemma, llama-3, ...
+    assert llama_protocol("auto", embedded=False, chat_format="chatml") == "tools"     # the template we render
     assert llama_protocol("actions", embedded=True) == "actions"
     assert llama_protocol("completion", embedded=False) == "completion"
     with pytest.raises(ModelError, match="model.protocol 'json' is unknown"):
