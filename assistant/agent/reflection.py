@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from assistant.agent.actions import ActionError, Reply, ToolCall, action_schema, parse_action
+from assistant.agent.native_tools import call_schema, parse_native
 from assistant.agent.interrupt import DoneFlag, abandon
 from assistant.agent.loop import MAX_TOOL_OUTPUT_CHARS, Agent
 from assistant.gating.context import COMMITTED_WRITE_WAIT
@@ -160,7 +161,12 @@ def _collect(agent: Agent, out: Reflection, lock: threading.Lock, stop: threadin
             out.ended = "error"
             out.error = "this session has no memory_write or memory_edit"
         return
-    schema = action_schema(tools, max_reply=agent.max_reply)
+    # the turn's own protocol: a model on the native tool-call template (chatml's "tools", the
+    # default for such a GGUF) gets its call schema and parse, never JSON actions it was not offered
+    native = getattr(agent, "protocol", "actions") == "tools"
+    schema = (call_schema(tools, max_reply=agent.max_reply) if native
+              else action_schema(tools, max_reply=agent.max_reply))
+    parse = parse_native if native else parse_action
     conversation = agent.conversation
     conversation.add_user(INSTRUCTION)
     max_steps = 2 * max_proposals + 4
@@ -178,7 +184,7 @@ def _collect(agent: Agent, out: Reflection, lock: threading.Lock, stop: threadin
             return
         raw = step.text
         try:
-            action = parse_action(raw, tools, max_reply=agent.max_reply)
+            action = parse(raw, tools, max_reply=agent.max_reply)
             error = None
         except ActionError as exc:
             action, error = None, str(exc)
