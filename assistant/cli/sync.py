@@ -26,6 +26,12 @@ from assistant.sync.state import SyncStateError
 COMMANDS: list[click.Command] = []
 
 
+def _aside_line(entry: dict, red) -> str:
+    """One kept-aside note or file for `sync status`: name and reason redacted, then escaped."""
+    return (f"kept aside {_shown(red(str(entry.get('path'))))} from {_shown(entry.get('device'))}: "
+            f"{_shown(red(str(entry.get('reason'))))}")
+
+
 def _shown(text: object) -> str:
     return visible(str(text))
 
@@ -153,8 +159,7 @@ def status_cmd(as_json: bool) -> None:
     for r in info["refused"]:
         click.echo(f"refused {_shown(r['device'])}: {_shown(red(str(r.get('reason'))))}")
     for a in info["aside"]:
-        click.echo(f"kept aside {_shown(red(str(a.get('path'))))} from {_shown(a.get('device'))}: "
-                   f"{_shown(red(str(a.get('reason'))))}")
+        click.echo(_aside_line(a, red))
     for c in info["conflicts"]:
         click.echo(f"conflict {_shown(red(c['path']))}: {_shown(c['device'])}'s version {c['rev']} not merged; "
                    f"resolve with `assistant memory edit` or `assistant memory revert`")
@@ -167,8 +172,7 @@ def status_cmd(as_json: bool) -> None:
         for n in files["not_taken"]:
             click.echo(f"  {_shown(n['device'])}'s branch carries {n['files']} file(s) under files/, not taken here")
     for a in files["aside"]:
-        click.echo(f"kept aside {_shown(red(str(a.get('path'))))} from {_shown(a.get('device'))}: "
-                   f"{_shown(red(str(a.get('reason'))))}")
+        click.echo(_aside_line(a, red))
     for c in files["conflicts"]:
         click.echo(f"conflict {_shown(red(str(c.get('path'))))}: both devices changed it; this device's file stays, "
                    f"{_shown(c.get('device'))}'s is kept at {_shown(red(str(c.get('copy'))))} (remove that copy "

@@ -24,6 +24,7 @@ from assistant.agent.prompt import (
 )
 from assistant.models.base import StepResult
 from assistant.tools.memory import memory_tools
+from test_native_tool_calls import NativeScript  # noqa: E402  (the scripted ChatML model, defined once)
 
 TOOLS = memory_tools()
 NOTE = "---\ndescription: Ana - my sister, in Porto\n---\nAna is my sister. She moved to Porto.\n"
@@ -75,22 +76,6 @@ def test_the_tools_block_shows_a_real_call_and_no_placeholder():
     block = tools_block(TOOLS)
     assert '<tool_call>\n{"name": "memory_read", "arguments": {"path": "people/ana.md"}}\n</tool_call>' in block
     assert "<function-name>" not in block and "<args" not in block
-
-
-class NativeScript:
-    protocol = "tools"
-    name = "script:native"
-
-    def __init__(self, steps: list[str]):
-        self.steps = list(steps)
-        self.seen: list[list[dict]] = []
-
-    def step(self, messages, schema, *, max_tokens, on_token=None):
-        self.seen.append([dict(m) for m in messages])
-        text = self.steps.pop(0)
-        if on_token is not None:
-            on_token(text)
-        return StepResult(text=text, prompt_tokens=10, evaluated_tokens=10, completion_tokens=5)
 
 
 def test_a_spelled_call_is_corrected_and_the_tagged_call_then_saves(tmp_path, sessions):
