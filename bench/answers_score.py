@@ -42,7 +42,9 @@ ABSTAIN = re.compile(
     + r"|\b(?:do not|don't|dont|did not|didn't|could not|couldn't|can't|cannot) (?:have|find|see|know)\b[^.]*?\b(?:in|from|among) " + _NOTES
     + r"|\bno (?:note|notes|record|records|mention|information|details)\b"
     + r"|\b(?:do not|don't|dont) know\b"
-    + r"|\b(?:isn't|is not|aren't|are not|wasn't|was not) (?:recorded|mentioned|noted|written down|listed)")
+    + r"|\b(?:isn't|is not|aren't|are not|wasn't|was not) (?:recorded|mentioned|noted|written down|listed)"
+    + r"|\bnot (?:specified|stated|given|mentioned|recorded|listed|included) (?:in|among) " + _NOTES
+    + r"|\b(?:my|your|the) notes (?:do not|don't|dont|doesn't|does not) (?:specify|state|give|list)")
 
 # the action schema or an example of it echoed instead of an answer
 PLACEHOLDER = re.compile(r"<\s*(?:text|reply|answer|path|content|string|name|tool|value|\.\.\.)\s*>|\{\s*\"(?:reply|tool|args)\"\s*:",

@@ -62,8 +62,12 @@ TAIL_OPEN = "[context from the assistant program, not from the person]"
 MESSAGE_OPEN = "[the person's message]"
 NO_RECALL = ("No note matched this question. If it asks about something your notes would hold, "
              "reply that it is not in your notes; do not guess.")
-ANSWER_FROM_NOTES = ("Answer from these notes. If they do not say, reply that it is not in your notes; "
-                     "do not guess.")
+# "If they do not say" alone: asked for Marek's phone number, the 1.5B model answered with the
+# nearest line of his note ("Best reached by phone in the afternoon") instead of saying the number
+# is not there. Naming the kinds of fact and "the part you were asked" is the lever measured.
+ANSWER_FROM_NOTES = ("Answer from these notes. If they do not hold the part you were asked (a number, a "
+                     "date, a name, a place), reply that it is not in your notes; do not answer with "
+                     "something else from them instead, and do not guess.")
 # For a message that tells rather than asks: the answer rule above made the 1.5B model reply
 # "I don't have any information about Ana moving to Porto" to "My sister Ana moved to Porto".
 KEEP_WHAT_YOU_ARE_TOLD = ("The person is telling you something, not asking. If it is worth remembering (a name "

@@ -90,6 +90,8 @@ def test_a_forbidden_fact_or_no_required_fact_is_wrong(question, answer):
     "I don't have Marek's phone number in my notes.",
     "Sorry, I couldn't find that in my notes.",              # "Sorry" starts a sentence: no name
     "I don't know: there is no note about that.",
+    "His phone number is not specified in the notes.",      # the 1.5B model's wording
+    "The notes do not give a phone number.",
 ])
 def test_not_in_my_notes_on_an_unanswerable_question_is_abstained(answer):
     assert label(PHONE, answer) == "abstained"
