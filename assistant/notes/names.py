@@ -105,7 +105,7 @@ def not_nfc(paths: list[str]) -> list[str]:
 
 def clash_message(rel: str, on_disk: str) -> str:
     shown = on_disk.encode("unicode_escape").decode("ascii")
-    return (f"{rel!r} is refused: an entry {shown!r} already exists that reads the same but is spelled "
+    return (f"{rel!r}: an entry {shown!r} already exists that reads the same but is spelled "
             "with other Unicode code points (not NFC); two entries would show under one name. "
-            "Use that entry's name as it is, or have the person rename it to its NFC spelling "
-            "(`assistant memory rename`)")
+            "Use that entry's name as it is, or rename it to its NFC spelling "
+            "(assistant memory rename OLD NEW)")

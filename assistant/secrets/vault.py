@@ -149,7 +149,8 @@ def validate_value(value: str) -> str:
     significant = len("".join(value.split()).replace("\\", ""))
     if significant < MIN_VALUE_LEN:
         raise VaultError(
-            f"value has only {significant} characters besides spaces and backslashes: at least "
+            f"value has only {significant} character{'' if significant == 1 else 's'} besides spaces and "
+            f"backslashes: at least "
             f"{MIN_VALUE_LEN} are needed, a shorter value is too short to scan for without "
             "false alarms"
         )

@@ -2,7 +2,8 @@
 is "in your vault"; `memory log` shows your own writes as yours, not as the rule for a watched
 chat; an approval is "approved when asked", not "approved by the approver"; a denial line does
 not say the kind after the tool ("memory_write memory"); a '..' step is not "'..' is '..'"; a
-length of one is "1 character"; and Ctrl-C in a chat during a tool call says "interrupted" once."""
+length of one is "1 character" (a URL's parts, a vault value); a name clash says "rename it", not
+"have the person rename it"; and Ctrl-C in a chat during a tool call says "interrupted" once."""
 
 from __future__ import annotations
 
@@ -85,3 +86,20 @@ def test_ctrl_c_during_a_tool_call_says_interrupted_once(tmp_path):
     after = t.text[t.text.index("-> memory_write"):]
     assert sum(line.strip().endswith("interrupted") for line in after.splitlines()) == 1, after
     assert wait_for(lambda: not (ws / "memory" / "notes" / "e.md").exists(), 1)
+
+
+def test_a_one_character_vault_value_is_one_character(vault_ws):
+    Vault.create(vault_ws / "vault.enc", PASS, opslimit=1, memlimit=8 * 1024 * 1024)
+    r = _cli(vault_ws, "vault", "set", "pin", stdin="a       \n", ASSISTANT_VAULT_PASSPHRASE=PASS)
+    assert r.returncode != 0, r.stdout
+    assert "only 1 character besides" in r.stderr and "1 characters" not in r.stderr
+
+
+def test_a_name_clash_tells_you_to_rename_not_the_person(ws):
+    import unicodedata
+    nfd = unicodedata.normalize("NFD", "josé.md")
+    (ws / "memory" / nfd).write_text("José plays the oud.\n")
+    r = _cli(ws, "memory", "write", "josé.md", stdin="x\n")
+    assert r.returncode != 0
+    assert "already exists" in r.stderr and "assistant memory rename" in r.stderr
+    assert "the person" not in r.stderr and "is refused: an entry" not in r.stderr
