@@ -259,6 +259,9 @@ def parse_answer(raw: bytes, where: str) -> Answer:
     return ans
 
 
+AUTO_PRUNE_AFTER = 365 * 86400.0   # seconds after its end that an answered or expired request is kept
+
+
 class Inbox:
     """The approvals folder (state/approvals/)."""
 
@@ -331,6 +334,13 @@ class Inbox:
         if self._read(f"{req.id}.answer.json") is not None:   # (InboxError if odd or unreadable)
             raise InboxError(f"an answer to {req.id} was on file before the request was filed; not asking")
         self._create(f"{req.id}.json", data)
+        # Nobody has to remember `approvals prune`: each new request takes out what ended more
+        # than a year ago (never a pending one). Best effort: the request is filed already, and a
+        # folder that cannot be tidied must not turn it into a failure (prune names it by hand).
+        try:
+            self.prune(AUTO_PRUNE_AFTER)
+        except InboxError:
+            pass
         return req, data
 
     def _check_id(self, request_id: str) -> None:

@@ -314,6 +314,7 @@ def prune_cmd(older_than: str) -> None:
     Only requests answered (approved or denied) or expired more than --older-than ago are
     removed; never a pending one, and never a corrupt file (`approvals list` names those). The
     audit log keeps their lines (state/audit.jsonl is not touched). Prints each request removed.
+    Without this command, each new request takes out those that ended more than a year ago.
     """
     try:
         age = parse_duration(older_than, setting="--older-than")

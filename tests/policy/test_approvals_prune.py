@@ -99,3 +99,16 @@ def test_prune_refuses_a_bad_duration_and_its_help_explains(ws):
     text = " ".join(r.output.split())
     for words in ("answered and expired", "never a pending", "audit log keeps", "default: 30d"):
         assert words in text, text
+
+
+def test_a_new_request_takes_out_what_ended_over_a_year_ago_never_a_pending_one(ws):
+    """Without anyone running prune: filing a request removes answered and expired requests that
+    ended more than a year ago; a pending one (even older, with a long timeout) stays."""
+    old_answer = answered(ws, 400, APPROVED, "old.md")
+    old_expiry = expired(ws, 380, "gone.md", recorded=True)
+    _, still_waiting = filed(ws, 500, timeout=1000 * DAY, target="waiting.md")
+    recent = answered(ws, 200, DENIED, "recent.md")
+    inbox, new = filed(ws, 0, target="new.md")
+    left = {e.id for e in inbox.list(all=True)}
+    assert left == {still_waiting.id, recent.id, new.id}
+    assert old_answer.id not in left and old_expiry.id not in left
