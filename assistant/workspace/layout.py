@@ -215,9 +215,9 @@ category: index
 # Memory
 
 This folder holds what the assistant remembers between conversations: small markdown notes,
-one thing each. You can read and correct any of them in a text editor; the assistant notices.
-The assistant itself changes them only through its one gated writer (`memory_write`), and
-only while you watch a chat or after you approve (`assistant approvals`).
+one thing each. You can read and correct any of them in a text editor; your changes are
+noticed. Otherwise a note changes only in a chat you are watching, or once you approve the
+change: `assistant approvals list` shows what waits for you.
 
 Suggested layout (change it freely, and say so here):
 - people/ - family, friends and colleagues, one note each
