@@ -1,4 +1,4 @@
-"""Issue 23 item 25: `/catalog` in chat and `assistant runs` break long lines at word
+"""Issue 23 item 25: `/catalog` in chat, `assistant runs` and `runs show` break long lines at word
 boundaries, with the continuation mark, never inside a word.
 
 Before, the chat's line breaker (assistant.display.screen_lines) broke a line at the last
@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 
+from assistant.cli.runs import CONTINUED
 from assistant.display.screen_lines import ScreenLines, cell_width
 from e2e_support import make_ws, write_script
 from tty_harness import Pty
@@ -95,3 +96,19 @@ def test_a_word_is_moved_whole_and_colour_codes_inside_it_count_no_columns():
     lines = ScreenLines("   : ", lambda: 20)
     out = lines.feed("aaaa bbbb cccc \x1b[1mdddd\x1b[0meeee ffff\n")
     assert out == "aaaa bbbb cccc \n   : \x1b[1mdddd\x1b[0meeee ffff\n"
+
+
+def test_runs_show_breaks_a_long_task_at_word_boundaries(tmp_path):
+    ws = make_ws(tmp_path)
+    steps = write_script(tmp_path, [{"reply": "done"}])
+    task = " ".join(WORDS)
+    r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "run", "--model", f"script:{steps}", task],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    listed = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "runs", "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    run_id = json.loads(listed.stdout)[0]["id"]
+    shown = Pty("-w", str(ws), "runs", "show", run_id, cols=COLS)
+    assert shown.wait() == 0
+    assert_whole_words(screen(shown.text, COLS), CONTINUED)
