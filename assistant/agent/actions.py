@@ -400,3 +400,10 @@ def action_json(action: Action) -> str:
     if isinstance(action, Reply):
         return json.dumps({"reply": action.text}, ensure_ascii=False)
     return json.dumps({"tool": action.name, "args": action.args}, ensure_ascii=False)
+
+
+def reply_only_schema(schema: dict) -> dict:
+    """The same step schema with the tool calls taken out: a step that may only reply (after a
+    landed save: assistant.agent.loop)."""
+    return {"anyOf": [alt for alt in schema["anyOf"] if "reply" in alt["properties"]]}
+

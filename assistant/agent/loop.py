@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Callable
 from policy.gate import Gate
 
 from assistant.agent.actions import (
-    DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action,
+    DEFAULT_MAX_REPLY, ActionError, Reply, ToolCall, action_schema, parse_action, reply_only_schema,
 )
 from assistant.gating.context import COMMITTED_WRITE_WAIT
 from assistant.workspace.config import Config
@@ -50,7 +50,7 @@ from assistant.agent.events import (
 )
 from assistant.agent import completion
 from assistant.agent.claims import FALSE_CLAIM, claims_a_change
-from assistant.agent.native_tools import call_schema, parse_native
+from assistant.agent.native_tools import call_schema, parse_native, reply_only_call_schema
 from assistant.agent.interrupt import DoneFlag
 from assistant.agent.prompt import SAVING_TOOLS, Conversation, asks
 from assistant.agent.streaming import ReplyStream, SafeStream
@@ -69,6 +69,12 @@ MAX_TOOL_OUTPUT_CHARS = 32 * 1024
 # A call that failed may run once more unchanged in the same turn (a lock or a server may have
 # been busy); the next unchanged try ends the turn.
 MAX_FAILED_REPEATS = 2
+# After a landed memory_write or memory_edit the next step may only reply. Measured on the 1.5B
+# model with the tools protocol: told "Saved: now reply", it re-read and re-appended the same note
+# until a guard ended the turn, so the person never got a reply to a fact they told. The cost: a
+# message holding two facts for two notes gets one saved per turn (the reply can say so).
+REPLY_AFTER_SAVE = ("that is saved: now reply to the person in one short line (no more tool calls this turn; "
+                    "anything else to save can be saved next turn)")
 
 
 @dataclass
@@ -189,6 +195,9 @@ class Agent:
         self.protocol = str(getattr(model, "protocol", "actions") or "actions")
         self.schema = (call_schema(self.tool_list, max_reply=self.max_reply) if self.protocol == "tools"
                        else action_schema(self.tool_list, max_reply=self.max_reply))
+        # the step after a landed save may only reply (see REPLY_AFTER_SAVE)
+        self.reply_schema = (reply_only_call_schema(self.schema) if self.protocol == "tools"
+                             else reply_only_schema(self.schema))
         # Every gate call any tool makes in this session (memory's included) goes through here.
         if isinstance(ctx.gate, ObservedGate):
             self.gate = ctx.gate
@@ -299,13 +308,14 @@ class Agent:
         unusable = 0      # replies in a row that were no answer (a placeholder, an echo, nothing)
         failures: dict[tuple[str, str], int] = {}   # calls that failed in this turn, by (name, arguments)
         telling = not asks(message) and any(t.name in SAVING_TOOLS for t in self.tool_list)
+        saved = False       # a memory_write or memory_edit landed in this turn: the next step replies
         while True:
             result.steps += 1
             safe = SafeStream(lambda chunk: self._emit(Token(chunk)), self._redact,
                               scanner=self.scanner)
             streamer = ReplyStream(safe.feed)
             began = time.monotonic()
-            step = self._step_that_fits(streamer.feed)
+            step = self._step_that_fits(streamer.feed, self.reply_schema if saved else self.schema)
             model_s = round(time.monotonic() - began, 3)
             raw = step.text
             try:
@@ -350,6 +360,15 @@ class Agent:
                 self.conversation.add_error(parse_error or "invalid action")
                 continue
             assert isinstance(action, ToolCall)
+            if saved:
+                # Held by the grammar where the backend takes one; a backend that does not is told
+                # here, and the call runs nothing. Counted as a step, so the step limit still holds.
+                self._emit(StepRefused(REPLY_AFTER_SAVE))
+                if result.steps > self.limits.max_steps:
+                    return self._stop(result, f"the model produced {result.steps} steps without a valid reply "
+                                              f"(limit {self.limits.max_steps} tool steps per turn); stopped")
+                self.conversation.add_error(REPLY_AFTER_SAVE)
+                continue
             if self.refusals.ended:
                 # The session's refusal rule ended it (through any door): no call runs any more.
                 return self._stop(result, "this session takes no more tool calls: calls carried values from "
@@ -370,6 +389,8 @@ class Agent:
             ran = result.calls[calls_before:]
             if ran and not ran[-1].ok:
                 failures[key] = failures.get(key, 0) + 1
+            elif ran and action.name in SAVING_TOOLS:
+                saved = True
             self.conversation.add_tool_result(action.name, output)
             if self._refused is not None:
                 # One bit per turn at most: a refusal for a vault value ends the turn, so a model
@@ -428,14 +449,14 @@ class Agent:
         result.message = f"the model gave no usable reply after {MAX_REPLY_TRIES} tries"
         self._emit(TurnFailed(result.message))
 
-    def _step_that_fits(self, on_token: Callable[[str], None]) -> StepResult:
+    def _step_that_fits(self, on_token: Callable[[str], None], schema: dict) -> StepResult:
         """One model step. When the conversation no longer fits the context, the oldest
         exchanges are dropped (the stable prefix stays) and the person is told in one line; an
         exchange too large for any context is dropped itself and refused with its size."""
         dropped = 0
         while True:
             try:
-                step = self.model.step(self.conversation.messages(), self.schema,
+                step = self.model.step(self.conversation.messages(), schema,
                                        max_tokens=self.limits.max_tokens, on_token=on_token)
             except ContextOverflow as exc:
                 if self.conversation.drop_oldest_exchange():

@@ -84,6 +84,12 @@ def call_schema(tools: Iterable["Tool"], *, max_reply: int = DEFAULT_MAX_REPLY) 
     return {"anyOf": alternatives, "reply": {"type": "string", "minLength": 1, "maxLength": int(max_reply)}}
 
 
+def reply_only_call_schema(schema: dict) -> dict:
+    """The same call schema, marked so the grammar offers only its reply branch (its `anyOf` stays,
+    so a reply still may not start with a tool's first word)."""
+    return {**schema, "calls": False}
+
+
 _LEADING_WORD = re.compile(r"\A[\s`'\"*>$]*([A-Za-z_][\w]*)")
 
 

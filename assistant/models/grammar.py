@@ -207,11 +207,15 @@ def tool_call_gbnf(step_schema: dict, *, open_token: int | None = None, close_to
     reply branch as bare JSON. A reply may not start with "{" either, so a bare JSON call cannot
     pass for an answer, nor with a tool's first word: the same model's likeliest first token
     (p 0.43) was "memory", for a call written as a command line (`memory_edit people/lina.md ...`)
-    that a correction did not cure, four tries running."""
-    body = schema_to_gbnf({"anyOf": step_schema["anyOf"]}).replace("root ::= ", "call ::= ", 1)
+    that a correction did not cure, four tries running.
+
+    A schema marked `"calls": False` gives the reply branch alone (the step after a landed save)."""
     n = max(0, int(step_schema["reply"]["maxLength"]) - 1)
     names = [alt["properties"]["name"]["const"] for alt in step_schema["anyOf"]]
     banned = sorted({name.split("_")[0] for name in names if re.fullmatch(r"[a-z]+(_[a-z0-9]+)*", name)})
+    if step_schema.get("calls") is False:       # native_tools.reply_only_call_schema: a reply, nothing else
+        return "root ::= reply\n" + "\n".join(_reply_rules(banned, n)) + "\n"
+    body = schema_to_gbnf({"anyOf": step_schema["anyOf"]}).replace("root ::= ", "call ::= ", 1)
     opening = f'( <[{int(open_token)}]> | "<tool_call>" )' if open_token is not None else '"<tool_call>"'
     closing = f'( <[{int(close_token)}]> | "</tool_call>" )' if close_token is not None else '"</tool_call>"'
     return (f'root ::= {opening} "\\n" call "\\n" {closing} | call | reply\n'

@@ -130,7 +130,7 @@ def run_memory_write(args: dict, ctx: ToolContext) -> str:
 
 # After a write that landed: the 1.5B model, its fact saved, went on listing notes until its step
 # limit instead of answering the person.
-SAVED_NEXT = ". Saved: now reply to the person in one short line, unless something else needs doing."
+SAVED_NEXT = ". Saved: now reply to the person in one short line."
 
 
 def run_memory_edit(args: dict, ctx: ToolContext) -> str:

@@ -18,6 +18,8 @@ import pytest
 from e2e_support import make_ws
 
 from assistant.agent.actions import ActionError
+from assistant.agent.loop import REPLY_AFTER_SAVE
+from assistant.models.grammar import tool_call_gbnf
 from assistant.agent.native_tools import parse_native, spelled_call, tools_block
 from assistant.agent.prompt import (
     ANSWER_FROM_NOTES, KEEP_WHAT_YOU_ARE_TOLD, NO_RECALL, Conversation, asks,
@@ -180,14 +182,16 @@ def test_a_recalled_note_shows_its_current_revision_when_the_model_may_edit_it(t
 
 
 def test_an_append_the_note_already_ends_with_is_refused_and_its_repeat_ends_the_turn(tmp_path, sessions):
-    # the 1.5B model appended one fact four times in a turn, re-reading the note between
+    # the 1.5B model appended one fact four times in a turn, re-reading the note between; within
+    # the turn of the save the next step replies (below), so the repeat comes in a later turn
     ws = make_ws(tmp_path)
     session = sessions(ws, "watched")
     base = session.memory.read("people/lina.md").revision
     first = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append",
                                  "text": "Lina's partner is Tomasz."})
     read = call("memory_read", {"path": "people/lina.md"})
-    model = NativeScript([first, read, "AGAIN", read, "AGAIN", read, "AGAIN", "never reached"])
+    model = NativeScript([first, "Noted: Lina's partner is Tomasz.",
+                          "AGAIN", read, "AGAIN", read, "AGAIN", "never reached"])
     agent = session.new_agent(model)
     steps = model.steps
 
@@ -201,9 +205,40 @@ def test_an_append_the_note_already_ends_with_is_refused_and_its_repeat_ends_the
         return StepResult(text=text, prompt_tokens=10, evaluated_tokens=10, completion_tokens=5)
 
     model.step = next_step
-    result = agent.turn("Lina's partner is called Tomasz.")
+    assert agent.turn("Lina's partner is called Tomasz.").outcome == "reply"
+    result = agent.turn("Remember: Lina's partner is Tomasz.")
     note = (ws / "memory" / "people" / "lina.md").read_text()
     assert note.count("Lina's partner is Tomasz.") == 1
     assert result.outcome == "stopped" and "same failing memory_edit call 3 times" in result.message
     refused = [c for c in result.calls if not c.ok]
     assert len(refused) == 2 and "already ends with this text" in refused[0].message
+
+
+def test_the_step_after_a_landed_save_may_only_reply(tmp_path, sessions):
+    # told "Saved: now reply", the 1.5B model re-read and re-appended until a guard ended the turn:
+    # the person got no reply. Now the grammar of the next step holds only the reply branch, and a
+    # call sent anyway (a backend without grammar) runs nothing and is told to reply.
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    base = session.memory.read("people/lina.md").revision
+    edit = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append",
+                                "text": "Lina's partner is Tomasz."})
+    read = call("memory_read", {"path": "people/lina.md"})
+    model = NativeScript([read, edit, read, "Saved: Lina's partner is Tomasz."])
+    agent = session.new_agent(model)
+    schemas = []
+    step = model.step
+
+    def recording(messages, schema, **kw):
+        schemas.append(schema)
+        return step(messages, schema, **kw)
+
+    model.step = recording
+    result = agent.turn("Lina's partner is called Tomasz.")
+    assert result.outcome == "reply" and result.reply == "Saved: Lina's partner is Tomasz."
+    assert [c.tool for c in result.calls] == ["memory_read", "memory_edit"]    # the last read never ran
+    assert [s.get("calls", True) for s in schemas] == [True, True, False, False]
+    assert schemas[2]["anyOf"] == schemas[0]["anyOf"]      # a reply still may not spell a tool's name
+    assert REPLY_AFTER_SAVE in model.seen[3][-1]["content"]
+    grammar = tool_call_gbnf(schemas[2])
+    assert grammar.startswith("root ::= reply\n") and "tool_call" not in grammar and "call ::=" not in grammar
