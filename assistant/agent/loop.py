@@ -333,7 +333,9 @@ class Agent:
                                  model_s=model_s))
             self.conversation.add_action(raw)
             if isinstance(action, Reply):
-                why = unusable_reply(action.text, self.conversation.instructions(), message)
+                # After a save, saying the fact back is a confirmation, not a parrot: measured on the
+                # 1.5B model, the reply-only step restated the message and was refused three times.
+                why = unusable_reply(action.text, self.conversation.instructions(), None if saved else message)
                 if why is None:
                     result.outcome, result.reply = "reply", action.text
                     safe.finish()

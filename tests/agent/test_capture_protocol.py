@@ -242,3 +242,19 @@ def test_the_step_after_a_landed_save_may_only_reply(tmp_path, sessions):
     assert REPLY_AFTER_SAVE in model.seen[3][-1]["content"]
     grammar = tool_call_gbnf(schemas[2])
     assert grammar.startswith("root ::= reply\n") and "tool_call" not in grammar and "call ::=" not in grammar
+
+
+def test_after_a_save_a_reply_that_says_the_fact_back_is_a_confirmation(tmp_path, sessions):
+    # the reply-only step after a save restated the person's message; refused as a parrot three
+    # times, the person got "no usable reply" for a fact that was saved
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    base = session.memory.read("people/lina.md").revision
+    said = "Lina's partner is called Tomasz."
+    edit = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append", "text": said})
+    model = NativeScript([edit, said])
+    result = session.new_agent(model).turn(said)
+    assert result.outcome == "reply" and result.reply == said
+    parrot = NativeScript([said, said, said])                 # no save: still a parrot
+    assert session.new_agent(parrot).turn(said).outcome == "error"
+
