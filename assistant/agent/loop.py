@@ -352,25 +352,18 @@ class Agent:
                     return
                 self.conversation.add_error(correction(why, native=self.protocol == "tools", telling=telling))
                 continue
-            if action is None:
-                self._emit(StepRefused(parse_error))
-                # A malformed step counts as a step, so a model that never produces a valid
-                # action is stopped by the same limit.
+            if action is None or saved:
+                # A malformed step, or a call after a landed save (held by the grammar where the
+                # backend takes one; here it runs nothing). Either counts as a step, so a model
+                # that never produces a valid action is stopped by the same limit.
+                why = (parse_error or "invalid action") if action is None else REPLY_AFTER_SAVE
+                self._emit(StepRefused(why))
                 if result.steps > self.limits.max_steps:
                     return self._stop(result, f"the model produced {result.steps} steps without a valid reply "
                                               f"(limit {self.limits.max_steps} tool steps per turn); stopped")
-                self.conversation.add_error(parse_error or "invalid action")
+                self.conversation.add_error(why)
                 continue
             assert isinstance(action, ToolCall)
-            if saved:
-                # Held by the grammar where the backend takes one; a backend that does not is told
-                # here, and the call runs nothing. Counted as a step, so the step limit still holds.
-                self._emit(StepRefused(REPLY_AFTER_SAVE))
-                if result.steps > self.limits.max_steps:
-                    return self._stop(result, f"the model produced {result.steps} steps without a valid reply "
-                                              f"(limit {self.limits.max_steps} tool steps per turn); stopped")
-                self.conversation.add_error(REPLY_AFTER_SAVE)
-                continue
             if self.refusals.ended:
                 # The session's refusal rule ended it (through any door): no call runs any more.
                 return self._stop(result, "this session takes no more tool calls: calls carried values from "

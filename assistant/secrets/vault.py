@@ -150,8 +150,7 @@ def validate_value(value: str) -> str:
     if significant < MIN_VALUE_LEN:
         raise VaultError(
             f"value has only {significant} character{'' if significant == 1 else 's'} besides spaces and "
-            f"backslashes: at least "
-            f"{MIN_VALUE_LEN} are needed, a shorter value is too short to scan for without "
+            f"backslashes: at least {MIN_VALUE_LEN} are needed, a shorter value is too short to scan for without "
             "false alarms"
         )
     return value

@@ -181,15 +181,21 @@ def test_a_recalled_note_shows_its_current_revision_when_the_model_may_edit_it(t
     assert KEEP_WHAT_YOU_ARE_TOLD not in turn
 
 
-def test_an_append_the_note_already_ends_with_is_refused_and_its_repeat_ends_the_turn(tmp_path, sessions):
-    # the 1.5B model appended one fact four times in a turn, re-reading the note between; within
-    # the turn of the save the next step replies (below), so the repeat comes in a later turn
+def _lina_append_and_read(tmp_path, sessions):
+    """A watched session on a fresh workspace, and two calls: append "Lina's partner is Tomasz." to
+    people/lina.md at its current revision, and read that note."""
     ws = make_ws(tmp_path)
     session = sessions(ws, "watched")
     base = session.memory.read("people/lina.md").revision
-    first = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append",
-                                 "text": "Lina's partner is Tomasz."})
-    read = call("memory_read", {"path": "people/lina.md"})
+    edit = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append",
+                                "text": "Lina's partner is Tomasz."})
+    return ws, session, edit, call("memory_read", {"path": "people/lina.md"})
+
+
+def test_an_append_the_note_already_ends_with_is_refused_and_its_repeat_ends_the_turn(tmp_path, sessions):
+    # the 1.5B model appended one fact four times in a turn, re-reading the note between; within
+    # the turn of the save the next step replies (below), so the repeat comes in a later turn
+    ws, session, first, read = _lina_append_and_read(tmp_path, sessions)
     model = NativeScript([first, "Noted: Lina's partner is Tomasz.",
                           "AGAIN", read, "AGAIN", read, "AGAIN", "never reached"])
     agent = session.new_agent(model)
@@ -218,12 +224,7 @@ def test_the_step_after_a_landed_save_may_only_reply(tmp_path, sessions):
     # told "Saved: now reply", the 1.5B model re-read and re-appended until a guard ended the turn:
     # the person got no reply. Now the grammar of the next step holds only the reply branch, and a
     # call sent anyway (a backend without grammar) runs nothing and is told to reply.
-    ws = make_ws(tmp_path)
-    session = sessions(ws, "watched")
-    base = session.memory.read("people/lina.md").revision
-    edit = call("memory_edit", {"path": "people/lina.md", "base": base, "op": "append",
-                                "text": "Lina's partner is Tomasz."})
-    read = call("memory_read", {"path": "people/lina.md"})
+    ws, session, edit, read = _lina_append_and_read(tmp_path, sessions)
     model = NativeScript([read, edit, read, "Saved: Lina's partner is Tomasz."])
     agent = session.new_agent(model)
     schemas = []

@@ -72,13 +72,18 @@ def test_chat_catalog_breaks_at_word_boundaries(tmp_path):
     assert_whole_words(screen(t.text, COLS), "   : ")
 
 
-def test_runs_list_breaks_a_long_task_at_word_boundaries(tmp_path):
+def _workspace_with_one_long_task(tmp_path):
+    """A workspace with one finished run whose task is WORDS (run with the scripted model)."""
     ws = make_ws(tmp_path)
     steps = write_script(tmp_path, [{"reply": "done"}])
-    task = " ".join(WORDS)
-    r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "run", "--model", f"script:{steps}", task],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "run", "--model", f"script:{steps}",
+                        " ".join(WORDS)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+    return ws
+
+
+def test_runs_list_breaks_a_long_task_at_word_boundaries(tmp_path):
+    ws = _workspace_with_one_long_task(tmp_path)
     shown = Pty("-w", str(ws), "runs", cols=COLS)
     assert shown.wait() == 0
     assert_whole_words(screen(shown.text, COLS), "       | ")
@@ -99,12 +104,7 @@ def test_a_word_is_moved_whole_and_colour_codes_inside_it_count_no_columns():
 
 
 def test_runs_show_breaks_a_long_task_at_word_boundaries(tmp_path):
-    ws = make_ws(tmp_path)
-    steps = write_script(tmp_path, [{"reply": "done"}])
-    task = " ".join(WORDS)
-    r = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "run", "--model", f"script:{steps}", task],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+    ws = _workspace_with_one_long_task(tmp_path)
     listed = subprocess.run([sys.executable, "-m", "assistant", "-w", str(ws), "runs", "--json"],
                             capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0, listed.stderr
