@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from assistant.recall.asked import absent_kind
+
 # Most tokens one completion reply may take (the stop strings end most replies much sooner).
 MAX_ANSWER_TOKENS = 96
 # Where a reply ends: the end of its line (a base model goes on with a "Note: ..." of its own or
@@ -86,7 +88,11 @@ def render_page(question: str, recalled: Iterable[tuple[str, str]],
                 exchanges: Sequence[tuple[str, str]] = ()) -> str:
     """The page the model continues: instructions and worked questions, the recalled notes
     ((label, redacted text) pairs), this chat's last exchanges, and the question."""
-    notes = [note_line(label, text) for label, text in recalled if label]
+    recalled = [(label, text) for label, text in recalled if label]
+    notes = [note_line(label, text) for label, text in recalled]
+    missing = absent_kind(question, [text for _, text in recalled])
+    if missing:     # assistant.recall.asked: the question asks for a kind of fact none of them shows
+        notes.append(f"(None of these notes shows {missing}.)")
     page = [instructions(), "", "Notes:", *(notes or ["(no note matches this question)"]), ""]
     for q, a in list(exchanges)[-MAX_EXCHANGES:]:
         page += [f"Question: {_one_line(q)}", f"Answer: {_one_line(a)}", ""]

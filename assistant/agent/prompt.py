@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from assistant.agent.actions import DEFAULT_MAX_REPLY
 from assistant.agent.native_tools import NATIVE_RULES, tool_response, tools_block
 from assistant.notes.flagging import FLAG
+from assistant.recall.asked import absent_kind
 
 if TYPE_CHECKING:
     from assistant.tools.base import Tool
@@ -167,14 +168,25 @@ def render_recalled(recalled: Iterable[tuple[str, str]]) -> str:
                if flagged else ""))
 
 
+def absence_line(question: str, recalled: Iterable[tuple[str, str]]) -> str:
+    """"None of the notes above shows a phone number ..." when the question asks for a kind of fact
+    with a written shape that no recalled text shows (assistant.recall.asked), else ""."""
+    missing = absent_kind(question, [text for label, text in recalled if label])
+    return (f"None of the notes above shows {missing}: if that is what you were asked, reply that "
+            "it is not in your notes." if missing else "")
+
+
 def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
-                recalled: Iterable[tuple[str, str]] | None = None, *, telling: bool = False) -> str:
+                recalled: Iterable[tuple[str, str]] | None = None, *, telling: bool = False,
+                question: str = "") -> str:
     """The volatile context of the newest user turn (it goes before the person's message).
 
     `recalled`: None when recall is off (nothing is said), else the recalled (label, redacted
     text) pairs: their text as untrusted data and the rule to answer from it, or, when none
     matched, a line saying so (an empty recall is never silent). `telling`: the message tells
-    rather than asks (not asks()): the rule is to keep what is worth remembering instead."""
+    rather than asks (not asks()): the rule is to keep what is worth remembering instead.
+    `question`: the person's message; when it asks for a phone number, a date, an amount or an
+    email address that no recalled note shows, the tail says so (absence_line)."""
     day = now.date() if isinstance(now, _dt.datetime) else now
     lines = [TAIL_OPEN, f"Today is {day.isoformat()} ({day.strftime('%A')})."]
     changed = [c.strip() for c in changed_notes if c and c.strip()]
@@ -182,12 +194,14 @@ def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
         lines.append("Notes changed since this session started (read them again before relying on them):")
         lines.extend(f"- {c}" for c in changed)
     if recalled is not None:
+        recalled = list(recalled)
         block = render_recalled(recalled)
         if telling:
             lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block
                          else f"No note matched this message. {KEEP_WHAT_YOU_ARE_TOLD}")   # never silent
         else:
-            lines.append(f"{block}\n{ANSWER_FROM_NOTES}" if block else NO_RECALL)
+            absent = absence_line(question, recalled) if block else ""
+            lines.append(f"{block}\n{ANSWER_FROM_NOTES}" + (f"\n{absent}" if absent else "") if block else NO_RECALL)
     return "\n".join(lines)
 
 
@@ -195,7 +209,7 @@ def render_user_turn(text: str, changed_notes: Iterable[str], now: _dt.datetime 
                      recalled: Iterable[tuple[str, str]] | None = None, *, can_save: bool = False) -> str:
     """The newest user turn as sent: the volatile context first, the person's message last.
     `can_save`: a memory write tool is offered, so a message that tells gets the rule to keep it."""
-    return (render_tail(changed_notes, now, recalled, telling=can_save and not asks(text))
+    return (render_tail(changed_notes, now, recalled, telling=can_save and not asks(text), question=text)
             + "\n\n" + MESSAGE_OPEN + "\n" + text.rstrip())
 
 
