@@ -350,7 +350,8 @@ class Agent:
                     result.message = f"the model gave no usable reply after {unusable} tries"
                     self._emit(TurnFailed(result.message))
                     return
-                self.conversation.add_error(correction(why, native=self.protocol == "tools", telling=telling))
+                self.conversation.add_error(correction(why, native=self.protocol == "tools", telling=telling,
+                                                         message=message))
                 continue
             if action is None or saved:
                 # A malformed step, or a call after a landed save (held by the grammar where the

@@ -12,6 +12,7 @@ never the notes, which a good answer may quote).
 
 from __future__ import annotations
 
+import json
 import re
 
 # How many replies in a row may be unusable before the turn fails (the first try included).
@@ -96,15 +97,26 @@ def _repeats(reply: str, instructions: str) -> bool:
     return sum(g in theirs for g in grams) >= _REPEATED * len(grams)
 
 
-def correction(why: str, *, native: bool = False, telling: bool = False) -> str:
+# The person's words are quoted in a correction only up to this length (a long message is in the
+# prompt already; quoting it again would cost its tokens twice).
+QUOTE_CHARS = 240
+
+
+def correction(why: str, *, native: bool = False, telling: bool = False, message: str = "") -> str:
     """What the model is told after an unusable reply (the turn loop adds it as an error);
     `native`: the model answers in plain text (assistant.agent.native_tools), not in JSON;
-    `telling`: the person's message tells rather than asks, and a tool that saves is offered."""
+    `telling`: the person's message tells rather than asks, and a tool that saves is offered;
+    `message` (with `telling`): the person's words, quoted as what a saved line may say."""
     if telling:
         call = ("a tool call (<tool_call> ... </tool_call>)" if native
                 else 'a tool call ({"tool": ..., "args": ...})')
+        said = " ".join(message.split())
+        # the 1.5B model, told the Kirkstall survey date, saved a line its note already had and
+        # then said the person's message back three times: the new fact is what to save
+        words = (f' The text to save is the new fact, in the person\'s words or yours, e.g. {json.dumps(said, ensure_ascii=False)}.'
+                 if said and len(said) <= QUOTE_CHARS else "")
         return (f"{why}. The person told you something. If it is worth remembering, save it now with "
-                f"{call}: memory_write for a new note, memory_edit for a note you read. Otherwise "
+                f"{call}: memory_write for a new note, memory_edit for a note you read.{words} Otherwise "
                 "reply in your own words in one short line.")
     if native:
         return (f"{why}. Answer the person's last message itself, in your own words, as plain text. "

@@ -19,7 +19,7 @@ from policy.paths import MAX_PATH_CHARS
 from assistant.notes.history import Origin
 from assistant.notes.edit import OPS, Edit
 from assistant.notes.flagging import FLAG_WORDS, flag_reason
-from assistant.notes.store import REVISION_CHARS, Memory, NoteError, WriteResult
+from assistant.notes.store import REVISION_CHARS, Conflict, Memory, NoteError, WriteResult
 from assistant.recall.index import IndexUnavailable, query_terms
 from assistant.recall.turn import untrusted_place
 from assistant.tools.base import Tool, ToolContext, ToolError, tool_error
@@ -121,6 +121,15 @@ def run_memory_write(args: dict, ctx: ToolContext) -> str:
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
         result = memory.write(parsed.path, parsed.content, base=parsed.base, origin=origin, call=ctx.call())
+    except Conflict as exc:
+        if exc.why != "exists":
+            raise tool_error(exc) from None
+        # the 1.5B model, told of a dentist, memory_write'd one line to preferences.md with no base,
+        # and on this refusal said the person's message back: the way to add is named here
+        raise ToolError(f"{exc.path} already exists; nothing was written. To add a line to it: memory_edit "
+                        "with op \"append\", your line as text, and as base the revision shown beside its path "
+                        "among the notes found for this message (or the one memory_read gives). To keep it "
+                        "apart, memory_write a new note at another path.") from None
     except NoteError as exc:
         raise tool_error(exc) from None
     verb = "created" if result.created else "replaced"
@@ -133,6 +142,14 @@ def run_memory_write(args: dict, ctx: ToolContext) -> str:
 SAVED_NEXT = ". Saved: now reply to the person in one short line."
 
 
+def adds_nothing(current: str, text: str) -> bool:
+    """An append of `text` to a note holding `current` would add no line it does not already
+    have (every non-blank line of `text` is, trimmed, a line of the note). False for blank text."""
+    have = {ln.strip() for ln in current.splitlines()}
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return bool(lines) and all(ln in have for ln in lines)
+
+
 def run_memory_edit(args: dict, ctx: ToolContext) -> str:
     """The tool: one small change of a note (Memory.edit), through the same gated writer."""
     memory = _memory(ctx)
@@ -142,11 +159,14 @@ def run_memory_edit(args: dict, ctx: ToolContext) -> str:
             current = memory.read(parsed.path).content
         except NoteError:
             current = None      # the edit itself says why it cannot be made
-        if current is not None and current.rstrip().endswith(parsed.edit.text.strip()):
+        if current is not None and adds_nothing(current, parsed.edit.text):
             # the model's own repeat (the 1.5B model appended one fact four times in a turn,
-            # re-reading the note between): a person's CLI append is not held to this
-            raise ToolError(f"{parsed.path} already ends with this text: it is saved; nothing was written. "
-                            "Reply to the person now.")
+            # re-reading the note between), or a line of the note copied back instead of the
+            # person's new fact (it appended the Kirkstall note's "Open items" line when told the
+            # survey date): a person's CLI append is not held to this
+            raise ToolError(f"{parsed.path} already holds every line of this text, so nothing was written. "
+                            "If the person told you something the note does not hold yet, append that "
+                            "instead; if not, reply to the person.")
     origin = Origin("assistant", model=ctx.model, sources=tuple(ctx.sources))
     try:
         result = memory.edit(parsed.path, parsed.edit, base=parsed.base, origin=origin, call=ctx.call())

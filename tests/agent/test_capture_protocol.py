@@ -217,7 +217,7 @@ def test_an_append_the_note_already_ends_with_is_refused_and_its_repeat_ends_the
     assert note.count("Lina's partner is Tomasz.") == 1
     assert result.outcome == "stopped" and "same failing memory_edit call 3 times" in result.message
     refused = [c for c in result.calls if not c.ok]
-    assert len(refused) == 2 and "already ends with this text" in refused[0].message
+    assert len(refused) == 2 and "already holds every line of this text" in refused[0].message
 
 
 def test_the_step_after_a_landed_save_may_only_reply(tmp_path, sessions):

@@ -271,7 +271,7 @@ def test_read_redacts_a_secret_added_to_the_vault_after_the_note_was_written(ws)
 
 def test_overwrite_requires_the_current_revision(ws):
     ctx = make_ctx(ws)
-    with pytest.raises(ToolError, match="already exists: read it with memory_read"):
+    with pytest.raises(ToolError, match="already exists; nothing was written. To add a line to it: memory_edit"):
         run_memory_write({"path": "people/lina.md", "content": "clobber\n"}, ctx)
     with pytest.raises(ToolError, match=CONFLICT_MESSAGE):
         run_memory_write({"path": "people/lina.md", "content": "clobber\n", "base": "0123456789ab"}, ctx)

@@ -1,0 +1,89 @@
+"""Issue 22 item 4, three findings of the capture bench on the 1.5B model made into rules:
+
+- told the Kirkstall survey date, it appended a line the note already had (its "Open items"
+  line) instead of the new fact: an append that adds no new line is refused, and the refusal says
+  to append what the person told;
+- told of a dentist, it memory_write'd one line to preferences.md with no base: the refusal
+  names the way to add a line (memory_edit, op append, the revision beside the recalled path);
+- on either refusal it said the person's message back: the correction of a telling turn quotes
+  the person's words as what a saved line may say.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from e2e_support import make_ws
+
+from assistant.agent.usable import QUOTE_CHARS, correction
+from assistant.tools.memory import adds_nothing
+from test_native_tool_calls import NativeScript  # noqa: E402  (the scripted ChatML model, defined once)
+
+SURVEY = "The Kirkstall drainage survey results arrive on 2026-12-18."
+
+
+def call(name: str, arguments: object) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+@pytest.mark.parametrize("text, nothing", [
+    ("Open items: drainage survey results, budget sign-off for the boardwalk.", True),   # not the last line
+    ("\n  Client: Leeds City Council. Sam leads; Marek does the planting plan.  \n", True),
+    ("Survey results arrive on 2026-12-18.", False),
+    ("Open items: drainage survey results, budget sign-off for the boardwalk.\nSurvey: 2026-12-18.", False),
+    ("drainage", False),            # a word of a line is no line of the note
+    ("   \n", False),
+])
+def test_an_append_adds_nothing_only_when_every_line_is_already_a_line_of_the_note(tmp_path, text, nothing):
+    note = (make_ws(tmp_path) / "memory" / "projects" / "kirkstall-park.md").read_text()
+    assert adds_nothing(note, text) is nothing
+
+
+def _turn(session, steps, message):
+    model = NativeScript(steps)
+    agent = session.new_agent(model)
+    result = agent.turn(message)
+    return result, [m["content"] for m in agent.conversation.messages()]
+
+
+def test_a_copied_line_is_refused_and_the_fact_the_person_told_is_then_saved(tmp_path, sessions):
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    path = "projects/kirkstall-park.md"
+    rev = session.memory.read(path).revision       # as shown beside the recalled path
+    copied = call("memory_edit", {"path": path, "base": rev, "op": "append",
+                                  "text": "\nOpen items: drainage survey results, budget sign-off for the boardwalk."})
+    fact = call("memory_edit", {"path": path, "base": rev, "op": "append", "text": "Survey results: 2026-12-18."})
+    result, told = _turn(session, [copied, SURVEY, fact, "Saved the survey date."], SURVEY)
+    refused = [c for c in result.calls if not c.ok]
+    assert len(refused) == 1 and "already holds every line of this text" in refused[0].message
+    assert "append that instead" in refused[0].message
+    note = (ws / "memory" / path).read_text()
+    assert note.count("Open items:") == 1 and note.rstrip().endswith("Survey results: 2026-12-18.")
+    # the parrot between the two calls was refused with the person's words quoted as the line to save
+    assert any("the reply only repeated the person's message" in t and json.dumps(SURVEY) in t for t in told)
+    assert result.outcome == "reply" and result.reply == "Saved the survey date."
+
+
+def test_a_write_over_an_existing_note_without_base_names_the_way_to_add_a_line(tmp_path, sessions):
+    dentist = "My dentist is Dr Patel at the Headingley practice."
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    before = (ws / "memory" / "preferences.md").read_text()
+    write = call("memory_write", {"path": "preferences.md", "content": "\n- Dentist: Dr Patel."})
+    result, _ = _turn(session, [write, "Noted."], dentist)
+    assert (ws / "memory" / "preferences.md").read_text() == before          # nothing written
+    [refused] = result.calls
+    assert not refused.ok and "preferences.md already exists; nothing was written" in refused.message
+    assert 'memory_edit with op "append"' in refused.message and "revision shown beside its path" in refused.message
+
+
+def test_the_telling_correction_quotes_the_person_only_when_short():
+    said = "Marek is on holiday until 2026-12-20."
+    assert json.dumps(said) in correction("the reply only repeated the person's message", native=True,
+                                          telling=True, message=said)
+    long = "x " * QUOTE_CHARS
+    assert long.strip() not in correction("why", native=True, telling=True, message=long)
+    # a question's correction never quotes: it is asked to answer, not to save
+    assert said not in correction("why", native=True, telling=False, message=said)
