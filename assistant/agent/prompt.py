@@ -169,11 +169,13 @@ def render_recalled(recalled: Iterable[tuple[str, str]]) -> str:
 
 
 def absence_line(question: str, recalled: Iterable[tuple[str, str]]) -> str:
-    """"None of the notes above shows a phone number ..." when the question asks for a kind of fact
+    """"If you were asked for a phone number: it is not in your notes ..." when the question asks for a kind of fact
     with a written shape that no recalled text shows (assistant.recall.asked), else ""."""
     missing = absent_kind(question, [text for label, text in recalled if label])
-    return (f"None of the notes above shows {missing}: if that is what you were asked, reply that "
-            "it is not in your notes." if missing else "")
+    # worded so that a copy of it is a fit reply: the 1.5B model answered ex21 with the line's first
+    # words, "None of the notes above shows a phone number."
+    return (f"If you were asked for {missing}: it is not in your notes (none of the notes above shows "
+            "one), so reply that it is not in your notes." if missing else "")
 
 
 def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,

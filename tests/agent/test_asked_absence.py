@@ -50,7 +50,7 @@ def test_each_kind_is_asked_in_ordinary_words():
 
 def test_the_turn_and_the_completion_page_say_what_the_notes_do_not_show():
     day = dt.date(2026, 12, 3)
-    absent = "None of the notes above shows a phone number"
+    absent = "If you were asked for a phone number: it is not in your notes"
     turn = render_user_turn("What is Marek's phone number?", [], day, [("people/marek.md", MAREK)])
     assert absent in turn and turn.index(absent) < turn.index("[the person's message]")
     assert absent not in render_user_turn("What is Marek's phone number?", [], day,
@@ -68,4 +68,4 @@ def test_a_real_turn_on_the_example_carries_the_line_into_the_prompt(tmp_path, s
     assert agent.turn("What is Marek's phone number?").reply == "That is not in my notes."
     prompt = "\n".join(m["content"] for m in model.seen[0])
     assert "Best reached by phone in the afternoon." in prompt      # the note was recalled ...
-    assert "None of the notes above shows a phone number" in prompt  # ... and holds no number
+    assert "If you were asked for a phone number: it is not in your notes" in prompt  # ... and holds no number
