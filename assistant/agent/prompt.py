@@ -202,8 +202,13 @@ def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
             lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block
                          else f"No note matched this message. {KEEP_WHAT_YOU_ARE_TOLD}")   # never silent
         else:
-            absent = absence_line(question, recalled) if block else ""
-            lines.append(f"{block}\n{ANSWER_FROM_NOTES}" + (f"\n{absent}" if absent else "") if block else NO_RECALL)
+            if not block:
+                lines.append(NO_RECALL)
+            else:
+                lines.append(f"{block}\n{ANSWER_FROM_NOTES}")
+                absent = absence_line(question, recalled)
+                if absent:
+                    lines.append(absent)
     return "\n".join(lines)
 
 

@@ -8,10 +8,11 @@ The words matched, so recall rightly brought the note, but the note holds no num
 For a few kinds of fact that have a recognisable written shape (a phone number, an email
 address, an amount of money, a calendar date) this module tells, from the question's words,
 that the question asks for one, and, from the recalled text, whether any note shows one. The
-prompt then says so plainly ("None of the notes above shows a phone number"). It errs on the
-side of silence: a question it does not recognise, or notes with anything of the right shape
-(whether or not it is the fact asked for), give no line, so it can never hide an answer the
-notes hold; it only names an absence that is certain from the text.
+prompt then says so plainly ("If you were asked for a phone number: it is not in your notes").
+It errs on the side of silence: a question it does not recognise, notes with anything of the
+right shape (whether or not it is the fact asked for), or a `[redacted:NAME]` marker (a vault
+value the model may not see could be the very fact) give no line, so it can never hide an answer
+the notes hold; it only names an absence that is certain from the text.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Iterable
+
+from assistant.secrets.scanner import MARKER_RE
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
            "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
@@ -41,7 +44,7 @@ KINDS = (
          re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}:\d{2}\b")),  # ... that are not an ISO date or a time
     Kind("an email address",
          re.compile(r"\be-?mail(?:\s+address)?\b"),
-         re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|\[redacted:[^\]]*\]")),
+         re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")),
     Kind("an amount of money",
          re.compile(r"\bhow\s+much\b"
                     r"|\b(?:what|how\s+big|how\s+large)\s+(?:is|was|are|were)\s+(?:the\s+|my\s+|our\s+|his\s+|her\s+|their\s+)?"
@@ -72,7 +75,8 @@ def absent_kind(question: str, texts: Iterable[str]) -> str | None:
     recognised kind, or some text shows one, or nothing was recalled (that has its own line)."""
     kind = asked_kind(question)
     shown = [t for t in texts if t and t.strip()]
-    if kind is None or not shown:
+    # a redaction marker: what the scanner hid from the model may be the very fact asked for
+    if kind is None or not shown or any(MARKER_RE.search(t) for t in shown):
         return None
     if any(kind.shown.search(kind.unlike.sub(" ", t) if kind.unlike else t) for t in shown):
         return None

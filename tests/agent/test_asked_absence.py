@@ -37,6 +37,7 @@ KIRKSTALL = "Planting plan due 2026-12-12 at 14:00. Open items: budget sign-off 
     ("When is Marek's birthday?", ["born March 3rd"], None),
     ("When should I call Marek?", [MAREK], None),                                # "afternoon" answers it
     ("What is Marek's phone number?", [], None),                                 # nothing recalled: its own line
+    ("What is Marek's phone number?", [MAREK + "\nMobile: [redacted:marek-mobile]"], None),   # hidden, maybe it
 ])
 def test_an_absence_is_named_only_when_certain_from_the_text(question, texts, missing):
     assert absent_kind(question, texts) == missing
