@@ -276,6 +276,10 @@ class Conversation:
         self._turns.append({"role": "user", "content": content})
         return content
 
+    def earlier_exchanges(self) -> int:
+        """How many exchanges come before the current one (what drop_oldest_exchange can drop)."""
+        return max(0, len(self._starts) - 1)
+
     def drop_oldest_exchange(self) -> bool:
         """Forget the oldest exchange (a person's message and every step and tool result that
         followed it), never the current one. False when only the current exchange is left."""

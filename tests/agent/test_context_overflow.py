@@ -94,3 +94,29 @@ def test_the_embedded_model_keeps_chatting_past_its_context(tmp_path):
             result = agent.turn(f"Note {i}: " + "the garden needs watering on tuesdays. " * 40)
             assert result.outcome != "error", result.message
     assert any(isinstance(e, Notice) and "oldest exchange" in e.message for e in events)
+
+
+def test_the_first_overflow_drops_the_older_half_so_the_next_turns_fit_without_another_drop(session):
+    """Each drop changes the prompt right after the stable prefix, so llama.cpp evaluates all of
+    the rest again: dropping only enough to fit paid that on every step after the first
+    overflow. The first overflow frees half of the earlier exchanges instead."""
+    system = len(session.new_agent(SmallContextModel(1)).conversation.system_prompt().encode())
+    model = SmallContextModel(system + 6000)
+    events = []
+    agent = session.new_agent(model, on_event=events.append)
+    notices_at: list[int] = []
+    earlier_before: list[int] = []
+    for i in range(12):
+        earlier_before.append(agent.conversation.earlier_exchanges() + 1)   # with this message's own
+        seen = len(events)
+        assert agent.turn(f"message {i}: " + "words " * 100).outcome == "reply"
+        if any(isinstance(e, Notice) for e in events[seen:]):
+            notices_at.append(i)
+    assert notices_at, "the conversation never outgrew the context"
+    first = notices_at[0]
+    notice = next(e.message for e in events if isinstance(e, Notice))
+    half = earlier_before[first] // 2
+    assert half >= 2 and f"the {half} oldest exchanges were dropped" in notice
+    # the turns right after the first overflow fit without dropping anything more
+    assert first + 1 not in notices_at
+    assert "message 11:" in model.seen[-1][-2]["content"] or any("message 11:" in m["content"] for m in model.seen[-1])
