@@ -78,6 +78,17 @@ KEEP_WHAT_YOU_ARE_TOLD = ("The person is telling you something, not asking. If i
                           "\"append\" and the new line as text (op \"replace\" with old, copied exactly, for a "
                           "correction). For a new person or topic: memory_write a new note. Then reply in one "
                           "short line. Never say you saved something no tool call saved.")
+# For a telling message that no note matched: the rule above points at "a note above" that is not
+# there, and the 1.5B model, told of a dentist or a diet with nothing recalled, sent memory_write
+# to the note of an earlier message (people/lina.md) without base, three times, and saved nothing.
+KEEP_IN_A_NEW_NOTE = ("The person is telling you something, not asking, and no note matched it. If it is "
+                      "worth remembering (a name and how they relate to the person, a standing preference, "
+                      "a date, an ongoing project), save it with a tool call first: memory_write a new note "
+                      "at a path named for what it is about (people/<name>.md for a person, "
+                      "projects/<name>.md for a project, a short topic name otherwise), not a note of an "
+                      "earlier message, with content whose description line says who or what it is "
+                      "about, then the fact. Then reply in one short line. Never say you saved something "
+                      "no tool call saved.")
 SAVING_TOOLS = ("memory_write", "memory_edit")
 _ASKING_WORDS = frozenset(
     "what who whom whose where when why how which is are am was were do does did can could will would "
@@ -199,8 +210,7 @@ def render_tail(changed_notes: Iterable[str], now: _dt.datetime | _dt.date,
         recalled = list(recalled)
         block = render_recalled(recalled)
         if telling:
-            lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block
-                         else f"No note matched this message. {KEEP_WHAT_YOU_ARE_TOLD}")   # never silent
+            lines.append(f"{block}\n{KEEP_WHAT_YOU_ARE_TOLD}" if block else KEEP_IN_A_NEW_NOTE)   # never silent
         else:
             if not block:
                 lines.append(NO_RECALL)

@@ -22,7 +22,7 @@ from assistant.agent.loop import REPLY_AFTER_SAVE
 from assistant.models.grammar import tool_call_gbnf
 from assistant.agent.native_tools import parse_native, spelled_call, tools_block
 from assistant.agent.prompt import (
-    ANSWER_FROM_NOTES, KEEP_WHAT_YOU_ARE_TOLD, NO_RECALL, Conversation, asks,
+    ANSWER_FROM_NOTES, KEEP_IN_A_NEW_NOTE, KEEP_WHAT_YOU_ARE_TOLD, NO_RECALL, Conversation, asks,
 )
 from assistant.models.base import StepResult
 from assistant.tools.memory import memory_tools
@@ -115,18 +115,21 @@ def test_asks_tells_a_question_from_a_statement(message, asking):
 def test_a_statement_gets_the_rule_to_keep_it_and_a_question_the_rule_to_answer():
     conv = Conversation("You are Wren.", TOOLS, "", protocol="tools")
     told = conv.add_user("My sister Ana moved to Porto.", now=DAY, recalled=[])
-    assert KEEP_WHAT_YOU_ARE_TOLD in told and NO_RECALL not in told and ANSWER_FROM_NOTES not in told
+    # nothing recalled: the rule for a new note, not the one that points at "a note above"
+    assert KEEP_IN_A_NEW_NOTE in told and KEEP_WHAT_YOU_ARE_TOLD not in told
+    assert NO_RECALL not in told and ANSWER_FROM_NOTES not in told and "note above" not in told
     asked = conv.add_user("Where does Ana live?", now=DAY, recalled=[("people/ana.md", NOTE)])
     assert ANSWER_FROM_NOTES in asked and KEEP_WHAT_YOU_ARE_TOLD not in asked and "moved to Porto" in asked
     told_with_notes = conv.add_user("Ana moved again, to Lisbon.", now=DAY, recalled=[("people/ana.md", NOTE)])
     assert KEEP_WHAT_YOU_ARE_TOLD in told_with_notes and "moved to Porto" in told_with_notes
+    assert KEEP_IN_A_NEW_NOTE not in told_with_notes
 
 
 def test_with_no_tool_that_saves_a_statement_keeps_the_answer_rule():
     reading = [t for t in TOOLS if t.name not in ("memory_write", "memory_edit")]
     conv = Conversation("You are Wren.", reading, "", protocol="tools")
     told = conv.add_user("My sister Ana moved to Porto.", now=DAY, recalled=[])
-    assert NO_RECALL in told and KEEP_WHAT_YOU_ARE_TOLD not in told
+    assert NO_RECALL in told and KEEP_WHAT_YOU_ARE_TOLD not in told and KEEP_IN_A_NEW_NOTE not in told
 
 
 class ActionScript:

@@ -47,7 +47,7 @@ def test_every_turn_gets_a_recall_event_even_when_nothing_matches(tmp_path):
     assert [len(r["notes"]) for r in recall][0] == 0
     assert recall[1]["notes"][0]["path"] == "projects/kirkstall-park.md"
     assert "Notes found by searching" not in model.calls[0][-1]["content"]
-    assert "No note matched this message" in model.calls[0][-1]["content"]     # never silent (a greeting tells)
+    assert "no note matched it" in model.calls[0][-1]["content"]     # never silent (a greeting tells)
     assert "No note matched" not in model.calls[1][-1]["content"]
 
 
@@ -81,7 +81,7 @@ def test_recall_can_be_turned_off_and_has_a_score_floor(tmp_path):
         s.new_agent(model).turn("What do you remember about Lina?")
         assert _events(s, "recall") == []
     assert "Notes found by searching" not in model.calls[0][-1]["content"]
-    assert "No note matched" not in model.calls[0][-1]["content"]      # recall off: nothing is claimed
+    assert "No note matched" not in model.calls[0][-1]["content"] and "no note matched it" not in model.calls[0][-1]["content"]      # recall off: nothing is claimed
     # min_score is a share of the best match's score: 1.0 keeps only the best (Marek's note, not
     # the project note that also names him); the default keeps both
     for name, extra, want in (("b", "\n[recall]\nmin_score = 1.0\n", ["people/marek.md"]),
