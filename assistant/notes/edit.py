@@ -17,6 +17,7 @@ caller turns the result into a whole-note write through the one gated writer.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -110,6 +111,38 @@ def _shown(text: str) -> str:
     return repr(one if len(one) <= _SHOWN else one[:_SHOWN - 1] + "…")
 
 
+_WORDS = re.compile(r"[^\W_]+")
+_NEAREST_CHARS = 200   # a longer line is not quoted as the `old` to copy (a cut quote cannot be copied)
+
+
+def nearest_line(view_text: str, text: str) -> str | None:
+    """The line of the note (redacted view) that `text` most likely rewrites: the body line
+    sharing the most words with a line of `text` (at least two, and a third of the note line's
+    words or half of the text line's), leaving out lines `text` repeats unchanged, frontmatter and markers. None when no
+    line is near enough or the nearest is too long to quote whole."""
+    lines = view_text.split("\n")
+    body = lines
+    if lines and lines[0].strip() == "---":
+        close = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if close is not None:
+            body = lines[close + 1:]
+    theirs = [set(_WORDS.findall(t.lower())) for t in text.split("\n") if t.strip()]
+    kept = {t.strip() for t in text.split("\n")}
+    best, best_shared = None, 0
+    for line in body:
+        words = set(_WORDS.findall(line.lower()))
+        if not words or line.strip() in kept or MARKER_RE.search(line) or len(line) > _NEAREST_CHARS:
+            continue
+        shared, near = 0, False
+        for t in theirs:
+            n = len(words & t)
+            if n >= 2 and (3 * n >= len(words) or 2 * n >= len(t)):
+                shared, near = max(shared, n), True
+        if near and shared > best_shared:
+            best, best_shared = line, shared
+    return best
+
+
 def _as_lines(text: str) -> str:
     """`text` as whole lines: ending in a line break (the note's own "\\n")."""
     return text if text.endswith("\n") else text + "\n"
@@ -191,11 +224,16 @@ def _region(view_text: str, edit: Edit, path: str) -> tuple[int, int, str]:
         return end, end, lead + _as_lines(edit.text)
     if op == "replace":
         if not edit.old:
-            # the 1.5B model sent the whole new note as `text` with no `old`, six times running:
-            # say which call does what it meant
-            raise EditRefused("op replace needs old: the exact text to replace, as the note reads; "
-                              "nothing was written. To add a line, use op append; to replace the whole "
-                              "note, use memory_write with its content and this base")
+            # the 1.5B model sent the whole new note as `text` with no `old`, six times running;
+            # pointed at memory_write for the whole note, it wrote a correction of Lina's note as
+            # two lines and lost her birthday: the line it meant to change is named instead
+            near = nearest_line(view_text, edit.text or "")
+            hint = (f" The line of {path} nearest your text is {json.dumps(near, ensure_ascii=False)}: to "
+                    "change it, call again with that line as old and only its new wording as text."
+                    if near else " Copy the words to change from the note as old, and give only their new "
+                    "wording as text.")
+            raise EditRefused("op replace needs old: the exact text to replace, as the note reads; nothing "
+                              f"was written.{hint} To add a line instead, use op append.")
         hits = _occurrences(view_text, edit.old)
         if not hits:
             raise EditRefused(f"{_shown(edit.old)} does not occur in {path} (old must be copied exactly from "

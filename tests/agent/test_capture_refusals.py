@@ -87,3 +87,42 @@ def test_the_telling_correction_quotes_the_person_only_when_short():
     assert long.strip() not in correction("why", native=True, telling=True, message=long)
     # a question's correction never quotes: it is asked to answer, not to save
     assert said not in correction("why", native=True, telling=False, message=said)
+
+
+CORRECTION = "Correction: Lina teaches physics now, not chemistry."
+
+
+def test_a_replace_without_old_names_the_line_it_most_likely_meant_and_the_retry_lands(tmp_path, sessions):
+    """Pointed at memory_write for the whole note, the 1.5B model wrote the correction of Lina's
+    note as two lines and lost her birthday: the refusal now names the line to change."""
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    path = "people/lina.md"
+    rev = session.memory.read(path).revision
+    whole = call("memory_edit", {"path": path, "base": rev, "op": "replace",
+                                 "text": "Lina is Sam's younger sister. She teaches physics now."})
+    line = "Lina is Sam's younger sister. She teaches chemistry in Bristol."
+    retry = call("memory_edit", {"path": path, "base": rev, "op": "replace", "old": line,
+                                 "text": "Lina is Sam's younger sister. She teaches physics in Bristol."})
+    result, _ = _turn(session, [whole, retry, "Lina teaches physics now: noted."], CORRECTION)
+    refused, landed = result.calls
+    assert not refused.ok and "op replace needs old" in refused.message
+    assert f"nearest your text is {json.dumps(line)}" in refused.message
+    assert "memory_write" not in refused.message          # no pointer at a whole-note rewrite
+    assert landed.ok
+    note = (ws / "memory" / path).read_text()
+    assert "teaches physics in Bristol" in note and "chemistry" not in note and "Birthday: 14 March" in note
+
+
+def test_the_nearest_line_is_never_a_frontmatter_line_a_secret_marker_or_a_line_the_text_keeps():
+    from assistant.notes.edit import nearest_line
+    note = ("---\ndescription: Lina Okafor - Sam's sister, lives in Bristol\n---\n"
+            "Lina is Sam's younger sister. She teaches chemistry in Bristol.\n"
+            "Door code for Lina's flat: [redacted:lina-door]\n")
+    assert nearest_line(note, "Lina is Sam's younger sister, lives in Bristol.") == (
+        "Lina is Sam's younger sister. She teaches chemistry in Bristol.")
+    assert nearest_line(note, "Door code for Lina's flat: 4711") is None                # holds a marker
+    assert nearest_line(note, "Lina is Sam's younger sister. She teaches chemistry in Bristol.\nBirthday: 14 March."
+                        ) is None                                                       # kept as it is
+    assert nearest_line(note, "Marek is on holiday") is None                            # nothing near
+
