@@ -335,7 +335,8 @@ class Agent:
             if isinstance(action, Reply):
                 # After a save, saying the fact back is a confirmation, not a parrot: measured on the
                 # 1.5B model, the reply-only step restated the message and was refused three times.
-                why = unusable_reply(action.text, self.conversation.instructions(), None if saved else message)
+                why = unusable_reply(action.text, self.conversation.instructions(), "" if saved else message,
+                                     saved=saved)
                 if why is None:
                     result.outcome, result.reply = "reply", action.text
                     safe.finish()
@@ -351,7 +352,7 @@ class Agent:
                     self._emit(TurnFailed(result.message))
                     return
                 self.conversation.add_error(correction(why, native=self.protocol == "tools", telling=telling,
-                                                         message=message))
+                                                         message=message, saved=saved))
                 continue
             if action is None or saved:
                 # A malformed step, or a call after a landed save (held by the grammar where the

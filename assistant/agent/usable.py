@@ -40,14 +40,27 @@ def _bare(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
-def unusable_reply(text: str, instructions: str = "", message: str = "") -> str | None:
+# A refusal to help, as the reply's opening words ("I'm sorry, but I can't assist with that.").
+_REFUSAL = re.compile(r"^\W*(?:(?:(?:i am|i'm|i’m)\s+)?sorry[,.!]?\s*(?:but\s+)?)?i\s+(?:can ?not|can'?t|can’t|am unable to|"
+                      r"am not able to|won'?t be able to)\s+(?:assist|help)\b", re.IGNORECASE)
+
+
+def refuses(text: str) -> bool:
+    """Does the reply open by refusing to help ("I'm sorry, but I can't assist with that.")?"""
+    return bool(_REFUSAL.match(text))
+
+
+def unusable_reply(text: str, instructions: str = "", message: str = "", *, saved: bool = False) -> str | None:
     """Why `text` is no answer (a short reason with no quote of it), or None when it may be one.
 
     Unusable: empty; a placeholder (`<text>`, `{{answer}}`, a bare word of the format such as
     "text" or "reply"); an echo of the action format (`{"reply": ...}` inside the reply); a
     repeat of the instructions: most of its runs of six words stand in the persona, rules or tool
     docs; a loop (`degenerate`); the person's own `message` said back word for word (the 1.5B
-    model on JSON actions answered every fact it was told with the fact itself)."""
+    model on JSON actions answered every fact it was told with the fact itself); with `saved`
+    (a save landed in this turn), a refusal to help: the 1.5B model answered every fact it had
+    just saved with "I'm sorry, but I can't assist with that.", which tells the person the
+    opposite of what was done."""
     plain = _plain(text)
     if not plain:
         return "the reply was empty"
@@ -60,6 +73,8 @@ def unusable_reply(text: str, instructions: str = "", message: str = "") -> str 
         return "the reply repeated your instructions instead of answering"
     if degenerate(plain):
         return "the reply repeated itself (a loop, not an answer)"
+    if saved and refuses(text):
+        return "the reply refused to help, but your tool call had already saved it"
     # four words or more: "Hello!" answered with "Hello!" is a greeting, not a parrot
     if message and len(_bare(message).split()) >= 4 and _bare(text) == _bare(message):
         return "the reply only repeated the person's message"
@@ -102,11 +117,16 @@ def _repeats(reply: str, instructions: str) -> bool:
 QUOTE_CHARS = 240
 
 
-def correction(why: str, *, native: bool = False, telling: bool = False, message: str = "") -> str:
+def correction(why: str, *, native: bool = False, telling: bool = False, message: str = "",
+               saved: bool = False) -> str:
     """What the model is told after an unusable reply (the turn loop adds it as an error);
     `native`: the model answers in plain text (assistant.agent.native_tools), not in JSON;
     `telling`: the person's message tells rather than asks, and a tool that saves is offered;
-    `message` (with `telling`): the person's words, quoted as what a saved line may say."""
+    `message` (with `telling`): the person's words, quoted as what a saved line may say;
+    `saved`: a save landed in this turn, and only a reply may follow."""
+    if saved:
+        return (f"{why}. The save landed. Now tell the person in one short line, in your own words, "
+                "what you saved and in which note.")
     if telling:
         call = ("a tool call (<tool_call> ... </tool_call>)" if native
                 else 'a tool call ({"tool": ..., "args": ...})')
@@ -126,4 +146,4 @@ def correction(why: str, *, native: bool = False, telling: bool = False, message
             "do not say.")
 
 
-__all__ = ["MAX_REPLY_TRIES", "correction", "degenerate", "unusable_reply"]
+__all__ = ["MAX_REPLY_TRIES", "correction", "degenerate", "refuses", "unusable_reply"]

@@ -126,3 +126,32 @@ def test_the_nearest_line_is_never_a_frontmatter_line_a_secret_marker_or_a_line_
                         ) is None                                                       # kept as it is
     assert nearest_line(note, "Marek is on holiday") is None                            # nothing near
 
+
+def test_a_refusal_after_a_landed_save_is_no_reply_and_the_person_sees_the_next_one(tmp_path, sessions):
+    """The 1.5B model answered each fact it had just saved with "I'm sorry, but I can't assist
+    with that.": the person would read that nothing was done."""
+    ws = make_ws(tmp_path)
+    session = sessions(ws, "watched")
+    path = "projects/kirkstall-park.md"
+    rev = session.memory.read(path).revision
+    save = call("memory_edit", {"path": path, "base": rev, "op": "append", "text": "Survey results: 2026-12-18."})
+    model = NativeScript([save, "I'm sorry, but I can't assist with that.", "Saved: the survey results arrive on 2026-12-18."])
+    agent = session.new_agent(model)
+    result = agent.turn(SURVEY)
+    assert result.outcome == "reply" and result.reply == "Saved: the survey results arrive on 2026-12-18."
+    told = [m["content"] for m in agent.conversation.messages()]
+    assert any("the reply refused to help, but your tool call had already saved it" in t
+               and "The save landed" in t for t in told)
+
+
+@pytest.mark.parametrize("reply, refusal", [
+    ("I'm sorry, but I can't assist with that.", True),
+    ("Sorry, I cannot help with that.", True),
+    ("I am unable to help with that request.", True),
+    ("I can help with that: it is saved in people/ana.md.", False),
+    ("Saved: Ana lives in Porto now.", False),
+])
+def test_only_a_refusal_after_a_save_is_unusable(reply, refusal):
+    from assistant.agent.usable import unusable_reply
+    assert (unusable_reply(reply, saved=True) is not None) is refusal
+    assert unusable_reply(reply, saved=False) is None       # before any save a refusal is the model's to give
