@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from assistant.notes import frontmatter
 from assistant.notes.writer import Refused
 from assistant.secrets.scanner import MARKER_RE, Scanner, marker
 
@@ -115,30 +116,28 @@ _WORDS = re.compile(r"[^\W_]+")
 _NEAREST_CHARS = 200   # a longer line is not quoted as the `old` to copy (a cut quote cannot be copied)
 
 
+def _shared(words: set[str], theirs: set[str]) -> int:
+    """Words two lines share when they are near (at least two, and a third of the note line's
+    words or half of the other line's), else 0."""
+    n = len(words & theirs)
+    return n if n >= 2 and (3 * n >= len(words) or 2 * n >= len(theirs)) else 0
+
+
 def nearest_line(view_text: str, text: str) -> str | None:
     """The line of the note (redacted view) that `text` most likely rewrites: the body line
     sharing the most words with a line of `text` (at least two, and a third of the note line's
-    words or half of the text line's), leaving out lines `text` repeats unchanged, frontmatter and markers. None when no
-    line is near enough or the nearest is too long to quote whole."""
-    lines = view_text.split("\n")
-    body = lines
-    if lines and lines[0].strip() == "---":
-        close = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-        if close is not None:
-            body = lines[close + 1:]
+    words or half of the text line's), leaving out lines `text` repeats unchanged, frontmatter
+    and lines holding a marker. None when no line is near enough or the nearest is too long to
+    quote whole."""
     theirs = [set(_WORDS.findall(t.lower())) for t in text.split("\n") if t.strip()]
     kept = {t.strip() for t in text.split("\n")}
     best, best_shared = None, 0
-    for line in body:
+    for line in frontmatter.parse(view_text).body.split("\n"):
         words = set(_WORDS.findall(line.lower()))
         if not words or line.strip() in kept or MARKER_RE.search(line) or len(line) > _NEAREST_CHARS:
             continue
-        shared, near = 0, False
-        for t in theirs:
-            n = len(words & t)
-            if n >= 2 and (3 * n >= len(words) or 2 * n >= len(t)):
-                shared, near = max(shared, n), True
-        if near and shared > best_shared:
+        shared = max((_shared(words, t) for t in theirs), default=0)
+        if shared > best_shared:
             best, best_shared = line, shared
     return best
 
