@@ -2,7 +2,8 @@
 
 For each question of bench/answers/example.json and large.json it runs the session's Recaller
 (the configured [recall] settings, or those given here) over a copy of the set's notes and
-counts: answerable questions whose answering notes were all recalled, some, or none;
+counts: answerable questions whose answering notes were all recalled, some, or none, and those
+whose first recalled note is one of them (the model reads it first);
 unanswerable questions that recalled nothing (a turn that then says "no note matched"), and
 the notes and bytes recalled per question. The figures say whether a threshold setting keeps
 the answers and drops the filler, on a 5-note and a 314-note workspace with the same default.
@@ -39,7 +40,7 @@ def run_set(name: str, settings: RecallConfig, tmp: Path, misses: bool) -> str:
     index = Index(tmp / name / "state", memory)
     recaller = Recaller(index, settings)
     recaller.start()
-    counts = {"all": 0, "some": 0, "none": 0, "answerable": 0, "quiet": 0, "unanswerable": 0}
+    counts = {"all": 0, "some": 0, "none": 0, "answerable": 0, "quiet": 0, "unanswerable": 0, "first": 0}
     per_q_notes, per_q_bytes = [], []
     lines = []
     for q in data["questions"]:
@@ -57,11 +58,13 @@ def run_set(name: str, settings: RecallConfig, tmp: Path, misses: bool) -> str:
         found = [n for n in q["notes"] if n in paths]
         which = "all" if len(found) == len(q["notes"]) else "some" if found else "none"
         counts[which] += 1
+        counts["first"] += bool(paths) and paths[0] in q["notes"]
         if misses and which != "all":
             lines.append(f"    {q['id']} {which}: wanted {q['notes']}, recalled {paths}: {q['question']}")
     index.close()
     head = (f"{name:<8} notes {len(list(memory.rglob('*.md'))):>4} | answerable {counts['answerable']:>3}: "
-            f"all notes recalled {counts['all']:>3}, some {counts['some']:>2}, none {counts['none']:>2} | "
+            f"all notes recalled {counts['all']:>3}, some {counts['some']:>2}, none {counts['none']:>2}, "
+            f"first recalled answers {counts['first']:>3} | "
             f"unanswerable {counts['unanswerable']:>2}: nothing recalled {counts['quiet']:>2} | "
             f"per question: notes {statistics.mean(per_q_notes):.2f}, bytes {statistics.median(per_q_bytes):.0f} (median)")
     return "\n".join([head, *lines])
