@@ -7,8 +7,6 @@ in all. Nothing is recalled when nothing matches well, the same on 5 notes and o
 message whose every shared word is in more than half of the notes recalls nothing (document
 frequency relative to the corpus; a BM25 score moves with corpus size), and `min_score` is a
 share of the best match's score (a weak tail of filler is left out), not a raw BM25 figure.
-A note the question names by a name in its file name ("my sister Ana": people/ana.md) is put
-first, above notes that only share the question's other words (`named_first`).
 What was recalled is returned as typed values the agent records in the transcript (`recall`
 event) and the prompt puts in the volatile tail, never in the stable prefix. A broken index
 never stops a turn: the problem is reported once and the assistant answers from the catalog.
@@ -25,21 +23,17 @@ said, perhaps after reading a page), whether recalled into a turn or found by me
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-import re
-from typing import Callable, Sequence
+from typing import Callable
 
 from assistant.workspace.config import RecallConfig
 from assistant.confine import ConfinementError, Root
 from assistant.recall.embed import HybridSearch
-from assistant.recall.index import MAX_QUERY_CHARS, STOPWORDS, Hit, Index, IndexUnavailable
+from assistant.recall.index import Hit, Index, IndexUnavailable
 from assistant.notes.flagging import FLAG, FLAG_WORDS, flag_reason
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
 HEADER_COST = 160          # bytes reserved for the block's own lines per note
 HEAD_BYTES = 2048          # the frontmatter (and its dates) is read from this much of a note
-_FILE_SPLIT = re.compile(r"[_.\-\s]+")
-_NAME_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_POSSESSIVE = re.compile(r"['\u2019]s?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -67,44 +61,6 @@ def untrusted_place(source: str, path: str, flagged: bool) -> str | None:
     if source == "note":
         return f"memory/{path} ({FLAG_WORDS})" if flagged else None
     return f"{path} (past conversation{', ' + FLAG_WORDS if flagged else ''})"
-
-
-def _file_words(path: str) -> set[str]:
-    """The words of a note's file name, without its folders or `.md`: people/ana-lima.md -> ana, lima."""
-    name = path.rsplit("/", 1)[-1]
-    name = name[:-3] if name.endswith(".md") else name
-    return {w for w in _FILE_SPLIT.split(name.lower()) if w}
-
-
-def naming_words(question: str) -> list[str]:
-    """The question's names, as typed, that can name a note by its file name: capitalised words
-    inside a sentence (a sentence's first word is capitalised anyway), not stopwords, not
-    possessives. A common noun names no note: "the cafe where I get my oat flat white" is not
-    places/bramble-cafe.md. "Lina's partner" asks about someone else (Tomas's note answers), so
-    "Lina's" names no note; "my sister Ana" names Ana."""
-    text = question[:MAX_QUERY_CHARS]
-    out = []
-    for m in _NAME_WORD.finditer(text):
-        word = m.group(0)
-        starts = not text[:m.start()].strip() or text[:m.start()].rstrip()[-1] in ".?!:;\n\"("
-        if not word[0].isupper() or starts or _POSSESSIVE.match(text, m.end()):
-            continue
-        if word.lower() not in STOPWORDS and word.lower() not in out:
-            out.append(word.lower())
-    return out
-
-
-def named_first(hits: list[Hit], words: Sequence[str]) -> list[Hit]:
-    """The hits with the notes the question names by file name first (people/ana.md for "Where
-    does my sister Ana live?"), each group in its own order. A note that only shares other words
-    ranks below a named one however well it scores: "sister" and "live" in Lina's description
-    had put Lina's note, and her city, above Ana's. Nothing is dropped: a question naming one
-    note may be answered by another ("the engineer who services my boiler")."""
-    wanted = set(words)
-    named = [h for h in hits if h.source == "note" and _file_words(h.path) & wanted]
-    if not named or len(named) == len(hits):
-        return hits
-    return named + [h for h in hits if h not in named]
 
 
 def _cut_bytes(text: str, budget: int) -> str:
@@ -217,7 +173,7 @@ class Recaller:
         if not hits:
             return []
         floor = s.min_score * max(h.score for h in hits)
-        return named_first([h for h in hits if h.score >= floor], naming_words(text))
+        return [h for h in hits if h.score >= floor]
 
     def _flag_stale(self, recalled: list[Recalled]) -> list[Recalled]:
         """The recalled notes, each with its staleness flag (None if its dates have not passed,
@@ -257,4 +213,4 @@ def _stale_flag(root: Root, path: str, redact: Callable[[str], str],
     return flag.label() if flag is not None else None
 
 
-__all__ = ["Recalled", "Recaller", "named_first", "naming_words", "untrusted_place"]
+__all__ = ["Recalled", "Recaller", "untrusted_place"]
