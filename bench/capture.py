@@ -98,8 +98,10 @@ def turns_of(events: list[dict]) -> list[dict]:
 
 
 def run_cli(args: list[str], env: dict, timeout: float, stdin: str | None = None) -> subprocess.CompletedProcess:
+    # cwd=REPO: `python -m` puts the working directory first on sys.path, ahead of PYTHONPATH, so a
+    # bench run from another checkout would otherwise test that checkout's assistant/
     return subprocess.run([sys.executable, "-m", "assistant", *args], input=stdin, capture_output=True,
-                          text=True, env=env, timeout=timeout)
+                          text=True, env=env, timeout=timeout, cwd=REPO)
 
 
 def main() -> int:
