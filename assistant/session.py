@@ -259,7 +259,8 @@ def _build_recall(ws: Workspace, scanner: Scanner, vault: Vault | None,
     index = Index(ws.state_dir, ws.memory_dir, ws.transcripts_dir, redact=scanner.redact,
                   redact_prefix=scanner.redact_prefix, fingerprint=vault_fingerprint(vault),
                   notice=notices.append)
-    return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl")
+    return index, Recaller(index, settings, notices=notices, own_conversation=f"{session_id}.jsonl",
+                           own_notes=ws.config.memory.pinned)
 
 
 def _teller(gate: Gate) -> Callable[[str], object]:

@@ -7,6 +7,8 @@ in all. Nothing is recalled when nothing matches well, the same on 5 notes and o
 message whose every shared word is in more than half of the notes recalls nothing (document
 frequency relative to the corpus; a BM25 score moves with corpus size), and `min_score` is a
 share of the best match's score (a weak tail of filler is left out), not a raw BM25 figure.
+A question that names someone ("Marek's birthday") keeps only the matches that mention a name
+it holds, when any does (recall.named): Lina's note, which shares "birthday", is left out.
 What was recalled is returned as typed values the agent records in the transcript (`recall`
 event) and the prompt puts in the volatile tail, never in the stable prefix. A broken index
 never stops a turn: the problem is reported once and the assistant answers from the catalog.
@@ -29,6 +31,7 @@ from assistant.workspace.config import RecallConfig
 from assistant.confine import ConfinementError, Root
 from assistant.recall.embed import HybridSearch
 from assistant.recall.index import Hit, Index, IndexUnavailable
+from assistant.recall.named import about_the_names
 from assistant.notes.flagging import FLAG, FLAG_WORDS, flag_reason
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
@@ -75,8 +78,10 @@ class Recaller:
 
     def __init__(self, index: Index, settings: RecallConfig, *,
                  search: Callable[..., list] | None = None, notices: list[str] | None = None,
-                 own_conversation: str | None = None) -> None:
+                 own_conversation: str | None = None, own_notes: tuple[str, ...] = ()) -> None:
         self.index = index
+        # the person's own notes ([memory] pinned): a question in the first person is about them too
+        self.own_notes = own_notes
         # this session's own transcript: it holds the message being answered, so it is never a hit
         self.own_conversation = own_conversation
         self.settings = settings
@@ -143,6 +148,9 @@ class Recaller:
         except IndexUnavailable as exc:
             self.problem = str(exc)
             return []
+        hits = about_the_names(text, hits, lambda h: h.path + "\n" + "\n".join(
+            bodies.get((h.source, h.path), (h.description, h.snippet))),
+            lambda h: h.source == "note" and h.path in self.own_notes)
         out: list[Recalled] = []
         left = s.budget_bytes
         for n, h in enumerate(hits):

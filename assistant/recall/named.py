@@ -1,0 +1,73 @@
+"""Who or what a question names, and which recalled notes are about them.
+
+Guards against a small model answering about the wrong person. Asked "When is Marek's birthday?",
+the 1.5B model answered "14 March": Lina's note was recalled too (it shares "birthday") and holds a
+date, Marek's holds none. Asked "Where does my sister Ana live?", it answered "Bristol" from
+Lina's note ("Sam's sister, lives in Bristol"), though Ana's note came first and said Porto.
+
+A name here is a capitalised word inside a sentence (a sentence's first word is capitalised
+anyway): "Marek's", "Ana", "Kirkstall", "Monday". When the question names someone or something and
+some recalled note mentions a name (in its path, description or text, at the start of a word, so
+"Mondays" mentions Monday), the recalled notes that mention none of the names are left out: they
+share only the question's other words. The person's own pinned notes (index.md) stay for a
+question in the first person ("the studio where Marek and I work"). It errs on the side of
+keeping: a question with no name, or recalled notes none of which mention one, keep every note.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence, TypeVar
+
+from assistant.recall.index import MAX_QUERY_CHARS, STOPWORDS
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_SENTENCE_END = ".?!:;\n"
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
+
+T = TypeVar("T")
+
+
+def names_in(question: str) -> list[str]:
+    """The names `question` holds, lower-cased, in order: capitalised words that do not start a
+    sentence and are not stopwords ("I", "The")."""
+    text = question[:MAX_QUERY_CHARS]
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        before = text[:m.start()].rstrip()
+        if not word[0].isupper() or not before or before[-1] in _SENTENCE_END:
+            continue
+        low = word.lower()
+        if low not in STOPWORDS and len(low) > 1 and low not in out:
+            out.append(low)
+    return out
+
+
+def mentions(text: str, names: Sequence[str]) -> bool:
+    """Whether `text` has a word starting with one of `names` (case-insensitive)."""
+    low = text.lower()
+    return any(re.search(r"(?<![^\W_])" + re.escape(n), low) for n in names)
+
+
+def in_first_person(question: str) -> bool:
+    """Whether the person asks about themselves too ("the studio where Marek and I work")."""
+    return bool(_FIRST_PERSON.search(question[:MAX_QUERY_CHARS]))
+
+
+def about_the_names(question: str, items: Sequence[T], text_of: Callable[[T], str],
+                    about_the_person: Callable[[T], bool] = lambda _: False) -> list[T]:
+    """`items` (recalled notes) without those that mention none of the question's names, when
+    the question names someone and at least one item mentions them; else `items` unchanged.
+    `text_of(item)` is the text searched: the note's path, description and text. An item for
+    which `about_the_person(item)` holds (the person's own pinned note) is kept when the
+    question is in the first person: "I" names the person."""
+    names = names_in(question)
+    if not names:
+        return list(items)
+    me = in_first_person(question)
+    keep = [it for it in items if mentions(text_of(it), names) or (me and about_the_person(it))]
+    return keep if any(mentions(text_of(it), names) for it in keep) else list(items)
+
+
+__all__ = ["about_the_names", "in_first_person", "mentions", "names_in"]

@@ -1,0 +1,108 @@
+"""A question that names someone recalls only the notes that mention them: Lina's note, which
+shares "birthday" (and holds her birthday, which the 1.5B model gave as his), is not recalled for
+"When is Marek's birthday?"; her note ("Sam's sister, lives in Bristol") is not recalled
+for "Where does my sister Ana live?". The person's own pinned note stays for a question in the
+first person, and a question with no name, or names no recalled note mentions, recalls as before."""
+
+from __future__ import annotations
+
+import pytest
+from recall_support import make_ws, scripted, session
+
+from assistant.recall.index import Index
+from assistant.recall.named import about_the_names, in_first_person, mentions, names_in
+from assistant.recall.turn import Recaller
+from assistant.workspace.config import RecallConfig
+
+EXAMPLE_NOTES = ("people/lina.md", "people/marek.md", "projects/kirkstall-park.md", "index.md", "preferences.md")
+
+
+@pytest.fixture()
+def example(tmp_path):
+    """The example's notes (as `init --example` writes them) plus Ana's note as the 1.5B model saved it."""
+    ws = make_ws(tmp_path)
+    (ws / "memory" / "people" / "ana.md").write_text("Moved to Porto last month.\n")
+    (tmp_path / "state").mkdir()
+    index = Index(tmp_path / "state", ws / "memory")
+    recaller = Recaller(index, RecallConfig(), own_notes=("index.md",))
+    recaller.start()
+    yield ws, index, recaller
+    index.close()
+
+
+def _paths(recaller, question):
+    return [r.path for r in recaller(question)]
+
+
+def test_a_named_person_s_question_leaves_out_notes_that_do_not_mention_them(example):
+    ws, index, recaller = example
+    # what the index alone ranks: Lina's note shares "birthday", Lina's "sister" and "live"
+    assert "people/lina.md" in [h.path for h in index.search("When is Marek's birthday?", sources=("note",))]
+    assert [h.path for h in index.search("Where does my sister Ana live?", sources=("note",))][0] == "people/lina.md"
+    marek = _paths(recaller, "When is Marek's birthday?")
+    assert "people/marek.md" in marek and "people/lina.md" not in marek
+    ana = _paths(recaller, "Where does my sister Ana live?")
+    assert ana[0] == "people/ana.md" and "people/lina.md" not in ana
+
+
+def test_the_person_s_own_note_stays_for_a_first_person_question(example):
+    _, _, recaller = example
+    got = _paths(recaller, "What is the name of the studio where Marek and I work?")
+    assert "people/marek.md" in got and "index.md" in got
+
+
+def test_a_question_with_no_name_recalls_as_before(example):
+    _, index, recaller = example
+    question = "Which cities do my sister and I live in?"
+    got = _paths(recaller, question)
+    assert "people/lina.md" in got and "index.md" in got
+
+
+def test_names_no_recalled_note_mentions_change_nothing():
+    items = [("people/lina.md", "Lina teaches chemistry"), ("index.md", "Sam, a landscape architect")]
+    text_of = " ".join
+    assert about_the_names("Does Zoltan teach chemistry?", items, text_of) == items
+    assert about_the_names("Does Lina teach chemistry?", items, text_of) == items[:1]
+    # a pinned note of the person's own stays only when the question is in the first person
+    own = lambda it: it[0] == "index.md"   # noqa: E731
+    assert about_the_names("Does Lina teach what I teach?", items, text_of, own) == items
+    assert about_the_names("Does Lina teach chemistry?", items, text_of, own) == items[:1]
+
+
+def test_the_rendered_turn_holds_marek_s_note_and_not_lina_s_birthday(example, tmp_path):
+    ws, _, _ = example
+    model = scripted(tmp_path, [{"reply": "Not in my notes."}])
+    with session(ws, kind="chat") as s:
+        s.new_agent(model).turn("When is Marek's birthday?")
+    last = model.calls[0][-1]["content"]
+    context = last.split("[the person's message]\n", 1)[0]
+    assert "--- people/marek.md" in context and "people/lina.md" not in context
+    assert "14 March" not in context      # the date the 1.5B model answered with
+
+
+def test_names_are_capitalised_words_inside_a_sentence():
+    assert names_in("When is Marek's birthday?") == ["marek"]
+    assert names_in("Where does my sister Ana live?") == ["ana"]
+    assert names_in("What is the earliest I take meetings on a Monday?") == ["monday"]
+    # a sentence's first word, and "I", name nobody
+    assert names_in("Lina? Where does she live?") == []
+    assert names_in("Which cities do my sister and I live in?") == []
+    assert names_in("How much did Hale & Sons quote?") == ["hale", "sons"]
+    assert names_in("When did \u201cKirkstall\u201d start?") == ["kirkstall"]
+
+
+def test_mentions_matches_the_start_of_a_word_in_any_case():
+    assert mentions("Free on Mondays after ten", ["monday"])
+    assert mentions("people/marek-nowak.md", ["nowak"])
+    assert mentions("MAREK: call after lunch", ["marek"])
+    assert not mentions("Shanaya lives in Leeds", ["ana"])
+    assert in_first_person("Where do Marek and I work?") and not in_first_person("Where does Ana live?")
+
+
+def test_a_session_keeps_the_pinned_note_for_a_first_person_question(example, tmp_path):
+    ws, _, _ = example
+    model = scripted(tmp_path, [{"reply": "Not in my notes."}])
+    with session(ws, kind="chat") as s:
+        s.new_agent(model).turn("What is the name of the studio where Marek and I work?")
+    context = model.calls[0][-1]["content"].split("[the person's message]\n", 1)[0]
+    assert "--- people/marek.md" in context and "--- index.md" in context
