@@ -35,8 +35,10 @@ def names_in(question: str) -> list[str]:
     out: list[str] = []
     for m in _WORD.finditer(text):
         word = m.group(0)
-        before = text[:m.start()].rstrip()
-        if not word[0].isupper() or not before or before[-1] in _SENTENCE_END:
+        i = m.start() - 1
+        while i >= 0 and text[i].isspace() and text[i] != "\n":
+            i -= 1
+        if not word[0].isupper() or i < 0 or text[i] in _SENTENCE_END:   # a sentence's first word
             continue
         low = word.lower()
         if low not in STOPWORDS and len(low) > 1 and low not in out:

@@ -89,6 +89,8 @@ def test_names_are_capitalised_words_inside_a_sentence():
     assert names_in("Which cities do my sister and I live in?") == []
     assert names_in("How much did Hale & Sons quote?") == ["hale", "sons"]
     assert names_in("When did \u201cKirkstall\u201d start?") == ["kirkstall"]
+    # a line's first word starts a sentence too
+    assert names_in("Dear Ana,\nWhere is Lina now?") == ["ana", "lina"]
 
 
 def test_mentions_matches_the_start_of_a_word_in_any_case():
