@@ -138,13 +138,19 @@ def test_memory_watch_redacts_a_secret_in_a_note_name(tmp_path):
     Vault.create(ws / "vault.enc", "pw-for-tests", opslimit=1, memlimit=8 * 1024).set("k", REVIEW_LONG)
     env = {**os.environ, "ASSISTANT_VAULT_PASSPHRASE": "pw-for-tests"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "8"],
+        [sys.executable, "-m", "assistant", "-w", str(ws), "memory", "watch", "--json", "--timeout", "90"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        time.sleep(1.5)   # let the watcher start
-        (ws / "memory" / f"creds {GH_TOKEN}.md").write_text("x\n")
-        line = proc.stdout.readline()
-        assert line, proc.stderr.read()
+        # the watcher may start after a first write (a loaded machine): write again until it reports
+        # one, within a bound, rather than guessing how long start-up takes
+        import select
+        line, deadline, n = "", time.monotonic() + 60, 0
+        while not line and time.monotonic() < deadline and proc.poll() is None:
+            n += 1
+            (ws / "memory" / f"creds {GH_TOKEN}.md").write_text(f"x {n}\n")
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.poll() is not None else "no change reported in 60 s"
         change = json.loads(line)
         assert GH_TOKEN not in change["path"] and change["path"] == "creds [redacted:github-token].md"
     finally:
