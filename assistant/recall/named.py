@@ -12,6 +12,12 @@ some recalled note mentions a name (in its path, description or text, at the sta
 share only the question's other words. The person's own pinned notes (index.md) stay for a
 question in the first person ("the studio where Marek and I work"). It errs on the side of
 keeping: a question with no name, or recalled notes none of which mention one, keep every note.
+
+Names written next to each other are one full name ("Marek Novak"). Asked "What is Marek Novak's
+phone number?", the 1.5B model gave the number in the note of his neighbour Marek Nowak, which
+was recalled beside his because it mentions "Marek". When some recalled note mentions every word
+of a full name, the notes that mention only some of them are not about that name; when none
+does, the notes that mention any of its words are.
 """
 
 from __future__ import annotations
@@ -28,21 +34,36 @@ _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
 T = TypeVar("T")
 
 
-def names_in(question: str) -> list[str]:
-    """The names `question` holds, lower-cased, in order: capitalised words that do not start a
-    sentence and are not stopwords ("I", "The")."""
+def name_groups(question: str) -> list[list[str]]:
+    """The full names `question` holds, lower-cased, in order: runs of capitalised words that do
+    not start a sentence and are not stopwords ("I", "The"), written next to each other
+    ("Marek Novak's" is one, ["marek", "novak"]; "Marek and Lina" two)."""
     text = question[:MAX_QUERY_CHARS]
-    out: list[str] = []
+    groups: list[list[str]] = []
+    last_end = -1
     for m in _WORD.finditer(text):
         word = m.group(0)
         i = m.start() - 1
         while i >= 0 and text[i].isspace() and text[i] != "\n":
             i -= 1
-        if not word[0].isupper() or i < 0 or text[i] in _SENTENCE_END:   # a sentence's first word
-            continue
         low = word.lower()
-        if low not in STOPWORDS and len(low) > 1 and low not in out:
-            out.append(low)
+        if (not word[0].isupper() or i < 0 or text[i] in _SENTENCE_END   # a sentence's first word
+                or low in STOPWORDS or len(low) < 2):
+            continue
+        next_to_last = last_end >= 0 and text[last_end:m.start()].isspace() and "\n" not in text[last_end:m.start()]
+        if next_to_last and groups:
+            groups[-1].append(low)
+        else:
+            groups.append([low])
+        last_end = m.end()
+    return groups
+
+
+def names_in(question: str) -> list[str]:
+    """The names `question` holds, lower-cased, in order, each once (the words of name_groups)."""
+    out: list[str] = []
+    for group in name_groups(question):
+        out.extend(n for n in group if n not in out)
     return out
 
 
@@ -59,17 +80,26 @@ def in_first_person(question: str) -> bool:
 
 def about_the_names(question: str, items: Sequence[T], text_of: Callable[[T], str],
                     about_the_person: Callable[[T], bool] = lambda _: False) -> list[T]:
-    """`items` (recalled notes) without those that mention none of the question's names, when
-    the question names someone and at least one item mentions them; else `items` unchanged.
-    `text_of(item)` is the text searched: the note's path, description and text. An item for
-    which `about_the_person(item)` holds (the person's own pinned note) is kept when the
-    question is in the first person: "I" names the person."""
-    names = names_in(question)
-    if not names:
+    """`items` (recalled notes) without those that are about none of the question's names, when
+    the question names someone and at least one item is about them; else `items` unchanged.
+    An item is about a full name (name_groups) when it mentions every word of it, or, if no item
+    does, any word of it. `text_of(item)` is the text searched: the note's path, description and
+    text. An item for which `about_the_person(item)` holds (the person's own pinned note) is kept
+    when the question is in the first person: "I" names the person."""
+    groups = name_groups(question)
+    if not groups:
+        return list(items)
+    texts = [text_of(it) for it in items]
+    about = [False] * len(items)
+    for group in groups:
+        said = [[mentions(t, [n]) for n in group] for t in texts]
+        full = [all(s) for s in said]
+        chosen = full if any(full) else [any(s) for s in said]
+        about = [a or c for a, c in zip(about, chosen)]
+    if not any(about):
         return list(items)
     me = in_first_person(question)
-    keep = [it for it in items if mentions(text_of(it), names) or (me and about_the_person(it))]
-    return keep if any(mentions(text_of(it), names) for it in keep) else list(items)
+    return [it for it, a in zip(items, about) if a or (me and about_the_person(it))]
 
 
-__all__ = ["about_the_names", "in_first_person", "mentions", "names_in"]
+__all__ = ["about_the_names", "in_first_person", "mentions", "name_groups", "names_in"]

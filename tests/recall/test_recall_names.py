@@ -10,7 +10,7 @@ import pytest
 from recall_support import make_ws, scripted, session
 
 from assistant.recall.index import Index
-from assistant.recall.named import about_the_names, in_first_person, mentions, names_in
+from assistant.recall.named import about_the_names, in_first_person, mentions, name_groups, names_in
 from assistant.recall.turn import Recaller
 from assistant.workspace.config import RecallConfig
 
@@ -108,3 +108,49 @@ def test_a_session_keeps_the_pinned_note_for_a_first_person_question(example, tm
         s.new_agent(model).turn("What is the name of the studio where Marek and I work?")
     context = model.calls[0][-1]["content"].split("[the person's message]\n", 1)[0]
     assert "--- people/marek.md" in context and "--- index.md" in context
+
+
+NEIGHBOUR = ("---\ndescription: Marek Nowak - neighbour at number 9, a plumber\ncategory: person\n---\n"
+             "Marek Nowak lives next door. Phone 07700 900733. Waters the plants when we are away.\n")
+
+
+def test_names_written_next_to_each_other_are_one_full_name():
+    assert name_groups("What is Marek Novak's phone number?") == [["marek", "novak"]]
+    assert name_groups("Does Marek Novak know Lina?") == [["marek", "novak"], ["lina"]]
+    assert name_groups("Do Marek and Lina know each other?") == [["marek"], ["lina"]]
+    assert name_groups("What is the address of The Kettle Deli?") == [["kettle", "deli"]]
+    # a line break or a comma ends a name; names_in is the words of every group, each once
+    assert name_groups("Ask Ana,\nand Lina Okafor") == [["ana"], ["lina", "okafor"]]
+    assert names_in("Does Marek Novak know Marek?") == ["marek", "novak"]
+
+
+def test_a_full_name_leaves_out_the_notes_that_share_only_part_of_it():
+    novak = ("people/marek.md", "Marek Novak - colleague, planting specialist")
+    nowak = ("people/marek-nowak.md", "Marek Nowak - neighbour. Phone 07700 900733")
+    lina = ("people/lina.md", "Lina Okafor - Sam's sister")
+    text_of = " ".join
+    assert about_the_names("What is Marek Novak's phone number?", [nowak, novak], text_of) == [novak]
+    assert about_the_names("What is Marek Nowak's phone number?", [nowak, novak], text_of) == [nowak]
+    # no note has the whole name: the notes that share part of it are the best there is
+    assert about_the_names("What is Marek Smith's phone number?", [nowak, novak, lina], text_of) == [nowak, novak]
+    # each full name is looked up on its own: Lina's note stays for "Lina", Nowak's for a Marek
+    # no note names in full
+    assert about_the_names("Does Marek Smith know Lina?", [nowak, lina], text_of) == [nowak, lina]
+    assert about_the_names("Does Marek Novak know Lina?", [nowak, novak, lina], text_of) == [novak, lina]
+
+
+def test_asked_for_one_marek_s_number_the_turn_does_not_show_the_other_s(example, tmp_path):
+    ws, index, _ = example
+    (ws / "memory" / "people" / "marek-nowak.md").write_text(NEIGHBOUR)
+    index.sync(conversations=False)
+    # what the index alone ranks: the neighbour's note shares "Marek" and "phone"
+    ranked = [h.path for h in index.search("What is Marek Novak's phone number?", sources=("note",))]
+    assert "people/marek-nowak.md" in ranked[:3]
+    model = scripted(tmp_path, [{"reply": "Not in my notes."}])
+    with session(ws, kind="chat") as s:
+        s.new_agent(model).turn("What is Marek Novak's phone number?")
+    context = model.calls[0][-1]["content"].split("[the person's message]\n", 1)[0]
+    assert "--- people/marek.md" in context and "marek-nowak" not in context
+    assert "07700 900733" not in context
+    # with no number in view, the turn says the number is not in the notes
+    assert "If you were asked for a phone number: it is not in your notes" in context
