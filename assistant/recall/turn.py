@@ -17,6 +17,8 @@ label, as the catalog flags it ("[expired 2026-01-01: may be out of date]"), so 
 the fact may be old; the dates are read from the note's head at recall time (a date passes
 while the index stays the same). A recalled text that reads like instructions to the assistant
 (notes.flagging) is flagged in its label too: `[flagged: reads like an instruction]`.
+The person's own pinned notes (`[memory] pinned`, index.md) are labelled as about the person
+("I" and "my" in the message), so a question about "my sister and I" is answered for both.
 `untrusted_place` names what such a text makes the session have read (issue 24 item 3): a
 flagged note, and any past conversation (state/transcripts/ holds what an earlier chat's model
 said, perhaps after reading a page), whether recalled into a turn or found by memory_search.
@@ -37,6 +39,10 @@ from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
 HEADER_COST = 160          # bytes reserved for the block's own lines per note
 HEAD_BYTES = 2048          # the frontmatter (and its dates) is read from this much of a note
+# The label of the person's own pinned note: nothing else tells a model that "I" in "What do my
+# sister and I each do for work?" is the Sam of index.md, and the 1.5B model answered such
+# questions with the sister's half only (ex18, ex19).
+OWN_NOTE = '(about the person you are talking to: "I" and "my" in the message)'
 
 
 @dataclass(frozen=True)
@@ -49,12 +55,14 @@ class Recalled:
     text: str
     stale: str | None = None     # notes.Staleness.label(), e.g. "[review due since ...: may be out of date]"
     flagged: str | None = None   # why the text shown reads like instructions (notes.flagging), or None
+    own: bool = False            # one of the person's own notes ([memory] pinned: index.md)
 
     def label(self) -> str:
         flag = f" {FLAG}" if self.flagged else ""
         if self.source != "note":
             return f"{self.path} (past conversation){flag}"
-        return (f"{self.path} {self.stale}" if self.stale else self.path) + flag
+        own = f" {OWN_NOTE}" if self.own else ""
+        return (f"{self.path} {self.stale}" if self.stale else self.path) + own + flag
 
 
 def untrusted_place(source: str, path: str, flagged: bool) -> str | None:
@@ -162,7 +170,7 @@ class Recaller:
             shown = _cut_bytes(text_, share) if h.source == "note" else _cut_bytes(h.snippet, share)
             left -= len(shown.encode()) + len(h.path.encode()) + 8
             out.append(Recalled(path=h.path, source=h.source, score=round(h.score, 4), text=shown,
-                                flagged=flag_reason(shown)))
+                                flagged=flag_reason(shown), own=h.source == "note" and h.path in self.own_notes))
         return self._flag_stale(out)
 
     def _matches(self, text: str, sources: tuple[str, ...]) -> list[Hit]:
@@ -221,4 +229,4 @@ def _stale_flag(root: Root, path: str, redact: Callable[[str], str],
     return flag.label() if flag is not None else None
 
 
-__all__ = ["Recalled", "Recaller", "untrusted_place"]
+__all__ = ["OWN_NOTE", "Recalled", "Recaller", "untrusted_place"]

@@ -11,7 +11,7 @@ from recall_support import make_ws, scripted, session
 
 from assistant.recall.index import Index
 from assistant.recall.named import about_the_names, in_first_person, mentions, name_groups, names_in
-from assistant.recall.turn import Recaller
+from assistant.recall.turn import OWN_NOTE, Recaller
 from assistant.workspace.config import RecallConfig
 
 EXAMPLE_NOTES = ("people/lina.md", "people/marek.md", "projects/kirkstall-park.md", "index.md", "preferences.md")
@@ -154,3 +154,24 @@ def test_asked_for_one_marek_s_number_the_turn_does_not_show_the_other_s(example
     assert "07700 900733" not in context
     # with no number in view, the turn says the number is not in the notes
     assert "If you were asked for a phone number: it is not in your notes" in context
+
+
+def test_the_person_s_own_note_is_labelled_as_about_the_person(example, tmp_path):
+    """Nothing else tells the model that "I" is the Sam of index.md: asked "Which cities do my sister
+    and I live in?", the 1.5B model answered with Lina's city only."""
+    ws, _, _ = example
+    model = scripted(tmp_path, [{"reply": "Bristol and Leeds."}])
+    with session(ws, kind="chat") as s:
+        s.new_agent(model).turn("Which cities do my sister and I live in?")
+    context = model.calls[0][-1]["content"].split("[the person's message]\n", 1)[0]
+    assert f"--- index.md {OWN_NOTE}" in context and "Sam Okafor, a landscape architect in Leeds" in context
+    # the sister's note is recalled under its path (and revision) alone
+    assert "--- people/lina.md (revision " in context and context.count("about the person you are talking to") == 1
+
+
+def test_a_workspace_without_pinned_notes_labels_no_note_as_the_person_s(example, tmp_path):
+    ws, index, _ = example
+    plain = Recaller(index, RecallConfig())
+    got = plain("Which cities do my sister and I live in?")
+    assert "index.md" in [r.path for r in got] and not any(r.own for r in got)
+    assert all(OWN_NOTE not in r.label() for r in got)
