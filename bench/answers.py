@@ -9,9 +9,11 @@ each on every selected backend: llama (the GGUF in the CLI's process) and openai
 GGUF behind llama-cpp-python's server on loopback, started here; or the server of
 `--model openai:URL`). The CLI is `python -m assistant` of this repo, what the `assistant`
 script runs. Two baselines run in this process on the same model (the run door's mode,
-unattended): `no-notes` (an empty memory/) and `oracle` (an empty memory/, the answering notes'
-full text put before the question in the message, so the figure does not depend on recall or
-on where the prompt puts recalled notes). Every answer is scored by bench/answers_score.py.
+unattended): `no-notes` (an empty memory/) and `oracle` (the set's notes in memory/ with recall
+off, the answering notes' full text put before the question in the message, so the figure does
+not depend on recall or on where the prompt puts recalled notes; a memory_read of a note the
+message shows finds it, where on an empty memory/ the 1.5B model looped on refused reads). Every
+answer is scored by bench/answers_score.py.
 
 Times per question, from the transcript the door writes: wall (the bench's, process launch to
 exit); start-up (session_start's `startup_s`: the kernel's process start to session start, less
@@ -187,6 +189,7 @@ class Answer:
     evaluated_tokens: int | None = None  # prompt tokens evaluated over all steps (cache misses)
     steps: int = 0
     tools: list[str] = field(default_factory=list)
+    failed_tools: list[str] = field(default_factory=list)   # the calls whose result was a failure (refused, not found)
     recalled: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     exit_code: int | None = None
@@ -248,6 +251,7 @@ def _fill_from_events(a: Answer, events: list[dict]) -> None:
         a.prompt_tokens = steps[0].get("prompt_tokens")
         a.evaluated_tokens = sum(int(s.get("evaluated_tokens") or 0) for s in steps)
     a.tools = [e.get("tool", "?") for e in events if e.get("event") == "tool_call"]
+    a.failed_tools = [e.get("tool", "?") for e in events if e.get("event") == "tool_result" and not e.get("ok")]
     a.notices = [str(e.get("message", "")) for e in events if e.get("event") == "notice"]
     for e in events:
         if e.get("event") == "recall":
@@ -562,7 +566,7 @@ def main() -> int:
                     print(tables[-1], flush=True)
                 if "run" in doors and backend == backends[0] and baselines:
                     roots = {"no-notes": make_workspace(tmp / "no-notes", None, config, settings),
-                             "oracle": make_workspace(tmp / "oracle", None, config,
+                             "oracle": make_workspace(tmp / "oracle", memory, config,
                                                       {**settings, "recall": {**settings.get("recall", {}),
                                                                               "enabled": False}})}
                     per_baseline, load_s = baseline_answers(roots, baselines, questions, notes, choice.spec,

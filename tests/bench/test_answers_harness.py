@@ -41,7 +41,7 @@ def test_every_door_and_baseline_is_tabled_and_scored(tmp_path):
     totals = [line.split()[1:] for line in stdout.splitlines() if line.strip().startswith("all ")]
     assert totals == [["1", "0", "1", "0", "0", "0"]] * 4
     assert data["tables"] and all("median s: wall" in t for t in data["tables"])
-    # the oracle was given the answering note's text on an empty memory; the doors the question only
+    # the oracle was given the answering note's text (recall off); the doors the question only
     oracle = next(a for a in answers if a["door"] == "oracle" and a["id"] == "ex01")
     assert "Birthday: 14 March" in oracle["sent"] and oracle["sent"].endswith("Where does Lina live?")
     assert oracle["recalled"] == []
@@ -53,3 +53,20 @@ def test_a_placeholder_reply_is_scored_placeholder_through_the_run_door(tmp_path
     stdout, data = run_bench(tmp_path, "<text>", "--only", "run")
     assert {a["label"] for a in data["answers"]} == {"placeholder"}
     assert "door chat" not in stdout
+
+
+def test_the_oracle_s_memory_holds_the_notes_its_message_shows(tmp_path):
+    """The oracle's message shows people/lina.md; a model that reads it there finds it (on an empty
+    memory/ the read was refused, and the 1.5B model looped on it until the turn was stopped)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool": "memory_read", "args": {"path": "people/lina.md"}},
+                                  {"reply": "Lina lives in Bristol."}]))
+    out = tmp_path / "answers.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "answers.py"), "--model", f"script:{script}",
+                           "--limit", "1", "--only", "run", "--baselines", "oracle", "--json", str(out)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    oracle = next(a for a in json.loads(out.read_text())["answers"] if a["door"] == "oracle")
+    assert oracle["tools"] == ["memory_read"] and oracle["failed_tools"] == [] and oracle["recalled"] == []
+    assert oracle["answer"] == "Lina lives in Bristol." and oracle["label"] == "correct"
