@@ -73,6 +73,15 @@ def mentions(text: str, names: Sequence[str]) -> bool:
     return any(re.search(r"(?<![^\W_])" + re.escape(n), low) for n in names)
 
 
+_THEMSELF = re.compile(r"\bI\b|\b(?:me|myself)\b", re.IGNORECASE)
+
+
+def the_person_themself(question: str) -> bool:
+    """Whether the question is about the person, not only about someone of theirs: "What do I
+    do for a living?", "my sister and I", "older than me"; not "What does my sister do?"."""
+    return any(m.group(0) != "i" for m in _THEMSELF.finditer(question[:MAX_QUERY_CHARS]))
+
+
 def in_first_person(question: str) -> bool:
     """Whether the person asks about themselves too ("the studio where Marek and I work")."""
     return bool(_FIRST_PERSON.search(question[:MAX_QUERY_CHARS]))
@@ -102,4 +111,4 @@ def about_the_names(question: str, items: Sequence[T], text_of: Callable[[T], st
     return [it for it, a in zip(items, about) if a or (me and about_the_person(it))]
 
 
-__all__ = ["about_the_names", "in_first_person", "mentions", "name_groups", "names_in"]
+__all__ = ["about_the_names", "in_first_person", "mentions", "name_groups", "names_in", "the_person_themself"]

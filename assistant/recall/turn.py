@@ -33,7 +33,7 @@ from assistant.workspace.config import RecallConfig
 from assistant.confine import ConfinementError, Root
 from assistant.recall.embed import HybridSearch
 from assistant.recall.index import Hit, Index, IndexUnavailable
-from assistant.recall.named import about_the_names
+from assistant.recall.named import about_the_names, the_person_themself
 from assistant.notes.flagging import FLAG, FLAG_WORDS, flag_reason
 from assistant.notes.frontmatter import decode_head, head_meta, staleness
 
@@ -159,6 +159,8 @@ class Recaller:
         hits = about_the_names(text, hits, lambda h: h.path + "\n" + "\n".join(
             bodies.get((h.source, h.path), (h.description, h.snippet))),
             lambda h: h.source == "note" and h.path in self.own_notes)
+        if the_person_themself(text):    # the person's own note first: the 1.5B model answers from the first
+            hits = sorted(hits, key=lambda h: not (h.source == "note" and h.path in self.own_notes))
         out: list[Recalled] = []
         left = s.budget_bytes
         for n, h in enumerate(hits):

@@ -10,7 +10,9 @@ import pytest
 from recall_support import make_ws, scripted, session
 
 from assistant.recall.index import Index
-from assistant.recall.named import about_the_names, in_first_person, mentions, name_groups, names_in
+from assistant.recall.named import (
+    about_the_names, in_first_person, mentions, name_groups, names_in, the_person_themself,
+)
 from assistant.recall.turn import OWN_NOTE, Recaller
 from assistant.workspace.config import RecallConfig
 
@@ -175,3 +177,23 @@ def test_a_workspace_without_pinned_notes_labels_no_note_as_the_person_s(example
     got = plain("Which cities do my sister and I live in?")
     assert "index.md" in [r.path for r in got] and not any(r.own for r in got)
     assert all(OWN_NOTE not in r.label() for r in got)
+
+
+def test_a_question_about_the_person_themself_recalls_their_own_note_first(example):
+    """"What do I do for a living?" shares "live" with Lina's note, which ranks first; the 1.5B
+    model answered from it ("Lina Okafor - Sam's sister, lives in Bristol.")."""
+    _, index, recaller = example
+    question = "What do I do for a living?"
+    assert [h.path for h in index.search(question, sources=("note",))][:2] == ["people/lina.md", "index.md"]
+    assert _paths(recaller, question)[0] == "index.md"
+    assert _paths(recaller, "What do my sister and I each do for work?")[0] == "index.md"
+    # "my sister" alone is about the sister: her note stays first
+    assert _paths(recaller, "What does my sister do for work?")[0] == "people/lina.md"
+
+
+def test_the_person_themself_is_i_me_or_myself_not_my():
+    assert the_person_themself("What do I do for a living?")
+    assert the_person_themself("Is Lina older or younger than me?")
+    assert the_person_themself("Which cities do my sister and I live in?")
+    assert not the_person_themself("What does my sister do for work?")
+    assert not the_person_themself("i.e. where does Lina live?")
